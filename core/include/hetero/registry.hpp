@@ -1,0 +1,87 @@
+// Discovers provider plugins (libhetero-ep-*.so), negotiates the ABI and
+// creates one instance per provider. A plugin that cannot load is skipped with
+// a record saying why; the others keep working.
+#pragma once
+
+#include <hetero/ep_api.h>
+#include <hetero/error.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+// One plugin file seen during discovery.
+struct PluginRecord {
+    std::string path;
+    std::string provider;   // provider name, when the plugin answered
+    std::string version;    // provider version, when it answered
+    uint32_t abi_version = 0;
+    bool loaded = false;
+    std::string status;     // "loaded", or why it was refused / skipped
+};
+
+// A loaded plugin and its provider instance. Not copyable; owned by Registry.
+class Provider {
+public:
+    ~Provider();
+    Provider(const Provider&) = delete;
+    Provider& operator=(const Provider&) = delete;
+
+    const std::string& name() const { return name_; }
+    const std::string& path() const { return path_; }
+    const hetero_ep_api& api() const { return *api_; }
+    hetero_ep* ep() const { return ep_; }
+
+    uint32_t device_count() const;
+    hetero_device_props device_props(uint32_t device) const;
+    // Throws hetero::Error "<provider>: <what>: <provider's message>" unless s is HETERO_OK.
+    void check(hetero_status s, const std::string& what) const;
+
+private:
+    friend class Registry;
+    Provider() = default;
+    struct Library;
+    std::unique_ptr<Library> lib_;
+    const hetero_ep_api* api_ = nullptr;
+    hetero_ep* ep_ = nullptr;
+    std::string name_, path_;
+};
+
+struct RegistryOptions {
+    std::vector<std::string> plugin_dirs;  // searched after the built-in dirs
+    bool use_default_dirs = true;          // install dir, build-tree dir, HETERO_PLUGIN_PATH
+    std::vector<std::string> enabled;      // provider names in priority order; empty = all found
+    std::map<std::string, std::map<std::string, std::string>> provider_options;
+};
+
+class Registry {
+public:
+    explicit Registry(const RegistryOptions& options = {});
+    ~Registry();
+    Registry(const Registry&) = delete;
+    Registry& operator=(const Registry&) = delete;
+
+    // Every plugin file considered, in discovery order.
+    const std::vector<PluginRecord>& records() const { return records_; }
+    // Directories searched, in order.
+    const std::vector<std::string>& searched_dirs() const { return dirs_; }
+    // Loaded providers in priority order.
+    const std::vector<Provider*>& providers() const { return ordered_; }
+    Provider* find(const std::string& name) const;
+    // Human-readable account of where it looked and why each file was refused.
+    std::string describe_search() const;
+
+    // The default plugin directories (install dir relative to libhetero, build tree, HETERO_PLUGIN_PATH).
+    static std::vector<std::string> default_dirs();
+
+private:
+    std::vector<PluginRecord> records_;
+    std::vector<std::string> dirs_;
+    std::vector<std::unique_ptr<Provider>> owned_;
+    std::vector<Provider*> ordered_;
+};
+
+}  // namespace hetero
