@@ -27,6 +27,9 @@
  *   matrix of R rows and C columns is {R, C}. Quantized types (Q8_0, Q4_0)
  *   store blocks of 32 consecutive elements of the innermost dimension with
  *   exactly GGUF's bit layout; the innermost extent must be a multiple of 32.
+ *   Where an op below says "[N, K] (rows)", the operand may have 2 to 4
+ *   dimensions and is read as shape[0] rows of the product of the others, so a
+ *   matmul can write [N, H, Hd] straight into RoPE without a reshape.
  */
 #ifndef HETERO_EP_API_H
 #define HETERO_EP_API_H
@@ -93,8 +96,8 @@ typedef enum hetero_op {
     /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0), in1 ids [N] I32 -> out [N, D] F32.
      * Out-of-range ids are an execution error. since 1.0 */
     HETERO_OP_EMBEDDING = 1,
-    /* in0 x [N, K] F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0), optional in2 bias [M] F32
-     * -> out [N, M] F32 = x * W^T (+ bias). Providers may quantize x on the fly
+    /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0), optional in2 bias [M] F32
+     * -> out [N, M] (rows) F32 = x * W^T (+ bias). Providers may quantize x on the fly
      * (e.g. to Q8_0 blocks) for quantized W. since 1.0 */
     HETERO_OP_MATMUL = 2,
     /* in0 x [N, D] F32, in1 weight [D] F32 -> out [N, D]:
@@ -123,7 +126,7 @@ typedef enum hetero_op {
      * (F32 <-> F16/BF16/Q8_0/Q4_0). Quantization rounds as GGUF's reference does.
      * since 1.0 */
     HETERO_OP_CONVERT = 9,
-    /* in0 src [N, D] F32, in1 positions [N] I32 -> out cache [C, D] (F32/F16):
+    /* in0 src [N, D] (rows) F32, in1 positions [N] I32 -> out cache [C, D] (rows) (F32/F16):
      * out[positions[i], :] = src[i, :]; all other rows of out keep their
      * contents (out must be a bound tensor, usually a KV cache). A position
      * outside [0, C) is an execution error. since 1.0 */

@@ -36,6 +36,12 @@ inline int64_t element_count(const hetero_tensor_desc& t) {
 }
 
 inline int64_t inner_dim(const hetero_tensor_desc& t) { return t.ndim ? t.shape[t.ndim - 1] : 1; }
+// Width of a "(rows)" operand: the product of every dimension but the first.
+inline int64_t row_width(const hetero_tensor_desc& t) {
+    int64_t n = 1;
+    for (uint32_t i = 1; i < t.ndim && i < HETERO_MAX_DIMS; ++i) n *= t.shape[i];
+    return n;
+}
 inline int64_t outer_rows(const hetero_tensor_desc& t) { return t.ndim ? element_count(t) / std::max<int64_t>(1, inner_dim(t)) : 1; }
 
 // Total bytes of a tensor (0 when the descriptor is malformed).
@@ -104,13 +110,13 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             return {};
         case HETERO_OP_MATMUL:
             if (!(e = need_inputs(2, 3)).empty()) return e;
-            if (!is(in(0), HETERO_DTYPE_F32) || in(0).ndim != 2) return bad("x must be 2-D f32, got " + shape_str(in(0)));
+            if (!is(in(0), HETERO_DTYPE_F32) || in(0).ndim < 2) return bad("x must be f32 [N,K] (rows), got " + shape_str(in(0)));
             if (in(1).ndim != 2 || !detail::is_float_storage(in(1).dtype)) return bad("W must be 2-D float or quantized");
-            if (in(0).shape[1] != in(1).shape[1]) return bad("x " + shape_str(in(0)) + " and W " + shape_str(in(1)) + " disagree on K");
+            if (row_width(in(0)) != in(1).shape[1]) return bad("x " + shape_str(in(0)) + " and W " + shape_str(in(1)) + " disagree on K");
             if (node.n_inputs == 3 && (!is(in(2), HETERO_DTYPE_F32) || in(2).ndim != 1 || in(2).shape[0] != in(1).shape[0]))
                 return bad("bias must be f32 [M]");
-            if (!is(out, HETERO_DTYPE_F32) || out.ndim != 2 || out.shape[0] != in(0).shape[0] || out.shape[1] != in(1).shape[0])
-                return bad("output must be f32 [N,M], got " + shape_str(out));
+            if (!is(out, HETERO_DTYPE_F32) || out.ndim < 2 || out.shape[0] != in(0).shape[0] || row_width(out) != in(1).shape[0])
+                return bad("output must be f32 [N,M] (rows), got " + shape_str(out));
             return {};
         case HETERO_OP_RMSNORM:
             if (!(e = need_inputs(2, 2)).empty()) return e;
@@ -169,9 +175,9 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             return {};
         case HETERO_OP_STORE_ROWS:
             if (!(e = need_inputs(2, 2)).empty()) return e;
-            if (!is(in(0), HETERO_DTYPE_F32) || in(0).ndim != 2) return bad("src must be f32 [N,D]");
+            if (!is(in(0), HETERO_DTYPE_F32) || in(0).ndim < 2) return bad("src must be f32 [N,D] (rows)");
             if (!is(in(1), HETERO_DTYPE_I32) || in(1).ndim != 1 || in(1).shape[0] != in(0).shape[0]) return bad("positions must be i32 [N]");
-            if ((!is(out, HETERO_DTYPE_F32) && !is(out, HETERO_DTYPE_F16)) || element_count(out) / out.shape[0] != in(0).shape[1])
+            if ((!is(out, HETERO_DTYPE_F32) && !is(out, HETERO_DTYPE_F16)) || row_width(out) != row_width(in(0)))
                 return bad("cache must be f32/f16 with rows of src's width");
             if (out.kind != HETERO_TENSOR_BOUND) return bad("cache must be a bound tensor");
             return {};

@@ -1,0 +1,74 @@
+// hetero run: generate text, streaming it to stdout; timings and the plan to stderr.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include <hetero/runtime/generate.hpp>
+#include <hetero/runtime/open_model.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace hetero::cli {
+
+namespace {
+
+struct RunOptions {
+    ProviderFlags providers;
+    std::string model, tokenizer, prompt;
+    int32_t n_predict = 256;
+    int32_t ctx = 0;
+    SamplerOptions sampling;
+    bool quiet = false;
+};
+
+void run(const RunOptions& o) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Runtime rt = open_runtime(o.providers);
+    OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
+    const Plan plan = plan_even_layers(int(m.file.hparams.n_layer), rt.devices);
+    SessionOptions so;
+    so.n_ctx = o.ctx;
+    Session session(m.file, plan, so);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
+
+    Sampler sampler(o.sampling);
+    const GenerationResult r = generate(session, *m.tokenizer, o.prompt, o.n_predict, sampler, [](const std::string& piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+    });
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    if (o.quiet) return;
+    const auto& s = r.stats;
+    fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);
+    fmt::print(stderr, "prefill: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_prompt, s.prefill_seconds * 1e3,
+               s.prefill_seconds > 0 ? s.n_prompt / s.prefill_seconds : 0.0);
+    fmt::print(stderr, "decode: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_generated, s.decode_seconds * 1e3,
+               s.decode_seconds > 0 ? (s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0.0) : 0.0);
+    for (const auto& st : session.stats())
+        fmt::print(stderr, "  {}: {} runs, {:.1f} ms\n", st.label, st.runs, st.seconds * 1e3);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+    auto o = std::make_shared<RunOptions>();
+    CLI::App* cmd = app.add_subcommand("run", "generate text with a model (default: the shipped TinyStories model)");
+    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
+    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    cmd->add_option("-p,--prompt", o->prompt, "prompt text");
+    cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
+    cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--temp", o->sampling.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--top-k", o->sampling.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("-s,--seed", o->sampling.seed, "random seed");
+    cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
+    o->providers.add_to(*cmd);
+    cmd->callback([o] { run(*o); });
+}
+
+}  // namespace hetero::cli

@@ -1,0 +1,13 @@
+// Each subcommand registers itself on the app and runs from its callback.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace hetero::cli {
+
+void add_run_command(CLI::App& app);
+void add_providers_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+
+}  // namespace hetero::cli

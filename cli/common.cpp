@@ -1,0 +1,69 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+namespace hetero::cli {
+
+void ProviderFlags::add_to(CLI::App& app) {
+    app.add_option("--config", config_path, "JSON config file (default: $XDG_CONFIG_HOME/hetero/config.json)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--providers", providers, "comma-separated providers in priority order, e.g. cpu,opencl");
+    app.add_option("--threads", threads, "threads for the cpu provider")->check(CLI::PositiveNumber);
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+        const size_t comma = s.find(',', start);
+        std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!item.empty()) out.push_back(item);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+Config ProviderFlags::load_config() const {
+    Config c = Config::load_default(config_path);
+    if (!providers.empty()) c.select_providers(split_list(providers));
+    return c;
+}
+
+Runtime open_runtime(const ProviderFlags& flags) {
+    Runtime rt;
+    rt.config = flags.load_config();
+    RegistryOptions ro = rt.config.registry_options();
+    if (flags.threads > 0) ro.provider_options["cpu"]["threads"] = std::to_string(flags.threads);
+    rt.registry = std::make_unique<Registry>(ro);
+    for (const std::string& wanted : ro.enabled) {
+        if (!wanted.empty() && !rt.registry->find(wanted))
+            throw Error(fmt::format("provider '{}' is not available\n{}", wanted, rt.registry->describe_search()));
+    }
+    for (Provider* p : rt.registry->providers()) {
+        for (uint32_t d = 0; d < p->device_count(); ++d) {
+            DeviceRef ref{p, d, p->device_props(d)};
+            if (rt.config.device_allowed(p->name(), d, ref.props.name)) rt.devices.push_back(ref);
+        }
+    }
+    if (rt.devices.empty())
+        throw Error("no usable device: no provider loaded or none reported a device\n" + rt.registry->describe_search());
+    return rt;
+}
+
+std::string default_model_path() {
+    namespace fs = std::filesystem;
+    const char* name = "stories260K.gguf";
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = exe.parent_path() / HETERO_MODELS_SUBDIR_FROM_BIN / name;
+        if (fs::is_regular_file(installed, ec)) return installed.lexically_normal().string();
+    }
+    return (fs::path(HETERO_SOURCE_MODELS_DIR) / name).string();
+}
+
+}  // namespace hetero::cli

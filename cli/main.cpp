@@ -1,0 +1,33 @@
+// hetero: run LLMs across the execution providers found at run time.
+#include "commands.hpp"
+
+#include <hetero/error.hpp>
+
+#include <cstdio>
+#include <exception>
+
+int main(int argc, char** argv) {
+    CLI::App app{"hetero: run large language models across heterogeneous execution providers"};
+    app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
+    app.require_subcommand(1);
+    hetero::cli::add_run_command(app);
+    hetero::cli::add_providers_command(app);
+    hetero::cli::add_plan_command(app);
+    hetero::cli::add_convert_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "hetero: error: %s (see hetero --help)\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "hetero: error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,150 @@
+#include <hetero/config.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace hetero {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& source, const std::string& key, const std::string& what) {
+    throw Error(fmt::format("config {}: '{}' {}", source, key, what));
+}
+
+std::string type_name(const json& j) { return j.type_name(); }
+
+std::string scalar_to_string(const json& v, const std::string& source, const std::string& key) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+    if (v.is_number_integer()) return std::to_string(v.get<long long>());
+    if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+    bad(source, key, "must be a string, number or boolean, not " + type_name(v));
+}
+
+std::vector<std::string> string_list(const json& v, const std::string& source, const std::string& key, bool allow_ints) {
+    if (!v.is_array()) bad(source, key, "must be an array, not " + type_name(v));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+        const std::string k = fmt::format("{}[{}]", key, i);
+        if (v[i].is_string()) out.push_back(v[i].get<std::string>());
+        else if (allow_ints && v[i].is_number_unsigned()) out.push_back(std::to_string(v[i].get<unsigned long long>()));
+        else bad(source, k, allow_ints ? "must be a string or a device index" : "must be a string");
+    }
+    return out;
+}
+
+}  // namespace
+
+Config Config::parse(const std::string& text, const std::string& source) {
+    json root;
+    try {
+        root = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw Error(fmt::format("config {}: invalid JSON: {}", source, e.what()));
+    }
+    if (!root.is_object()) throw Error(fmt::format("config {}: top level must be an object", source));
+    Config c;
+    c.source = source;
+    for (const auto& [key, value] : root.items()) {
+        if (key == "plugin_dirs") {
+            c.plugin_dirs = string_list(value, source, key, false);
+        } else if (key == "providers") {
+            if (!value.is_array()) bad(source, key, "must be an array of provider objects, not " + type_name(value));
+            for (size_t i = 0; i < value.size(); ++i) {
+                const json& p = value[i];
+                const std::string base = fmt::format("providers[{}]", i);
+                if (!p.is_object()) bad(source, base, "must be an object");
+                ProviderConfig pc;
+                for (const auto& [pk, pv] : p.items()) {
+                    const std::string k = base + "." + pk;
+                    if (pk == "name") {
+                        if (!pv.is_string() || pv.get<std::string>().empty()) bad(source, k, "must be a non-empty string");
+                        pc.name = pv.get<std::string>();
+                    } else if (pk == "enabled") {
+                        if (!pv.is_boolean()) bad(source, k, "must be true or false, not " + type_name(pv));
+                        pc.enabled = pv.get<bool>();
+                    } else if (pk == "devices") {
+                        pc.devices = string_list(pv, source, k, true);
+                    } else if (pk == "options") {
+                        if (!pv.is_object()) bad(source, k, "must be an object, not " + type_name(pv));
+                        for (const auto& [ok, ov] : pv.items()) pc.options[ok] = scalar_to_string(ov, source, k + "." + ok);
+                    } else {
+                        bad(source, k, "is not a known key (known: name, enabled, devices, options)");
+                    }
+                }
+                if (pc.name.empty()) bad(source, base + ".name", "is required");
+                for (const auto& other : c.providers)
+                    if (other.name == pc.name) bad(source, base + ".name", "repeats provider '" + pc.name + "'");
+                c.providers.push_back(std::move(pc));
+            }
+        } else {
+            bad(source, key, "is not a known key (known: plugin_dirs, providers)");
+        }
+    }
+    return c;
+}
+
+Config Config::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(fmt::format("config {}: cannot open file", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse(ss.str(), path);
+}
+
+Config Config::load_default(const std::optional<std::string>& explicit_path) {
+    if (explicit_path) return load(*explicit_path);
+    std::filesystem::path p;
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) p = std::filesystem::path(xdg) / "hetero" / "config.json";
+    else if (const char* home = std::getenv("HOME"); home && *home) p = std::filesystem::path(home) / ".config" / "hetero" / "config.json";
+    std::error_code ec;
+    if (!p.empty() && std::filesystem::is_regular_file(p, ec)) return load(p.string());
+    Config c;
+    c.source = "(defaults)";
+    return c;
+}
+
+RegistryOptions Config::registry_options() const {
+    RegistryOptions o;
+    o.plugin_dirs = plugin_dirs;
+    for (const auto& p : providers) {
+        if (!p.enabled) continue;
+        o.enabled.push_back(p.name);
+        if (!p.options.empty()) o.provider_options[p.name] = p.options;
+    }
+    // Every listed provider disabled: enable nothing rather than everything.
+    if (!providers.empty() && o.enabled.empty()) o.enabled.push_back("");
+    return o;
+}
+
+bool Config::device_allowed(const std::string& provider, uint32_t index, const std::string& device_name) const {
+    for (const auto& p : providers) {
+        if (p.name != provider) continue;
+        if (p.devices.empty()) return true;
+        for (const auto& d : p.devices)
+            if (d == std::to_string(index) || (!d.empty() && device_name.find(d) != std::string::npos)) return true;
+        return false;
+    }
+    return true;
+}
+
+void Config::select_providers(const std::vector<std::string>& names) {
+    std::vector<ProviderConfig> next;
+    for (const auto& n : names) {
+        ProviderConfig pc;
+        pc.name = n;
+        for (const auto& p : providers)
+            if (p.name == n) pc = p;
+        pc.enabled = true;
+        next.push_back(std::move(pc));
+    }
+    providers = std::move(next);
+}
+
+}  // namespace hetero

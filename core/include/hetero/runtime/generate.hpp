@@ -1,0 +1,33 @@
+// The text-generation loop: batched prefill of the prompt, then one token at a
+// time until EOS (or BOS, which llama2.c-style models emit between stories) or
+// the requested count.
+#pragma once
+
+#include <hetero/runtime/sampler.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/tokenizer/tokenizer.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+struct GenerationStats {
+    int32_t n_prompt = 0;     // prompt tokens including BOS
+    int32_t n_generated = 0;  // sampled tokens
+    double prefill_seconds = 0, decode_seconds = 0;
+    double first_token_seconds = 0;  // from the start of generate() to the first sampled token
+};
+
+struct GenerationResult {
+    std::vector<int32_t> tokens;  // prompt (with BOS) followed by generated tokens
+    GenerationStats stats;
+};
+
+// Calls on_text with each piece of text as it becomes known: first the prompt,
+// then every generated token.
+GenerationResult generate(Session& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
+                          Sampler& sampler, const std::function<void(const std::string&)>& on_text = {});
+
+}  // namespace hetero

@@ -1,0 +1,36 @@
+// Which device runs which part of the model. A plan is a chain of segments,
+// each a run of consecutive layers on one device; the first segment also
+// embeds the tokens and the last one computes the logits.
+#pragma once
+
+#include <hetero/registry.hpp>
+
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+struct DeviceRef {
+    Provider* provider = nullptr;
+    uint32_t index = 0;
+    hetero_device_props props{};
+    std::string label() const;  // "cpu:0"
+};
+
+struct Segment {
+    DeviceRef device;
+    int layer_begin = 0, layer_end = 0;  // [begin, end)
+    bool embedding = false;              // runs the token embedding first
+    bool head = false;                   // runs the final norm + output projection
+};
+
+struct Plan {
+    std::vector<Segment> segments;
+    std::string describe() const;
+};
+
+// Splits n_layer layers over the devices in the given order, as evenly as the
+// layer count allows (devices beyond n_layer get nothing).
+Plan plan_even_layers(int n_layer, const std::vector<DeviceRef>& devices);
+
+}  // namespace hetero

@@ -1,0 +1,220 @@
+// Plugin discovery and ABI negotiation. Loading order decides priority when
+// two plugins claim one provider name: the first found wins.
+#include <hetero/log.hpp>
+#include <hetero/registry.hpp>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace hetero {
+
+struct Provider::Library {
+    boost::dll::shared_library lib;
+};
+
+namespace {
+
+constexpr const char* kPluginPrefix = "libhetero-ep-";
+constexpr const char* kPluginSuffix = ".so";
+
+void host_log(void*, int level, const char* provider, const char* msg) {
+    const LogLevel l = level <= HETERO_LOG_DEBUG ? LogLevel::debug
+                       : level == HETERO_LOG_INFO ? LogLevel::info
+                       : level == HETERO_LOG_WARN ? LogLevel::warn
+                                                  : LogLevel::error;
+    log(l, fmt::format("[{}] {}", provider ? provider : "?", msg ? msg : ""));
+}
+
+const hetero_host_api kHostApi = {sizeof(hetero_host_api), HETERO_ABI_VERSION, nullptr, &host_log};
+
+bool is_plugin_name(const std::string& file) {
+    const std::string pre = kPluginPrefix, suf = kPluginSuffix;
+    return file.size() > pre.size() + suf.size() && file.compare(0, pre.size(), pre) == 0 &&
+           file.compare(file.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+std::string abi_str(uint32_t v) { return fmt::format("{}.{}", HETERO_ABI_MAJOR_OF(v), HETERO_ABI_MINOR_OF(v)); }
+
+void append_unique(std::vector<std::string>& dirs, const std::string& d) {
+    if (d.empty()) return;
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::path(d), ec);
+    const std::string s = ec ? d : p.string();
+    if (std::find(dirs.begin(), dirs.end(), s) == dirs.end()) dirs.push_back(s);
+}
+
+// The fields of hetero_ep_api a 1.0 plugin must provide.
+constexpr size_t kMinApiSize = offsetof(hetero_ep_api, event_release) + sizeof(void*);
+
+}  // namespace
+
+Provider::~Provider() {
+    if (ep_ && api_) api_->destroy(ep_);
+    ep_ = nullptr;
+    api_ = nullptr;
+    lib_.reset();  // unloads the shared object last
+}
+
+uint32_t Provider::device_count() const { return api_->device_count(ep_); }
+
+hetero_device_props Provider::device_props(uint32_t device) const {
+    hetero_device_props p{};
+    p.struct_size = sizeof(p);
+    p.abi_version = HETERO_ABI_VERSION;
+    check(api_->device_props(ep_, device, &p), fmt::format("device {} properties", device));
+    return p;
+}
+
+void Provider::check(hetero_status s, const std::string& what) const {
+    if (s == HETERO_OK) return;
+    const char* msg = api_->last_error ? api_->last_error() : "";
+    throw Error(fmt::format("{}: {}: {}", name_, what, msg && *msg ? msg : "failed (no message)"));
+}
+
+std::vector<std::string> Registry::default_dirs() {
+    std::vector<std::string> dirs;
+    // Install layout: <prefix>/lib/libhetero.so and <prefix>/lib/hetero/plugins/.
+    boost::system::error_code ec;
+    const boost::dll::fs::path self = boost::dll::this_line_location(ec);
+    if (!ec) append_unique(dirs, (fs::path(self.string()).parent_path() / HETERO_PLUGIN_SUBDIR_FROM_LIB).string());
+    append_unique(dirs, HETERO_BUILD_PLUGIN_DIR);
+    if (const char* env = std::getenv("HETERO_PLUGIN_PATH")) {
+        std::string s = env;
+        size_t start = 0;
+        while (start <= s.size()) {
+            const size_t colon = s.find(':', start);
+            append_unique(dirs, s.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+            if (colon == std::string::npos) break;
+            start = colon + 1;
+        }
+    }
+    return dirs;
+}
+
+Registry::Registry(const RegistryOptions& options) {
+    if (options.use_default_dirs) dirs_ = default_dirs();
+    for (const auto& d : options.plugin_dirs) append_unique(dirs_, d);
+
+    std::set<std::string> seen_files;
+    for (const auto& dir : dirs_) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) continue;
+        std::vector<fs::path> files;
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (is_plugin_name(entry.path().filename().string())) files.push_back(entry.path());
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            const std::string canon = fs::weakly_canonical(file, ec).string();
+            if (!seen_files.insert(canon).second) continue;
+            PluginRecord rec;
+            rec.path = file.string();
+            auto refuse = [&](const std::string& why) {
+                rec.status = why;
+                log(LogLevel::warn, fmt::format("skipping plugin {}: {}", rec.path, why));
+                records_.push_back(rec);
+            };
+            std::unique_ptr<Provider> p(new Provider());
+            p->lib_ = std::make_unique<Provider::Library>();
+            try {
+                p->lib_->lib.load(boost::dll::fs::path(file.string()),
+                                  boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+            } catch (const std::exception& e) {
+                refuse(fmt::format("cannot load shared object ({})", e.what()));
+                continue;
+            }
+            if (!p->lib_->lib.has(HETERO_EP_ENTRY_SYMBOL)) {
+                refuse(fmt::format("no entry symbol '{}' (not a hetero provider)", HETERO_EP_ENTRY_SYMBOL));
+                continue;
+            }
+            auto init = p->lib_->lib.get<const hetero_ep_api*(const hetero_host_api*, uint32_t, const char**)>(
+                HETERO_EP_ENTRY_SYMBOL);
+            const char* reason = nullptr;
+            const hetero_ep_api* api = init(&kHostApi, HETERO_ABI_VERSION, &reason);
+            if (!api) {
+                refuse(fmt::format("initialisation failed: {}", reason ? reason : "no reason given"));
+                continue;
+            }
+            rec.abi_version = api->abi_version;
+            if (HETERO_ABI_MAJOR_OF(api->abi_version) != HETERO_ABI_VERSION_MAJOR) {
+                refuse(fmt::format("built for ABI {}, this core speaks ABI {}", abi_str(api->abi_version),
+                                   abi_str(HETERO_ABI_VERSION)));
+                continue;
+            }
+            if (api->struct_size < kMinApiSize || !api->name || !api->create || !api->destroy || !api->last_error) {
+                refuse("function table is incomplete");
+                continue;
+            }
+            rec.provider = api->name;
+            rec.version = api->version ? api->version : "";
+            if (find(rec.provider)) {
+                refuse(fmt::format("provider '{}' already loaded from {}", rec.provider, find(rec.provider)->path()));
+                continue;
+            }
+            const bool wanted = options.enabled.empty() ||
+                                std::find(options.enabled.begin(), options.enabled.end(), rec.provider) != options.enabled.end();
+            if (!wanted) {
+                rec.status = "not enabled";
+                records_.push_back(rec);
+                continue;
+            }
+            std::vector<hetero_option> opts;
+            auto oit = options.provider_options.find(rec.provider);
+            if (oit != options.provider_options.end())
+                for (const auto& [k, v] : oit->second) opts.push_back({k.c_str(), v.c_str()});
+            hetero_ep* ep = nullptr;
+            const hetero_status st = api->create(opts.data(), opts.size(), &ep);
+            if (st != HETERO_OK || !ep) {
+                refuse(fmt::format("create failed: {}", api->last_error()));
+                continue;
+            }
+            p->api_ = api;
+            p->ep_ = ep;
+            p->name_ = rec.provider;
+            p->path_ = rec.path;
+            rec.loaded = true;
+            rec.status = "loaded";
+            records_.push_back(rec);
+            log(LogLevel::debug, fmt::format("loaded provider {} {} from {}", rec.provider, rec.version, rec.path));
+            owned_.push_back(std::move(p));
+        }
+    }
+    // Priority: the configured order, else discovery order.
+    for (const auto& name : options.enabled) {
+        if (Provider* p = find(name)) ordered_.push_back(p);
+    }
+    if (options.enabled.empty())
+        for (auto& p : owned_) ordered_.push_back(p.get());
+}
+
+Registry::~Registry() {
+    ordered_.clear();
+    // Unload in reverse order of loading.
+    while (!owned_.empty()) owned_.pop_back();
+}
+
+Provider* Registry::find(const std::string& name) const {
+    for (const auto& p : owned_)
+        if (p->name() == name) return p.get();
+    return nullptr;
+}
+
+std::string Registry::describe_search() const {
+    std::string s = "searched plugin directories:";
+    for (const auto& d : dirs_) {
+        std::error_code ec;
+        s += fmt::format("\n  {}{}", d, fs::is_directory(d, ec) ? "" : " (missing)");
+    }
+    if (records_.empty()) s += "\nno file named libhetero-ep-*.so found";
+    for (const auto& r : records_) s += fmt::format("\n  {}: {}", r.path, r.status);
+    return s;
+}
+
+}  // namespace hetero

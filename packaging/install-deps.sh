@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages hetero builds with. With --test, also
+# what the test suite needs (cross compiler and qemu for the ISA matrix,
+# Vulkan validation layers). Uses sudo only when not root.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config git
+  libboost-dev libboost-filesystem-dev nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libvulkan-dev glslang-tools mesa-vulkan-drivers
+)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools)
+fi
+
+SUDO=""
+if [[ "$(id -u)" != "0" ]]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The test command: installs what it needs, builds, runs every suite.
+#   1. Release build of everything; ctest (unit, conformance on every provider
+#      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens).
+#   2. ASan + UBSan build of core, CPU provider and unit tests; ctest -L unit.
+#   3. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packaging/install-deps.sh --test
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHETERO_SANITIZE=ON \
+  -DHETERO_WITH_OPENCL=OFF -DHETERO_WITH_VULKAN=OFF -DHETERO_BUILD_BENCH=OFF
+cmake --build build-asan -j"$jobs" --target hetero_unit_tests hetero-ep-cpu
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 600
+
+if [[ -x tests/cpu/run_isa_matrix.sh ]]; then
+  cmake -S . -B build-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake -DHETERO_BUILD_CORE=OFF \
+    -DHETERO_WITH_OPENCL=OFF -DHETERO_WITH_VULKAN=OFF -DHETERO_BUILD_TESTS=OFF -DHETERO_BUILD_BENCH=OFF
+  cmake --build build-aarch64 -j"$jobs"
+  tests/cpu/run_isa_matrix.sh build build-aarch64
+fi
+echo "all tests passed"

@@ -1,0 +1,71 @@
+#include <hetero/config.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string error_of(const std::string& json) {
+    try {
+        hetero::Config::parse(json, "test.json");
+    } catch (const hetero::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(Config, ParsesProvidersInOrderWithOptions) {
+    auto c = hetero::Config::parse(R"({
+        "plugin_dirs": ["/opt/x"],
+        "providers": [
+            {"name": "opencl", "devices": [0, "NVIDIA"]},
+            {"name": "cpu", "options": {"threads": 2, "isa": "avx2", "pin": true}},
+            {"name": "vulkan", "enabled": false}
+        ]})",
+                                   "test.json");
+    ASSERT_EQ(c.providers.size(), 3u);
+    auto o = c.registry_options();
+    EXPECT_EQ(o.plugin_dirs, std::vector<std::string>{"/opt/x"});
+    EXPECT_EQ(o.enabled, (std::vector<std::string>{"opencl", "cpu"}));
+    EXPECT_EQ(o.provider_options["cpu"]["threads"], "2");
+    EXPECT_EQ(o.provider_options["cpu"]["pin"], "1");
+    EXPECT_TRUE(c.device_allowed("opencl", 0, "anything"));
+    EXPECT_TRUE(c.device_allowed("opencl", 3, "NVIDIA H100"));
+    EXPECT_FALSE(c.device_allowed("opencl", 1, "Intel"));
+    EXPECT_TRUE(c.device_allowed("cpu", 5, "x"));
+}
+
+TEST(Config, UnknownKeysAndWrongTypesNameTheKeyAndFile) {
+    EXPECT_NE(error_of(R"({"plugin_dir": []})").find("test.json: 'plugin_dir' is not a known key"), std::string::npos);
+    EXPECT_NE(error_of(R"({"plugin_dirs": "x"})").find("'plugin_dirs' must be an array"), std::string::npos);
+    EXPECT_NE(error_of(R"({"providers": [{"name": "cpu", "thread": 2}]})").find("'providers[0].thread' is not a known key"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"providers": [{"name": "cpu", "enabled": "yes"}]})").find("'providers[0].enabled' must be true or false"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"providers": [{"enabled": true}]})").find("'providers[0].name' is required"), std::string::npos);
+    EXPECT_NE(error_of(R"({"providers": [{"name": "cpu", "options": {"threads": [1]}}]})").find("'providers[0].options.threads'"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"providers": [{"name": "cpu"}, {"name": "cpu"}]})").find("repeats provider 'cpu'"), std::string::npos);
+    EXPECT_NE(error_of("{not json").find("test.json: invalid JSON"), std::string::npos);
+    EXPECT_NE(error_of("[1,2]").find("top level must be an object"), std::string::npos);
+}
+
+TEST(Config, MissingFileIsAnError) {
+    EXPECT_THROW(hetero::Config::load("/nonexistent/config.json"), hetero::Error);
+}
+
+TEST(Config, AllProvidersDisabledEnablesNothing) {
+    auto c = hetero::Config::parse(R"({"providers": [{"name": "cpu", "enabled": false}]})", "t");
+    auto o = c.registry_options();
+    ASSERT_EQ(o.enabled.size(), 1u);
+    EXPECT_EQ(o.enabled[0], "");
+}
+
+TEST(Config, SelectProvidersKeepsTheirOptions) {
+    auto c = hetero::Config::parse(R"({"providers": [{"name": "cpu", "options": {"threads": 1}}]})", "t");
+    c.select_providers({"opencl", "cpu"});
+    auto o = c.registry_options();
+    EXPECT_EQ(o.enabled, (std::vector<std::string>{"opencl", "cpu"}));
+    EXPECT_EQ(o.provider_options["cpu"]["threads"], "1");
+}

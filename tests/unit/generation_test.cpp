@@ -1,0 +1,151 @@
+// Greedy generation must reproduce llama2.c's reference token ids exactly, on
+// every provider that loads, from the shipped GGUF, from the original
+// checkpoint and from llama.cpp's own conversion.
+#include <hetero/registry.hpp>
+#include <hetero/runtime/generate.hpp>
+#include <hetero/runtime/open_model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+const std::string kShared = HETERO_SHARED_DIR "/models";
+
+// The n-th fenced block of numbers after `marker` in the models README.
+std::vector<int32_t> reference_ids(const std::string& marker) {
+    std::ifstream in(kShared + "/README.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    size_t at = text.find(marker);
+    if (at == std::string::npos) return {};
+    at = text.find("```", at);
+    const size_t end = text.find("```", at + 3);
+    std::istringstream nums(text.substr(at + 3, end - at - 3));
+    std::vector<int32_t> ids;
+    int32_t v;
+    while (nums >> v) ids.push_back(v);
+    return ids;
+}
+
+struct Case {
+    std::string provider;
+    std::string model;      // path
+    std::string tokenizer;  // for .bin
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+    std::string m = std::filesystem::path(info.param.model).stem().string();
+    for (char& c : m)
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+    return info.param.provider + "_" + m;
+}
+
+hetero::Registry& registry() {
+    static hetero::Registry reg([] {
+        hetero::RegistryOptions o;
+        o.use_default_dirs = false;
+        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
+        return o;
+    }());
+    return reg;
+}
+
+std::vector<Case> cases() {
+    std::vector<Case> out;
+    const std::vector<std::pair<std::string, std::string>> models = {
+        {HETERO_SOURCE_DIR "/models/stories260K.gguf", ""},
+        {kShared + "/stories260K.bin", kShared + "/tok512.bin"},
+        {kShared + "/stories260K-llamacpp.gguf", ""},
+    };
+    for (const char* p : {"cpu", "opencl", "vulkan"})
+        for (const auto& [m, t] : models) out.push_back({p, m, t});
+    return out;
+}
+
+class GreedyReference : public testing::TestWithParam<Case> {};
+
+std::vector<int32_t> run_greedy(const Case& c, const std::string& prompt, int32_t positions) {
+    hetero::Provider* p = registry().find(c.provider);
+    if (!p || p->device_count() == 0) return {};
+    hetero::OpenedModel m = hetero::open_model(c.model, c.tokenizer);
+    std::vector<hetero::DeviceRef> devs = {{p, 0, p->device_props(0)}};
+    hetero::Session session(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs));
+    hetero::Sampler greedy(hetero::SamplerOptions{0.f, 0, 1.f, 0});
+    // llama2.c's -n counts every position including the prompt.
+    const auto prompt_ids = m.tokenizer->encode(prompt, true);
+    auto r = hetero::generate(session, *m.tokenizer, prompt, positions - int32_t(prompt_ids.size()) + 1, greedy);
+    return std::vector<int32_t>(r.tokens.begin() + 1, r.tokens.end());  // after BOS
+}
+
+TEST_P(GreedyReference, OnceUponATime) {
+    const auto expected = reference_ids("Token ids after BOS, prompt tokens included");
+    ASSERT_EQ(expected.size(), 256u);
+    if (!registry().find(GetParam().provider)) GTEST_SKIP() << GetParam().provider << " provider not available";
+    const auto got = run_greedy(GetParam(), "Once upon a time", 256);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "first difference at token " << i;
+}
+
+TEST_P(GreedyReference, EmptyPrompt) {
+    const auto expected = reference_ids("With an empty prompt the 256 ids are");
+    ASSERT_EQ(expected.size(), 256u);
+    if (!registry().find(GetParam().provider)) GTEST_SKIP() << GetParam().provider << " provider not available";
+    const auto got = run_greedy(GetParam(), "", 256);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "first difference at token " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GreedyReference, testing::ValuesIn(cases()), case_name);
+
+TEST(Generation, SplitAcrossDevicesMatchesSingleDevice) {
+    // The same provider listed twice still exercises the hand-over between segments.
+    hetero::Provider* p = registry().find("cpu");
+    ASSERT_NE(p, nullptr);
+    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
+    std::vector<hetero::DeviceRef> devs;
+    for (hetero::Provider* q : registry().providers())
+        for (uint32_t d = 0; d < q->device_count(); ++d) devs.push_back({q, d, q->device_props(d)});
+    devs.push_back({p, 0, p->device_props(0)});
+    hetero::Session split(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs));
+    ASSERT_GE(split.plan().segments.size(), 2u);
+    hetero::Sampler greedy(hetero::SamplerOptions{0.f, 0, 1.f, 0});
+    auto r = hetero::generate(split, *m.tokenizer, "Once upon a time", 60, greedy);
+    const auto expected = reference_ids("Token ids after BOS, prompt tokens included");
+    for (size_t i = 1; i < r.tokens.size(); ++i) ASSERT_EQ(r.tokens[i], expected[i - 1]) << "token " << i;
+}
+
+TEST(Generation, ContextOverflowIsAnError) {
+    hetero::Provider* p = registry().find("cpu");
+    ASSERT_NE(p, nullptr);
+    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
+    std::vector<hetero::DeviceRef> devs = {{p, 0, p->device_props(0)}};
+    hetero::SessionOptions so;
+    so.n_ctx = 8;
+    hetero::Session s(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs), so);
+    EXPECT_THROW(s.forward(std::vector<int32_t>(9, 1), 0), hetero::Error);
+    EXPECT_THROW(s.forward({1}, 8), hetero::Error);
+    EXPECT_THROW(s.forward({100000}, 0), hetero::Error);
+    EXPECT_NO_THROW(s.forward({1, 2, 3}, 0));
+}
+
+TEST(Sampler, SeededSamplingIsReproducibleAndRespectsTopK) {
+    std::vector<float> logits = {0.1f, 2.0f, 1.5f, -1.0f, 0.3f};
+    hetero::Sampler a(hetero::SamplerOptions{1.0f, 2, 1.0f, 42}), b(hetero::SamplerOptions{1.0f, 2, 1.0f, 42});
+    for (int i = 0; i < 100; ++i) {
+        const int32_t x = a.sample(logits);
+        EXPECT_EQ(x, b.sample(logits));
+        EXPECT_TRUE(x == 1 || x == 2) << x;
+    }
+    hetero::Sampler greedy(hetero::SamplerOptions{0.f, 0, 1.f, 0});
+    EXPECT_EQ(greedy.sample(logits), 1);
+    hetero::Sampler nucleus(hetero::SamplerOptions{1.0f, 0, 0.01f, 7});
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(nucleus.sample(logits), 1);
+    EXPECT_THROW(hetero::Sampler(hetero::SamplerOptions{-1.f, 0, 1.f, 0}), hetero::Error);
+}
+
+}  // namespace
