@@ -9,5 +9,6 @@ void add_run_command(CLI::App& app);
 void add_providers_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_bench_command(CLI::App& app);  // also gen-model
 
 }  // namespace hetero::cli

@@ -1,0 +1,113 @@
+// hetero bench: prefill and decode speed of a model on the selected devices,
+// in the manner of llama-bench (pp = prompt of N tokens in one batch, tg = N
+// single-token steps), repeated -r times; mean and standard deviation.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include <hetero/model/model.hpp>
+#include <hetero/model/random_model.hpp>
+#include <hetero/runtime/session.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+
+namespace hetero::cli {
+
+namespace {
+
+struct BenchOptions {
+    ProviderFlags providers;
+    std::string model;
+    int32_t n_prompt = 512, n_gen = 128, reps = 3;
+};
+
+std::pair<double, double> mean_sd(const std::vector<double>& v) {
+    double m = 0, s = 0;
+    for (double x : v) m += x;
+    m /= double(v.size());
+    for (double x : v) s += (x - m) * (x - m);
+    return {m, v.size() > 1 ? std::sqrt(s / double(v.size() - 1)) : 0.0};
+}
+
+void bench(const BenchOptions& o) {
+    Runtime rt = open_runtime(o.providers);
+    const std::string path = o.model.empty() ? default_model_path() : o.model;
+    ModelFile model = load_model(path);
+    const Plan plan = plan_even_layers(int(model.hparams.n_layer), rt.devices);
+    SessionOptions so;
+    so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
+    so.max_batch = std::max<int32_t>(1, o.n_prompt);
+    Session session(model, plan, so);
+    uint64_t weight_bytes = 0;
+    for (const auto& [name, w] : model.weights) weight_bytes += w.bytes;
+    fmt::print(stderr, "plan:\n{}\n", plan.describe());
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<int32_t> tok(0, int32_t(model.hparams.n_vocab) - 1);
+    std::string devices;
+    for (const auto& s : plan.segments) devices += (devices.empty() ? "" : "+") + s.device.label();
+    fmt::print("| model | size | devices | test | tok/s |\n|---|---|---|---|---|\n");
+    auto report = [&](const std::string& test, const std::vector<double>& tps) {
+        const auto [m, sd] = mean_sd(tps);
+        fmt::print("| {} | {:.1f} MiB | {} | {} | {:.2f} ± {:.2f} |\n", std::filesystem::path(path).filename().string(),
+                   double(weight_bytes) / (1 << 20), devices, test, m, sd);
+    };
+    if (o.n_prompt > 0) {
+        std::vector<int32_t> prompt(size_t(o.n_prompt));
+        for (auto& t : prompt) t = tok(rng);
+        session.forward(prompt, 0);  // warm-up: compiles, uploads, first-touch
+        std::vector<double> tps;
+        for (int r = 0; r < o.reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            session.forward(prompt, 0);
+            tps.push_back(o.n_prompt / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        report(fmt::format("pp{}", o.n_prompt), tps);
+    }
+    if (o.n_gen > 0) {
+        session.forward({tok(rng)}, 0);  // warm-up
+        std::vector<double> tps;
+        for (int r = 0; r < o.reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int32_t i = 0; i < o.n_gen; ++i) session.forward({tok(rng)}, i);
+            tps.push_back(o.n_gen / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        report(fmt::format("tg{}", o.n_gen), tps);
+    }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+    auto o = std::make_shared<BenchOptions>();
+    CLI::App* cmd = app.add_subcommand("bench", "measure prefill (pp) and decode (tg) speed");
+    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint");
+    cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens for the prefill test (0 = skip)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
+    o->providers.add_to(*cmd);
+    cmd->callback([o] { bench(*o); });
+
+    struct GenOpts {
+        std::string out, shape = "tinyllama-1.1b", type = "q4_0";
+        uint64_t seed = 1;
+    };
+    auto g = std::make_shared<GenOpts>();
+    CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
+    gen->add_option("output", g->out, "GGUF file to write")->required();
+    gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, stories15m or tiny");
+    gen->add_option("--type", g->type, "f32, f16, q8_0 or q4_0")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}));
+    gen->add_option("--seed", g->seed, "random seed");
+    gen->callback([g] {
+        const std::map<std::string, uint32_t> types = {
+            {"f32", HETERO_DTYPE_F32}, {"f16", HETERO_DTYPE_F16}, {"q8_0", HETERO_DTYPE_Q8_0}, {"q4_0", HETERO_DTYPE_Q4_0}};
+        write_random_model(g->out, random_model_preset(g->shape), types.at(g->type), g->seed);
+        fmt::print(stderr, "wrote {}\n", g->out);
+    });
+}
+
+}  // namespace hetero::cli

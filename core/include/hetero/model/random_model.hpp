@@ -1,0 +1,22 @@
+// Writes llama-architecture GGUF files with random weights at any shape, for
+// speed measurements on real model sizes without shipping gigabytes. The
+// vocabulary is a synthetic SentencePiece one (control, byte and filler
+// tokens), so `hetero run` works on the result too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hetero {
+
+struct RandomModelShape {
+    int64_t n_embd = 2048, n_ff = 5632, n_layer = 22, n_head = 32, n_head_kv = 4, n_vocab = 32000, n_ctx = 2048;
+};
+
+// Known shapes: "tinyllama-1.1b" (the default above), "llama-7b", "stories15m", "tiny".
+RandomModelShape random_model_preset(const std::string& name);
+
+// out_dtype: hetero_dtype of the matrices (F32, F16, Q8_0, Q4_0); norms stay F32.
+void write_random_model(const std::string& path, const RandomModelShape& shape, uint32_t out_dtype, uint64_t seed);
+
+}  // namespace hetero
