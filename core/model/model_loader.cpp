@@ -1,0 +1,180 @@
+// load_model: format detection and the GGUF side of the model description
+// (hyper-parameters from <arch>.* metadata, canonical tensors checked for
+// shape and dtype).
+#include <hetero/model/model.hpp>
+
+#include <hetero/ep_api.h>
+#include <hetero/error.hpp>
+#include <hetero/model/ggml_types.hpp>
+#include <hetero/model/llama2c.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace hetero {
+
+namespace {
+
+// Anything larger is a corrupt header, and keeps shape products far from overflow.
+constexpr int64_t kMaxDim = int64_t(1) << 24;
+
+std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+struct ArchRules {
+    int rope_mode;
+    bool qkv_bias;  // Q/K/V biases required
+};
+
+ArchRules rules_for(const std::string& arch, const std::string& path) {
+    if (arch == "llama") return {HETERO_ROPE_ADJACENT, false};
+    if (arch == "qwen2") return {HETERO_ROPE_HALVES, true};
+    throw Error(fmt::format("{}: unsupported architecture '{}' (supported: llama, qwen2)", path, arch));
+}
+
+int64_t required_dim(const GgufFile& f, const std::string& key) {
+    const auto v = f.get_uint(key);
+    if (!v) throw Error(fmt::format("{}: metadata key '{}' is missing", f.path(), key));
+    if (*v == 0 || *v > uint64_t(kMaxDim))
+        throw Error(fmt::format("{}: metadata key '{}' = {} is out of range (1..{})", f.path(), key, *v, kMaxDim));
+    return int64_t(*v);
+}
+
+int64_t optional_dim(const GgufFile& f, const std::string& key, int64_t fallback) {
+    return f.has(key) ? required_dim(f, key) : fallback;
+}
+
+LlamaHParams read_hparams(const GgufFile& f) {
+    const std::string& path = f.path();
+    const auto arch = f.get_string("general.architecture");
+    if (!arch) throw Error(fmt::format("{}: metadata key 'general.architecture' is missing", path));
+    LlamaHParams hp;
+    hp.arch = *arch;
+    const ArchRules rules = rules_for(hp.arch, path);
+    const std::string a = hp.arch + ".";
+    hp.n_embd = required_dim(f, a + "embedding_length");
+    hp.n_layer = required_dim(f, a + "block_count");
+    hp.n_head = required_dim(f, a + "attention.head_count");
+    hp.n_head_kv = optional_dim(f, a + "attention.head_count_kv", hp.n_head);
+    hp.n_ff = required_dim(f, a + "feed_forward_length");
+    hp.n_ctx_train = f.has(a + "context_length") ? required_dim(f, a + "context_length") : 0;
+    if (hp.n_embd % hp.n_head != 0 && !f.has(a + "attention.key_length"))
+        throw Error(fmt::format("{}: embedding_length {} is not a multiple of head_count {}", path, hp.n_embd, hp.n_head));
+    hp.head_dim = optional_dim(f, a + "attention.key_length", hp.n_embd / hp.n_head);
+    if (f.has(a + "attention.value_length") && required_dim(f, a + "attention.value_length") != hp.head_dim)
+        throw Error(fmt::format("{}: attention.value_length differs from key_length (not supported)", path));
+    hp.rope_dims = optional_dim(f, a + "rope.dimension_count", hp.head_dim);
+    if (hp.n_head_kv > hp.n_head || hp.n_head % hp.n_head_kv != 0)
+        throw Error(fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", path, hp.n_head, hp.n_head_kv));
+    if (hp.rope_dims > hp.head_dim || hp.rope_dims % 2 != 0)
+        throw Error(fmt::format("{}: rope.dimension_count {} must be even and at most the head size {}", path, hp.rope_dims,
+                                hp.head_dim));
+    hp.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
+    hp.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+    if (!(hp.rope_freq_base > 0.f)) throw Error(fmt::format("{}: rope.freq_base {} must be positive", path, hp.rope_freq_base));
+    if (!(hp.norm_eps >= 0.f)) throw Error(fmt::format("{}: layer_norm_rms_epsilon {} is invalid", path, hp.norm_eps));
+    if (f.has(a + "rope.scaling.type")) {
+        const auto t = f.get_string(a + "rope.scaling.type");
+        if (t && *t != "none" && *t != "")
+            throw Error(fmt::format("{}: RoPE scaling '{}' is not supported", path, *t));
+    }
+    hp.rope_mode = rules.rope_mode;
+    return hp;
+}
+
+// Views a tensor as a weight after checking its shape and dtype.
+WeightView view_of(const GgufFile& f, const GgufTensorInfo& t, const std::vector<int64_t>& expected, bool must_be_f32) {
+    std::vector<int64_t> shape(t.ne.rbegin(), t.ne.rend());
+    if (shape != expected)
+        throw Error(fmt::format("{}: tensor '{}' has shape {} but the hyper-parameters need {}", f.path(), t.name,
+                                shape_str(shape), shape_str(expected)));
+    const auto dtype = hetero_dtype_from_ggml(t.ggml_type);
+    if (!dtype)
+        throw Error(fmt::format("{}: unsupported tensor type {} ({}) for tensor '{}' (supported: f32, f16, bf16, q8_0, q4_0)",
+                                f.path(), ggml_type_name(t.ggml_type), t.ggml_type, t.name));
+    if (must_be_f32 && *dtype != HETERO_DTYPE_F32)
+        throw Error(fmt::format("{}: tensor '{}' has type {} but norms and biases must be f32", f.path(), t.name,
+                                ggml_type_name(t.ggml_type)));
+    return WeightView{t.name, *dtype, std::move(shape), t.data, t.bytes};
+}
+
+}  // namespace
+
+const WeightView& ModelFile::weight(const std::string& name) const {
+    auto it = weights.find(name);
+    if (it == weights.end()) throw Error(fmt::format("{}: model has no tensor '{}'", path, name));
+    return it->second;
+}
+
+ModelFile load_model_from_gguf(GgufFile gguf) {
+    ModelFile m;
+    m.format = ModelFormat::GGUF;
+    m.path = gguf.path();
+    m.hparams = read_hparams(gguf);
+    LlamaHParams& hp = m.hparams;
+    const std::string& path = gguf.path();
+
+    const GgufTensorInfo* embd = gguf.find_tensor("token_embd.weight");
+    if (!embd) throw Error(fmt::format("{}: required tensor 'token_embd.weight' is missing", path));
+    if (embd->ne.size() != 2)
+        throw Error(fmt::format("{}: tensor 'token_embd.weight' has {} dimensions, expected 2", path, embd->ne.size()));
+    hp.n_vocab = embd->ne[1];
+    const std::string a = hp.arch + ".";
+    if (const auto tokens = gguf.has("tokenizer.ggml.tokens") ? gguf.array_size("tokenizer.ggml.tokens") : 0;
+        tokens != 0 && tokens != uint64_t(hp.n_vocab))
+        throw Error(fmt::format("{}: tokenizer.ggml.tokens has {} entries but token_embd.weight has {} rows", path, tokens,
+                                hp.n_vocab));
+    if (const auto v = gguf.get_uint(a + "vocab_size"); v && *v != uint64_t(hp.n_vocab))
+        throw Error(fmt::format("{}: {}vocab_size {} differs from the {} rows of token_embd.weight", path, a, *v, hp.n_vocab));
+
+    const int64_t D = hp.n_embd, Q = hp.n_head * hp.head_dim, KV = hp.n_head_kv * hp.head_dim, F = hp.n_ff, V = hp.n_vocab;
+    auto need = [&](const std::string& name, std::vector<int64_t> shape, bool f32) {
+        const GgufTensorInfo* t = gguf.find_tensor(name);
+        if (!t)
+            throw Error(fmt::format("{}: required tensor '{}' (shape {}) is missing", path, name, shape_str(shape)));
+        m.weights[name] = view_of(gguf, *t, shape, f32);
+    };
+    auto maybe = [&](const std::string& name, std::vector<int64_t> shape, bool f32) {
+        if (gguf.find_tensor(name)) need(name, std::move(shape), f32);
+    };
+    const bool qkv_bias = rules_for(hp.arch, path).qkv_bias;
+    need("token_embd.weight", {V, D}, false);
+    need("output_norm.weight", {D}, true);
+    maybe("output.weight", {V, D}, false);
+    hp.tied_output = m.weights.count("output.weight") == 0;
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+        const std::string b = fmt::format("blk.{}.", l);
+        need(b + "attn_norm.weight", {D}, true);
+        need(b + "attn_q.weight", {Q, D}, false);
+        need(b + "attn_k.weight", {KV, D}, false);
+        need(b + "attn_v.weight", {KV, D}, false);
+        need(b + "attn_output.weight", {D, Q}, false);
+        need(b + "ffn_norm.weight", {D}, true);
+        need(b + "ffn_gate.weight", {F, D}, false);
+        need(b + "ffn_up.weight", {F, D}, false);
+        need(b + "ffn_down.weight", {D, F}, false);
+        for (const auto& [bias, rows] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
+            if (qkv_bias) need(b + bias, {rows}, true);
+            else maybe(b + bias, {rows}, true);
+        }
+        maybe(b + "attn_output.bias", {D}, true);
+    }
+    m.gguf.emplace(std::move(gguf));  // the views point into its mapping, which does not move
+    return m;
+}
+
+ModelFile load_model(const std::string& path) {
+    char magic[4] = {};
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+        const size_t n = std::fread(magic, 1, 4, f);
+        std::fclose(f);
+        if (n == 4 && std::memcmp(magic, "GGUF", 4) == 0) return load_model_from_gguf(GgufFile::open(path));
+    } else {
+        throw Error(fmt::format("{}: cannot open model file", path));
+    }
+    return load_llama2c_model(path);
+}
+
+}  // namespace hetero

@@ -1,0 +1,139 @@
+// Helpers shared by every kernel of the provider.
+//
+// Tensors reach kernels as (byte base, byte offset) pairs so that bindings at
+// any offset work without sub-buffers (whose offsets must meet the device's
+// base-address alignment). GGUF blocks are 18 or 34 bytes, so quantized data
+// is only ever assumed 2-byte aligned and read with ushort/uchar loads.
+
+#define DT_F32 0
+#define DT_F16 1
+#define DT_BF16 2
+#define DT_Q8_0 3
+#define DT_Q4_0 4
+
+#define QK 32
+#define Q8_BYTES 34
+#define Q4_BYTES 18
+
+// Bits of the execution error flag (err[0]); err[1] holds the lowest failing node.
+#define ERR_ID_RANGE 1
+#define ERR_POS_RANGE 2
+
+#define PTR(T, base, off) ((global T*)((global uchar*)(base) + (off)))
+#define CPTR(T, base, off) ((global const T*)((global const uchar*)(base) + (off)))
+
+inline void report_error(global int* err, int bit, int node) {
+    atomic_or(&err[0], bit);
+    atomic_min(&err[1], node);
+}
+
+inline float half_bits_to_float(ushort h) {
+    const uint sign = (uint)(h & 0x8000u) << 16;
+    uint e = (h >> 10) & 0x1fu;
+    uint m = h & 0x3ffu;
+    if (e == 0) {
+        if (m == 0) return as_float(sign);
+        e = 127 - 15 + 1;
+        while ((m & 0x400u) == 0) { m <<= 1; --e; }
+        m &= 0x3ffu;
+        return as_float(sign | (e << 23) | (m << 13));
+    }
+    if (e == 31) return as_float(sign | 0x7f800000u | (m << 13));
+    return as_float(sign | ((e + 127 - 15) << 23) | (m << 13));
+}
+
+// Round-to-nearest-even f32 -> f16 bits, identical to the SDK's reference
+// (done in integer math so every device rounds subnormals and NaNs the same).
+inline ushort float_to_half_bits(float f) {
+    const uint x = as_uint(f);
+    const uint sign = (x >> 16) & 0x8000u;
+    const uint a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (ushort)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));
+    if (a >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
+    if (a < 0x38800000u) {
+        if (a < 0x33000000u) return (ushort)sign;
+        const uint e = a >> 23;
+        const uint m = (a & 0x7fffffu) | 0x800000u;
+        const uint shift = 126 - e;
+        uint h = m >> shift;
+        const uint rem = m & ((1u << shift) - 1u);
+        const uint mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (h & 1u))) ++h;
+        return (ushort)(sign | h);
+    }
+    uint h = (a >> 13) - (112u << 10);
+    const uint rem = a & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+    return (ushort)(sign | h);
+}
+
+inline float bf16_bits_to_float(ushort b) { return as_float((uint)b << 16); }
+
+inline ushort float_to_bf16_bits(float f) {
+    uint x = as_uint(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (ushort)(x >> 16);
+}
+
+// f16 scale of a block that is only 2-byte aligned.
+inline float block_scale(global const uchar* blk) { return vload_half(0, (global const half*)blk); }
+
+// Element k of a row stored as `dtype` (row points at the row's first byte).
+inline float load_elem(global const uchar* row, int dtype, int k) {
+    switch (dtype) {
+        case DT_F32: return ((global const float*)row)[k];
+        case DT_F16: return vload_half(k, (global const half*)row);
+        case DT_BF16: return bf16_bits_to_float(((global const ushort*)row)[k]);
+        case DT_Q8_0: {
+            global const uchar* blk = row + (k / QK) * Q8_BYTES;
+            return block_scale(blk) * (float)(char)blk[2 + k % QK];
+        }
+        default: {
+            global const uchar* blk = row + (k / QK) * Q4_BYTES;
+            const int j = k % QK;
+            const uchar q = blk[2 + (j & 15)];
+            const int v = j < 16 ? (q & 0x0f) : (q >> 4);
+            return block_scale(blk) * (float)(v - 8);
+        }
+    }
+}
+
+inline ulong row_bytes_of(int dtype, int n) {
+    switch (dtype) {
+        case DT_F32: return (ulong)n * 4;
+        case DT_F16:
+        case DT_BF16: return (ulong)n * 2;
+        case DT_Q8_0: return (ulong)(n / QK) * Q8_BYTES;
+        default: return (ulong)(n / QK) * Q4_BYTES;
+    }
+}
+
+// Work-group reductions over local memory; the group size must be a power of two.
+inline float group_sum(float v, local float* red) {
+    const int lid = get_local_id(0);
+    const int n = get_local_size(0);
+    red[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = n / 2; s > 0; s >>= 1) {
+        if (lid < s) red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+inline float group_max(float v, local float* red) {
+    const int lid = get_local_id(0);
+    const int n = get_local_size(0);
+    red[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = n / 2; s > 0; s >>= 1) {
+        if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}

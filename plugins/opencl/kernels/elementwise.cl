@@ -1,0 +1,121 @@
+// Row-wise and element-wise ops: embedding, rmsnorm, rope, swiglu, add/mul,
+// softmax, store_rows.
+
+// One work-item per output element; global = (D rounded up, N).
+kernel void embedding(global const uchar* tb, ulong toff, int dtype, global const uchar* ib, ulong ioff,
+                      global uchar* yb, ulong yoff, int D, int V, global int* err, int node) {
+    const int d = get_global_id(0);
+    const int n = get_global_id(1);
+    if (d >= D) return;
+    const int id = CPTR(int, ib, ioff)[n];
+    global float* y = PTR(float, yb, yoff) + (ulong)n * D;
+    if (id < 0 || id >= V) {
+        if (d == 0) report_error(err, ERR_ID_RANGE, node);
+        y[d] = 0.f;
+        return;
+    }
+    global const uchar* row = tb + toff + (ulong)id * row_bytes_of(dtype, D);
+    y[d] = load_elem(row, dtype, d);
+}
+
+// One work-group per row.
+kernel void rmsnorm(global const uchar* xb, ulong xoff, global const uchar* wb, ulong woff, global uchar* yb,
+                    ulong yoff, int D, float eps, local float* red) {
+    const ulong r = get_group_id(0);
+    const int lid = get_local_id(0);
+    const int ls = get_local_size(0);
+    global const float* x = CPTR(float, xb, xoff) + r * D;
+    global const float* w = CPTR(float, wb, woff);
+    global float* y = PTR(float, yb, yoff) + r * D;
+    float ss = 0.f;
+    for (int i = lid; i < D; i += ls) ss += x[i] * x[i];
+    ss = group_sum(ss, red);
+    const float scale = 1.f / sqrt(ss / (float)D + eps);
+    for (int i = lid; i < D; i += ls) y[i] = x[i] * scale * w[i];
+}
+
+// One work-item per rotated pair or copied element of a head:
+// items [0, rot/2) rotate, items [rot/2, Hd - rot/2) copy the tail [rot, Hd).
+// global = (Hd - rot/2 rounded up, H, N).
+kernel void rope(global const uchar* xb, ulong xoff, global const uchar* pb, ulong poff, global uchar* yb,
+                 ulong yoff, int H, int Hd, int rot, int halves, float base) {
+    const int j = get_global_id(0);
+    const int h = get_global_id(1);
+    const int n = get_global_id(2);
+    const int half_rot = rot / 2;
+    if (j >= Hd - half_rot) return;
+    const ulong head = ((ulong)n * H + h) * Hd;
+    global const float* x = CPTR(float, xb, xoff) + head;
+    global float* y = PTR(float, yb, yoff) + head;
+    if (j >= half_rot) {
+        const int e = j - half_rot + rot;
+        y[e] = x[e];
+        return;
+    }
+    const float pos = (float)CPTR(int, pb, poff)[n];
+    const float freq = pow(base, -(float)(2 * j) / (float)rot);
+    const float a = pos * freq;
+    const float c = cos(a), s = sin(a);
+    const int i0 = halves ? j : 2 * j;
+    const int i1 = halves ? j + half_rot : 2 * j + 1;
+    const float x0 = x[i0], x1 = x[i1];
+    y[i0] = x0 * c - x1 * s;
+    y[i1] = x0 * s + x1 * c;
+}
+
+kernel void swiglu(global const uchar* gb, ulong goff, global const uchar* ub, ulong uoff, global uchar* yb,
+                   ulong yoff, ulong n) {
+    const ulong i = get_global_id(0);
+    if (i >= n) return;
+    const float g = CPTR(float, gb, goff)[i];
+    PTR(float, yb, yoff)[i] = g / (1.f + exp(-g)) * CPTR(float, ub, uoff)[i];
+}
+
+// b_period == 0: b has a's shape; otherwise b is [b_period] broadcast over rows.
+kernel void binary(global const uchar* ab, ulong aoff, global const uchar* bb, ulong boff, global uchar* yb,
+                   ulong yoff, ulong n, int b_period, int is_mul) {
+    const ulong i = get_global_id(0);
+    if (i >= n) return;
+    const float a = CPTR(float, ab, aoff)[i];
+    const float b = CPTR(float, bb, boff)[b_period ? i % (ulong)b_period : i];
+    PTR(float, yb, yoff)[i] = is_mul ? a * b : a + b;
+}
+
+// One work-group per row.
+kernel void softmax(global const uchar* xb, ulong xoff, global uchar* yb, ulong yoff, int D, float scale,
+                    local float* red) {
+    const ulong r = get_group_id(0);
+    const int lid = get_local_id(0);
+    const int ls = get_local_size(0);
+    global const float* x = CPTR(float, xb, xoff) + r * D;
+    global float* y = PTR(float, yb, yoff) + r * D;
+    float m = -INFINITY;
+    for (int i = lid; i < D; i += ls) m = fmax(m, x[i] * scale);
+    m = group_max(m, red);
+    float s = 0.f;
+    for (int i = lid; i < D; i += ls) {
+        const float e = exp(x[i] * scale - m);
+        y[i] = e;
+        s += e;
+    }
+    s = group_sum(s, red);
+    const float inv = 1.f / s;
+    for (int i = lid; i < D; i += ls) y[i] *= inv;
+}
+
+// One work-item per element; global = (D rounded up, N). Cache rows are f32 or f16.
+kernel void store_rows(global const uchar* sb, ulong soff, global const uchar* pb, ulong poff, global uchar* cb,
+                       ulong coff, int D, int C, int cache_f16, global int* err, int node) {
+    const int d = get_global_id(0);
+    const int n = get_global_id(1);
+    if (d >= D) return;
+    const int p = CPTR(int, pb, poff)[n];
+    if (p < 0 || p >= C) {
+        if (d == 0) report_error(err, ERR_POS_RANGE, node);
+        return;
+    }
+    const float v = CPTR(float, sb, soff)[(ulong)n * D + d];
+    const ulong dst = (ulong)p * D + d;
+    if (cache_f16) PTR(ushort, cb, coff)[dst] = float_to_half_bits(v);
+    else PTR(float, cb, coff)[dst] = v;
+}

@@ -1,0 +1,244 @@
+#include "cl_device.hpp"
+
+#include "cl_util.hpp"
+#include "kernel_source.hpp"
+#include "program_cache.hpp"
+
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+// Vendor queries, defined here in case the installed headers predate them.
+#ifndef CL_DEVICE_WARP_SIZE_NV
+#define CL_DEVICE_WARP_SIZE_NV 0x4003
+#endif
+#ifndef CL_DEVICE_WAVEFRONT_WIDTH_AMD
+#define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
+#endif
+#ifndef CL_DEVICE_SUB_GROUP_SIZES_INTEL
+#define CL_DEVICE_SUB_GROUP_SIZES_INTEL 0x4108
+#endif
+
+namespace hetero::opencl {
+namespace {
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+uint32_t query_subgroup_size(cl_device_id d, const DeviceInfo& info) {
+    if (has_extension(info.extensions, "cl_nv_device_attribute_query"))
+        if (const auto w = device_value<cl_uint>(d, CL_DEVICE_WARP_SIZE_NV)) return w;
+    if (has_extension(info.extensions, "cl_amd_device_attribute_query"))
+        if (const auto w = device_value<cl_uint>(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD)) return w;
+    if (has_extension(info.extensions, "cl_intel_required_subgroup_size")) {
+        // A list of supported sizes; the largest is what wide kernels use.
+        size_t n = 0;
+        if (clGetDeviceInfo(d, CL_DEVICE_SUB_GROUP_SIZES_INTEL, 0, nullptr, &n) == CL_SUCCESS && n >= sizeof(size_t)) {
+            std::vector<size_t> sizes(n / sizeof(size_t));
+            if (clGetDeviceInfo(d, CL_DEVICE_SUB_GROUP_SIZES_INTEL, n, sizes.data(), nullptr) == CL_SUCCESS)
+                return uint32_t(*std::max_element(sizes.begin(), sizes.end()));
+        }
+    }
+    if (lower(info.vendor).find("nvidia") != std::string::npos) return 32;
+    return 0;
+}
+
+// f32 FMA lanes x 2 flops per compute unit and clock, per vendor; a hint only.
+double flops_per_cu_clock(const DeviceInfo& info) {
+    const std::string v = lower(info.vendor);
+    if (info.type & CL_DEVICE_TYPE_GPU) {
+        if (v.find("nvidia") != std::string::npos) return 256;  // 128 FP32 lanes per SM
+        if (v.find("advanced micro") != std::string::npos || v.find("amd") != std::string::npos) return 128;
+        if (v.find("intel") != std::string::npos) return 16;  // CUs are EUs: 8 lanes
+        if (v.find("arm") != std::string::npos || v.find("qualcomm") != std::string::npos) return 64;
+        return 64;
+    }
+    if (info.type & CL_DEVICE_TYPE_CPU) return has_extension(info.extensions, "cl_khr_fp64") ? 32 : 16;  // 2x 8-wide FMA
+    return 16;
+}
+
+DeviceInfo query_info(cl_platform_id p, cl_device_id d) {
+    DeviceInfo i;
+    i.name = device_string(d, CL_DEVICE_NAME);
+    i.vendor = device_string(d, CL_DEVICE_VENDOR);
+    i.driver_version = device_string(d, CL_DRIVER_VERSION);
+    i.platform_name = platform_string(p, CL_PLATFORM_NAME);
+    i.platform_version = platform_string(p, CL_PLATFORM_VERSION);
+    i.extensions = device_string(d, CL_DEVICE_EXTENSIONS);
+    i.type = device_value<cl_device_type>(d, CL_DEVICE_TYPE);
+    i.global_mem = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+    i.max_alloc = device_value<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    i.compute_units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+    i.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
+    i.max_wg = std::max<size_t>(1, device_value<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, 1));
+    i.unified_memory = device_value<cl_bool>(d, CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
+    i.fp16 = has_extension(i.extensions, "cl_khr_fp16");
+    const auto fp = device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG);
+    i.correctly_rounded_div_sqrt = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    i.subgroup_size = query_subgroup_size(d, i);
+    return i;
+}
+
+void copy_string(char* dst, size_t cap, const std::string& s) {
+    const size_t n = std::min(cap - 1, s.size());
+    std::memcpy(dst, s.data(), n);
+    dst[n] = '\0';
+}
+
+// Build options of the program: OpenCL C 1.2 plus the device's GEMM tiling.
+std::string build_options(const DeviceInfo& info, const GemmConfig& g) {
+    std::string o = "-cl-std=CL1.2";
+    o += " -DGEMM_LX=" + std::to_string(g.lx) + " -DGEMM_LY=" + std::to_string(g.ly) + " -DGEMM_TM=" + std::to_string(g.tm) +
+         " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk);
+    // Quantizers divide by the block maximum; exact division makes them round
+    // like the reference.
+    if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
+    return o;
+}
+
+// A GEMM tiling the device can run: 128 work-items where allowed, else 16.
+GemmConfig gemm_config_for(size_t max_wg) {
+    if (max_wg >= 128) return GemmConfig{16, 8, 4, 8};
+    return GemmConfig{4, 4, 4, 4};
+}
+
+constexpr const char* kKernelNames[] = {
+    "embedding",   "rmsnorm",     "rope",       "swiglu",        "binary",        "softmax",   "store_rows",
+    "convert_to_f32", "convert_from_f32", "quantize_q8_0", "quantize_q4_0", "matvec_q4_0", "matvec_q8_0",
+    "matvec_f32",  "matvec_f16",  "matvec_bf16", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
+    "gemm_q4_0",   "attention"};
+
+}  // namespace
+
+Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool from_cache)
+    : program_(p), gemm_(gemm), from_cache_(from_cache) {
+    for (const char* name : kKernelNames) {
+        cl_int err = CL_SUCCESS;
+        cl_kernel k = clCreateKernel(p, name, &err);
+        if (err != CL_SUCCESS) {
+            clReleaseProgram(p);
+            program_ = nullptr;
+            sdk::fail(HETERO_ERR_COMPILE_FAILED, std::string("kernel '") + name + "' missing from the built program: " + cl_error_name(err));
+        }
+        size_t wg = 1;
+        clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr);
+        kernel_wg_[name] = std::max<size_t>(1, wg);
+        clReleaseKernel(k);
+    }
+}
+
+Program::~Program() {
+    if (program_) clReleaseProgram(program_);
+}
+
+size_t Program::group_size(const char* kernel, size_t cap) const {
+    auto it = kernel_wg_.find(kernel);
+    const size_t limit = std::min(cap, it == kernel_wg_.end() ? size_t(1) : it->second);
+    size_t s = 1;
+    while (s * 2 <= limit) s *= 2;
+    return s;
+}
+
+ClDevice::ClDevice(cl_platform_id platform, cl_device_id device) : platform_(platform), device_(device) {
+    info_ = query_info(platform, device);
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(props, 1, &device_, nullptr, nullptr, &err);
+    cl_check(err, "clCreateContext", HETERO_ERR_DEVICE_LOST);
+    queue_ = clCreateCommandQueue(context_, device_, 0, &err);
+    if (err != CL_SUCCESS) {
+        clReleaseContext(context_);
+        cl_check(err, "clCreateCommandQueue", HETERO_ERR_DEVICE_LOST);
+    }
+}
+
+ClDevice::~ClDevice() {
+    if (queue_) {
+        clFinish(queue_);
+        clReleaseCommandQueue(queue_);
+    }
+    program_.reset();
+    if (context_) clReleaseContext(context_);
+}
+
+void ClDevice::fill_props(hetero_device_props& p) const {
+    if (info_.type & CL_DEVICE_TYPE_GPU) p.kind = HETERO_DEVICE_GPU;
+    else if (info_.type & CL_DEVICE_TYPE_CPU) p.kind = HETERO_DEVICE_CPU;
+    else if (info_.type & CL_DEVICE_TYPE_ACCELERATOR) p.kind = HETERO_DEVICE_NPU;
+    else p.kind = HETERO_DEVICE_OTHER;
+    p.flags = info_.unified_memory ? HETERO_DEVICE_FLAG_UNIFIED_MEMORY : 0u;
+    copy_string(p.name, sizeof p.name, info_.name);
+    std::string driver = info_.platform_name + " " + info_.platform_version + "; driver " + info_.driver_version;
+    driver += info_.fp16 ? "; fp16" : "; no fp16";
+    if (info_.subgroup_size) driver += "; subgroup " + std::to_string(info_.subgroup_size);
+    copy_string(p.driver, sizeof p.driver, driver);
+    p.memory_bytes = info_.global_mem;
+    p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+    // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
+    p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
+    p.peak_bandwidth_gbs = 0.0;
+    p.compute_units = info_.compute_units;
+    p.subgroup_size = info_.subgroup_size;
+}
+
+const Program& ClDevice::program(const std::string& cache_dir) {
+    std::lock_guard<std::mutex> lock(program_mutex_);
+    if (program_) return *program_;
+    GemmConfig gemm = gemm_config_for(info_.max_wg);
+    const std::string device_key = info_.platform_name + "|" + info_.platform_version + "|" + info_.name + "|" +
+                                   info_.driver_version;
+    for (;;) {
+        const std::string options = build_options(info_, gemm);
+        BuiltProgram built = build_program(context_, device_, kKernelSource, options, device_key, cache_dir);
+        auto prog = std::make_unique<Program>(built.program, device_, gemm, built.from_cache);
+        // The GEMM needs its whole tile's work-items in one group; shrink the
+        // tiling when the compiled kernel allows fewer.
+        if (prog->group_size("gemm_q4_0", size_t(gemm.wg())) >= size_t(gemm.wg()) || gemm.wg() <= 16) {
+            program_ = std::move(prog);
+            return *program_;
+        }
+        gemm = GemmConfig{4, 4, 4, 4};
+    }
+}
+
+std::vector<std::unique_ptr<ClDevice>> enumerate_devices(DeviceTypes types, const std::string& platform_filter) {
+    std::vector<std::unique_ptr<ClDevice>> out;
+    cl_uint np = 0;
+    // No ICD installed, or none loadable: an instance without devices.
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return out;
+    std::vector<cl_platform_id> platforms(np);
+    if (clGetPlatformIDs(np, platforms.data(), nullptr) != CL_SUCCESS) return out;
+    cl_device_type want = CL_DEVICE_TYPE_ALL;
+    switch (types) {
+        case DeviceTypes::Gpu: want = CL_DEVICE_TYPE_GPU; break;
+        case DeviceTypes::Cpu: want = CL_DEVICE_TYPE_CPU; break;
+        case DeviceTypes::Accelerator: want = CL_DEVICE_TYPE_ACCELERATOR; break;
+        case DeviceTypes::All: break;
+    }
+    const std::string filter = lower(platform_filter);
+    for (cl_platform_id p : platforms) {
+        if (!filter.empty() && lower(platform_string(p, CL_PLATFORM_NAME)).find(filter) == std::string::npos) continue;
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(p, want, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+        std::vector<cl_device_id> devices(nd);
+        if (clGetDeviceIDs(p, want, nd, devices.data(), nullptr) != CL_SUCCESS) continue;
+        for (cl_device_id d : devices) {
+            if (device_value<cl_bool>(d, CL_DEVICE_AVAILABLE) != CL_TRUE) continue;
+            if (device_value<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE) != CL_TRUE) continue;
+            try {
+                out.push_back(std::make_unique<ClDevice>(p, d));
+            } catch (const std::exception& e) {
+                sdk::log(HETERO_LOG_WARN, "opencl", std::string("skipping device: ") + e.what());
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace hetero::opencl

@@ -1,0 +1,93 @@
+// One OpenCL device of a provider instance: what it reports, its context and
+// in-order queue, and the provider's program built for it (once, on demand).
+#pragma once
+
+#include <CL/cl.h>
+#include <hetero/ep_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace hetero::opencl {
+
+struct DeviceInfo {
+    std::string name, vendor, driver_version, platform_name, platform_version, extensions;
+    cl_device_type type = 0;
+    uint64_t global_mem = 0;
+    uint64_t max_alloc = 0;
+    uint32_t compute_units = 0;
+    uint32_t clock_mhz = 0;
+    size_t max_wg = 1;
+    bool unified_memory = false;
+    bool fp16 = false;
+    bool correctly_rounded_div_sqrt = false;
+    uint32_t subgroup_size = 0;
+};
+
+// Tile shape of the GEMM kernels (see kernels/gemm.cl).
+struct GemmConfig {
+    int lx = 16, ly = 8, tm = 4, tn = 8;
+    int bm() const { return lx * tm; }
+    int bn() const { return ly * tn; }
+    int wg() const { return lx * ly; }
+};
+
+// Scores the attention kernel keeps in local memory per chunk of keys.
+inline constexpr int kAttentionChunk = 512;
+
+class Program {
+public:
+    Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool from_cache);
+    ~Program();
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+    cl_program get() const { return program_; }
+    const GemmConfig& gemm() const { return gemm_; }
+    bool from_cache() const { return from_cache_; }
+    // Largest power-of-two work-group size <= min(cap, the kernel's limit).
+    size_t group_size(const char* kernel, size_t cap) const;
+
+private:
+    cl_program program_;
+    GemmConfig gemm_;
+    bool from_cache_;
+    std::map<std::string, size_t> kernel_wg_;
+};
+
+class ClDevice {
+public:
+    // Creates the device's context and queue; throws sdk::Error on failure.
+    ClDevice(cl_platform_id platform, cl_device_id device);
+    ~ClDevice();
+    ClDevice(const ClDevice&) = delete;
+    ClDevice& operator=(const ClDevice&) = delete;
+
+    const DeviceInfo& info() const { return info_; }
+    void fill_props(hetero_device_props& props) const;
+    cl_device_id id() const { return device_; }
+    cl_context context() const { return context_; }
+    cl_command_queue queue() const { return queue_; }
+    // The provider's program for this device; built (or loaded from the cache
+    // in `cache_dir`) by the first caller. Thread-safe.
+    const Program& program(const std::string& cache_dir);
+
+private:
+    DeviceInfo info_;
+    cl_platform_id platform_;
+    cl_device_id device_;
+    cl_context context_ = nullptr;
+    cl_command_queue queue_ = nullptr;
+    std::mutex program_mutex_;
+    std::unique_ptr<Program> program_;
+};
+
+enum class DeviceTypes { All, Gpu, Cpu, Accelerator };
+
+// Every usable device of every platform whose name contains `platform_filter`
+// (case-insensitive; empty = any). No platform at all yields an empty list.
+std::vector<std::unique_ptr<ClDevice>> enumerate_devices(DeviceTypes types, const std::string& platform_filter);
+
+}  // namespace hetero::opencl

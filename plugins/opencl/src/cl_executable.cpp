@@ -1,0 +1,431 @@
+#include "cl_executable.hpp"
+
+#include "cl_buffer.hpp"
+#include "cl_util.hpp"
+
+#include <hetero/sdk/host_memory.hpp>
+
+#include <climits>
+
+namespace hetero::opencl {
+namespace {
+
+// Mirrors the dtype numbers of kernels/common.cl.
+static_assert(HETERO_DTYPE_F32 == 0 && HETERO_DTYPE_F16 == 1 && HETERO_DTYPE_BF16 == 2 && HETERO_DTYPE_Q8_0 == 3 &&
+              HETERO_DTYPE_Q4_0 == 4);
+
+constexpr cl_int kFlagInit[4] = {0, INT_MAX, 0, 0};
+constexpr cl_int kErrIdRange = 1, kErrPosRange = 2;
+
+template <class T>
+void set_arg(cl_kernel k, cl_uint i, const T& v) {
+    cl_check(clSetKernelArg(k, i, sizeof(T), &v), "clSetKernelArg");
+}
+void set_local(cl_kernel k, cl_uint i, size_t floats) {
+    cl_check(clSetKernelArg(k, i, floats * sizeof(float), nullptr), "clSetKernelArg (local)");
+}
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+// Kernels address tensors through typed pointers, so offsets must respect
+// the element alignment (2 bytes for f16/bf16 and GGUF blocks).
+uint64_t alignment_of(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F32: case HETERO_DTYPE_I32: return 4;
+        case HETERO_DTYPE_I8: return 1;
+        default: return 2;
+    }
+}
+
+void check_alignment(const hetero_tensor_desc& t, uint32_t id, uint64_t offset) {
+    const uint64_t a = alignment_of(t.dtype);
+    if (offset % a != 0)
+        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "tensor " + std::to_string(id) + (t.name && *t.name ? " (" + std::string(t.name) + ")" : "") +
+                                                   ": binding offset " + std::to_string(offset) + " is not a multiple of " +
+                                                   std::to_string(a) + " bytes as its dtype " + sdk::dtype_name(t.dtype) + " needs");
+}
+
+const char* matvec_kernel(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F32: return "matvec_f32";
+        case HETERO_DTYPE_F16: return "matvec_f16";
+        case HETERO_DTYPE_BF16: return "matvec_bf16";
+        case HETERO_DTYPE_Q8_0: return "matvec_q8_0";
+        default: return "matvec_q4_0";
+    }
+}
+
+const char* gemm_kernel(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F32: return "gemm_f32";
+        case HETERO_DTYPE_F16: return "gemm_f16";
+        case HETERO_DTYPE_BF16: return "gemm_bf16";
+        case HETERO_DTYPE_Q8_0: return "gemm_q8_0";
+        default: return "gemm_q4_0";
+    }
+}
+
+}  // namespace
+
+ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Program& program, sdk::Graph graph,
+                           const std::vector<sdk::BoundTensor>& constants)
+    : sdk::Executable(device_index, std::move(graph)), device_(device), program_(program) {
+    const sdk::Graph& g = this->graph();
+    const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
+    internal_offset_ = plan.offset;
+    cl_int err = CL_SUCCESS;
+    const uint64_t arena = std::max<uint64_t>(plan.arena_bytes, sdk::kHostAlign);
+    if (arena > device.info().max_alloc && device.info().max_alloc)
+        sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "internal tensors need " + std::to_string(arena) + " bytes, more than the device's largest allocation (" +
+                                                std::to_string(device.info().max_alloc) + ")");
+    arena_ = clCreateBuffer(device.context(), CL_MEM_READ_WRITE, arena, nullptr, &err);
+    cl_check(err, "allocating the internal-tensor arena", HETERO_ERR_OUT_OF_MEMORY);
+    error_flag_ = clCreateBuffer(device.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof kFlagInit,
+                                 const_cast<cl_int*>(kFlagInit), &err);
+    if (err != CL_SUCCESS) {
+        release();
+        cl_check(err, "allocating the error flag", HETERO_ERR_OUT_OF_MEMORY);
+    }
+
+    try {
+        for (size_t t = 0; t < g.tensors.size(); ++t)
+            if (g.tensors[t].kind == HETERO_TENSOR_CONSTANT) check_alignment(g.tensors[t], uint32_t(t), constants[t].offset);
+        auto ops = std::make_shared<std::vector<uint32_t>>();
+        for (size_t n = 0; n < g.nodes.size(); ++n) {
+            ops->push_back(g.nodes[n].op);
+            add_node(uint32_t(n), g.nodes[n], constants);
+        }
+        node_ops_ = std::move(ops);
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+ClExecutable::~ClExecutable() {
+    // Kernels may still be queued; let them finish before their memory goes.
+    clFinish(device_.queue());
+    release();
+}
+
+void ClExecutable::release() {
+    for (auto& l : launches_)
+        if (l.kernel) clReleaseKernel(l.kernel);
+    launches_.clear();
+    if (arena_) clReleaseMemObject(arena_);
+    if (error_flag_) clReleaseMemObject(error_flag_);
+    arena_ = error_flag_ = nullptr;
+}
+
+cl_kernel ClExecutable::make_kernel(const char* name) {
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(program_.get(), name, &err);
+    cl_check(err, (std::string("clCreateKernel ") + name).c_str(), HETERO_ERR_COMPILE_FAILED);
+    return k;
+}
+
+void ClExecutable::set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants) {
+    const hetero_tensor_desc& t = graph().tensors[size_t(tensor)];
+    switch (t.kind) {
+        case HETERO_TENSOR_INTERNAL:
+            set_arg(l.kernel, arg, arena_);
+            set_arg(l.kernel, arg + 1, cl_ulong(internal_offset_[size_t(tensor)]));
+            break;
+        case HETERO_TENSOR_CONSTANT:
+            set_arg(l.kernel, arg, mem_of(constants[size_t(tensor)].buffer));
+            set_arg(l.kernel, arg + 1, cl_ulong(constants[size_t(tensor)].offset));
+            break;
+        default: l.bound.push_back(BoundArg{uint32_t(tensor), arg}); break;
+    }
+}
+
+void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    auto in = [&](uint32_t i) -> const hetero_tensor_desc& { return T[size_t(node.inputs[i])]; };
+    const hetero_tensor_desc& out = T[size_t(node.output)];
+    Launch l;
+    // The kernel is owned by `l` from here on; a throw below releases it.
+    struct Guard {
+        Launch& l;
+        bool armed = true;
+        ~Guard() {
+            if (armed && l.kernel) clReleaseKernel(l.kernel);
+        }
+    } guard{l};
+    auto tensor = [&](cl_uint arg, int32_t id) { set_tensor(l, arg, id, constants); };
+    auto grid1 = [&](size_t items, size_t wg) {
+        l.dims = 1;
+        l.local[0] = wg;
+        l.global[0] = round_up(std::max<size_t>(items, 1), wg);
+    };
+    const cl_int node_id = cl_int(index);
+
+    switch (node.op) {
+        case HETERO_OP_EMBEDDING: {
+            l.kernel = make_kernel("embedding");
+            const cl_int V = cl_int(in(0).shape[0]), D = cl_int(in(0).shape[1]);
+            tensor(0, node.inputs[0]);
+            set_arg(l.kernel, 2, cl_int(in(0).dtype));
+            tensor(3, node.inputs[1]);
+            tensor(5, node.output);
+            set_arg(l.kernel, 7, D);
+            set_arg(l.kernel, 8, V);
+            set_arg(l.kernel, 9, error_flag_);
+            set_arg(l.kernel, 10, node_id);
+            const size_t wg = program_.group_size("embedding", 64);
+            l.dims = 2;
+            l.local[0] = wg;
+            l.global[0] = round_up(size_t(D), wg);
+            l.global[1] = size_t(in(1).shape[0]);
+            break;
+        }
+        case HETERO_OP_MATMUL: {
+            const int64_t N = in(0).shape[0], K = sdk::row_width(in(0)), M = in(1).shape[0];
+            const bool has_bias = node.n_inputs == 3;
+            const bool matvec = N == 1;
+            const char* name = matvec ? matvec_kernel(in(1).dtype) : gemm_kernel(in(1).dtype);
+            l.kernel = make_kernel(name);
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            if (has_bias) {
+                tensor(4, node.inputs[2]);
+            } else {  // any valid buffer; the kernel never reads it
+                set_arg(l.kernel, 4, error_flag_);
+                set_arg(l.kernel, 5, cl_ulong(0));
+            }
+            set_arg(l.kernel, 6, cl_int(has_bias));
+            tensor(7, node.output);
+            if (matvec) {
+                const size_t wg = program_.group_size(name, 128);
+                const size_t lanes = std::min<size_t>(32, wg);
+                const size_t rows_per_group = wg / lanes;
+                set_arg(l.kernel, 9, cl_int(M));
+                set_arg(l.kernel, 10, cl_int(K));
+                set_arg(l.kernel, 11, cl_int(lanes));
+                set_local(l.kernel, 12, wg);
+                grid1((size_t(M) + rows_per_group - 1) / rows_per_group * wg, wg);
+            } else {
+                const GemmConfig& gc = program_.gemm();
+                set_arg(l.kernel, 9, cl_int(N));
+                set_arg(l.kernel, 10, cl_int(M));
+                set_arg(l.kernel, 11, cl_int(K));
+                l.dims = 2;
+                l.local[0] = size_t(gc.wg());
+                l.global[0] = (size_t(M) + size_t(gc.bm()) - 1) / size_t(gc.bm()) * size_t(gc.wg());
+                l.global[1] = (size_t(N) + size_t(gc.bn()) - 1) / size_t(gc.bn());
+            }
+            break;
+        }
+        case HETERO_OP_RMSNORM: {
+            l.kernel = make_kernel("rmsnorm");
+            const int64_t D = sdk::inner_dim(in(0)), rows = sdk::element_count(in(0)) / D;
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, cl_int(D));
+            set_arg(l.kernel, 7, cl_float(node.fparams[0]));
+            const size_t wg = program_.group_size("rmsnorm", 256);
+            set_local(l.kernel, 8, wg);
+            grid1(size_t(rows) * wg, wg);
+            break;
+        }
+        case HETERO_OP_ROPE: {
+            l.kernel = make_kernel("rope");
+            const int64_t N = in(0).shape[0], H = in(0).shape[1], Hd = in(0).shape[2];
+            const int64_t rot = node.iparams[1] ? node.iparams[1] : Hd;
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, cl_int(H));
+            set_arg(l.kernel, 7, cl_int(Hd));
+            set_arg(l.kernel, 8, cl_int(rot));
+            set_arg(l.kernel, 9, cl_int(node.iparams[0] == HETERO_ROPE_HALVES));
+            set_arg(l.kernel, 10, cl_float(node.fparams[0]));
+            const size_t items = size_t(Hd - rot / 2);
+            const size_t wg = std::min(program_.group_size("rope", 64), round_up(items, 8));
+            l.dims = 3;
+            l.local[0] = wg;
+            l.global[0] = round_up(items, wg);
+            l.global[1] = size_t(H);
+            l.global[2] = size_t(N);
+            break;
+        }
+        case HETERO_OP_ATTENTION: {
+            l.kernel = make_kernel("attention");
+            const auto &q = in(0), &k = in(1);
+            const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
+            const size_t wg = program_.group_size("attention", 128);
+            if (size_t(Hd) > 8 * wg)
+                sdk::fail(HETERO_ERR_UNSUPPORTED, "attention: head dim " + std::to_string(Hd) + " exceeds " + std::to_string(8 * wg) + " on this device");
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.inputs[2]);
+            tensor(6, node.inputs[3]);
+            tensor(8, node.output);
+            set_arg(l.kernel, 10, cl_int(H));
+            set_arg(l.kernel, 11, cl_int(Hkv));
+            set_arg(l.kernel, 12, cl_int(Hd));
+            set_arg(l.kernel, 13, cl_int(C));
+            set_arg(l.kernel, 14, cl_float(node.fparams[0]));
+            set_arg(l.kernel, 15, cl_int(k.dtype == HETERO_DTYPE_F16));
+            set_arg(l.kernel, 16, error_flag_);
+            set_arg(l.kernel, 17, node_id);
+            set_local(l.kernel, 18, wg);
+            set_local(l.kernel, 19, size_t(Hd));
+            l.dims = 2;
+            l.local[0] = wg;
+            l.global[0] = wg * size_t(H);
+            l.global[1] = size_t(N);
+            break;
+        }
+        case HETERO_OP_SWIGLU: {
+            l.kernel = make_kernel("swiglu");
+            const auto n = cl_ulong(sdk::element_count(out));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, n);
+            grid1(size_t(n), program_.group_size("swiglu", 256));
+            break;
+        }
+        case HETERO_OP_ADD:
+        case HETERO_OP_MUL: {
+            l.kernel = make_kernel("binary");
+            const auto n = cl_ulong(sdk::element_count(out));
+            const bool same = sdk::element_count(in(1)) == sdk::element_count(in(0));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, n);
+            set_arg(l.kernel, 7, cl_int(same ? 0 : in(1).shape[0]));
+            set_arg(l.kernel, 8, cl_int(node.op == HETERO_OP_MUL));
+            grid1(size_t(n), program_.group_size("binary", 256));
+            break;
+        }
+        case HETERO_OP_SOFTMAX: {
+            l.kernel = make_kernel("softmax");
+            const int64_t D = sdk::inner_dim(in(0)), rows = sdk::element_count(in(0)) / D;
+            tensor(0, node.inputs[0]);
+            tensor(2, node.output);
+            set_arg(l.kernel, 4, cl_int(D));
+            set_arg(l.kernel, 5, cl_float(node.fparams[0] == 0.f ? 1.f : node.fparams[0]));
+            const size_t wg = program_.group_size("softmax", 256);
+            set_local(l.kernel, 6, wg);
+            grid1(size_t(rows) * wg, wg);
+            break;
+        }
+        case HETERO_OP_CONVERT: {
+            const uint32_t src = in(0).dtype, dst = out.dtype;
+            const auto n = cl_ulong(sdk::element_count(out));
+            const char* name = src != HETERO_DTYPE_F32          ? "convert_to_f32"
+                               : dst == HETERO_DTYPE_Q8_0 ? "quantize_q8_0"
+                               : dst == HETERO_DTYPE_Q4_0 ? "quantize_q4_0"
+                                                          : "convert_from_f32";
+            l.kernel = make_kernel(name);
+            tensor(0, node.inputs[0]);
+            if (sdk::is_block_dtype(dst)) {
+                tensor(2, node.output);
+                set_arg(l.kernel, 4, cl_ulong(n / sdk::kQBlock));
+                grid1(size_t(n / sdk::kQBlock), program_.group_size(name, 64));
+            } else {
+                set_arg(l.kernel, 2, cl_int(src != HETERO_DTYPE_F32 ? src : dst));
+                tensor(3, node.output);
+                set_arg(l.kernel, 5, n);
+                grid1(size_t(n), program_.group_size(name, 256));
+            }
+            break;
+        }
+        case HETERO_OP_STORE_ROWS: {
+            l.kernel = make_kernel("store_rows");
+            const int64_t N = in(0).shape[0], D = sdk::row_width(in(0)), C = out.shape[0];
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, cl_int(D));
+            set_arg(l.kernel, 7, cl_int(C));
+            set_arg(l.kernel, 8, cl_int(out.dtype == HETERO_DTYPE_F16));
+            set_arg(l.kernel, 9, error_flag_);
+            set_arg(l.kernel, 10, node_id);
+            const size_t wg = program_.group_size("store_rows", 64);
+            l.dims = 2;
+            l.local[0] = wg;
+            l.global[0] = round_up(size_t(D), wg);
+            l.global[1] = size_t(N);
+            break;
+        }
+        default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("op ") + sdk::op_name(node.op) + " is not provided");
+    }
+    guard.armed = false;
+    launches_.push_back(std::move(l));
+}
+
+std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor>& bound, bool want_event) {
+    const auto& T = graph().tensors;
+    for (size_t t = 0; t < T.size(); ++t)
+        if (T[t].kind == HETERO_TENSOR_BOUND) check_alignment(T[t], uint32_t(t), bound[t].offset);
+    cl_command_queue q = device_.queue();
+    for (Launch& l : launches_) {
+        // Only bound tensors change between executions; skip unchanged args.
+        for (BoundArg& a : l.bound) {
+            const sdk::BoundTensor& b = bound[a.tensor];
+            const cl_mem mem = mem_of(b.buffer);
+            if (mem != a.last_mem) {
+                set_arg(l.kernel, a.arg, mem);
+                a.last_mem = mem;
+            }
+            if (b.offset != a.last_offset) {
+                set_arg(l.kernel, a.arg + 1, cl_ulong(b.offset));
+                a.last_offset = b.offset;
+            }
+        }
+        const cl_int err = clEnqueueNDRangeKernel(q, l.kernel, l.dims, nullptr, l.global, l.local, 0, nullptr, nullptr);
+        if (err != CL_SUCCESS) {
+            for (BoundArg& a : l.bound) a.last_mem = nullptr;  // re-set everything next time
+            cl_check(err, "clEnqueueNDRangeKernel", err == CL_OUT_OF_RESOURCES ? HETERO_ERR_DEVICE_LOST : HETERO_ERR_INTERNAL);
+        }
+    }
+    auto ev = std::make_unique<ClEvent>(q, error_flag_, node_ops_);
+    cl_event done = nullptr;
+    cl_check(clEnqueueReadBuffer(q, error_flag_, CL_FALSE, 0, sizeof kFlagInit, ev->flag_storage(), 0, nullptr, &done),
+             "reading the error flag", HETERO_ERR_DEVICE_LOST);
+    ev->set_event(done);
+    clFlush(q);
+    if (want_event) return ev;
+    ev->wait();
+    return nullptr;
+}
+
+ClEvent::ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops)
+    : queue_(queue), flag_mem_(flag), node_ops_(std::move(node_ops)) {
+    clRetainMemObject(flag_mem_);
+}
+
+ClEvent::~ClEvent() {
+    // The flag is read into this object; it must land before the memory goes.
+    if (event_) {
+        clWaitForEvents(1, &event_);
+        clReleaseEvent(event_);
+    }
+    clReleaseMemObject(flag_mem_);
+}
+
+void ClEvent::wait() {
+    if (done_ || !event_) return;
+    const cl_int err = clWaitForEvents(1, &event_);
+    cl_int status = CL_COMPLETE;
+    clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    done_ = true;
+    if (err != CL_SUCCESS || status < 0)
+        sdk::fail(HETERO_ERR_DEVICE_LOST, std::string("OpenCL execution failed: ") + cl_error_name(err != CL_SUCCESS ? err : status));
+    if (flag_[0] == 0) return;
+    // Clear the flag for the next execution, then report the first bad node.
+    clEnqueueWriteBuffer(queue_, flag_mem_, CL_TRUE, 0, sizeof kFlagInit, kFlagInit, 0, nullptr, nullptr);
+    const uint32_t node = uint32_t(flag_[1]);
+    const char* op = node < node_ops_->size() ? sdk::op_name((*node_ops_)[node]) : "?";
+    std::string what;
+    if (flag_[0] & kErrIdRange) what = "token id outside the embedding table";
+    if (flag_[0] & kErrPosRange) what += std::string(what.empty() ? "" : "; ") + "position outside the KV cache";
+    sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "node " + std::to_string(node) + " (" + op + "): " + what);
+}
+
+}  // namespace hetero::opencl

@@ -1,0 +1,82 @@
+// A compiled subgraph on one OpenCL device: a kernel object per node with its
+// arguments set once at compile time, internal tensors in one device arena
+// laid out by the SDK's static memory plan, and a small error-flag buffer the
+// kernels raise on out-of-range ids or positions.
+#pragma once
+
+#include "cl_device.hpp"
+
+#include <hetero/sdk/provider.hpp>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace hetero::opencl {
+
+// Where a kernel argument pair (buffer, byte offset) takes a bound tensor.
+struct BoundArg {
+    uint32_t tensor;
+    cl_uint arg;  // index of the buffer argument; the offset follows it
+    cl_mem last_mem = nullptr;
+    uint64_t last_offset = ~uint64_t(0);
+};
+
+struct Launch {
+    cl_kernel kernel = nullptr;
+    cl_uint dims = 1;
+    size_t global[3] = {1, 1, 1};
+    size_t local[3] = {1, 1, 1};
+    std::vector<BoundArg> bound;
+};
+
+class ClExecutable final : public sdk::Executable {
+public:
+    ClExecutable(uint32_t device_index, ClDevice& device, const Program& program, sdk::Graph graph,
+                 const std::vector<sdk::BoundTensor>& constants);
+    ~ClExecutable() override;
+    ClExecutable(const ClExecutable&) = delete;
+    ClExecutable& operator=(const ClExecutable&) = delete;
+
+    // Enqueues every node; returns an event, or nullptr after waiting when
+    // `want_event` is false.
+    std::unique_ptr<sdk::Event> run(const std::vector<sdk::BoundTensor>& bound, bool want_event);
+
+private:
+    void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
+    cl_kernel make_kernel(const char* name);
+    void release();
+    void set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants);
+
+    ClDevice& device_;
+    const Program& program_;
+    cl_mem arena_ = nullptr;
+    cl_mem error_flag_ = nullptr;
+    std::vector<uint64_t> internal_offset_;
+    std::vector<Launch> launches_;
+    std::shared_ptr<const std::vector<uint32_t>> node_ops_;  // op of each node, for error messages
+};
+
+// Completion of one execution: waits on the read-back of the error flag that
+// follows the last kernel, then reports what the kernels flagged.
+class ClEvent final : public sdk::Event {
+public:
+    ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops);
+    ~ClEvent() override;
+    ClEvent(const ClEvent&) = delete;
+    ClEvent& operator=(const ClEvent&) = delete;
+    void wait() override;
+    // Host memory the flag is read into; `ev` is that read's completion.
+    cl_int* flag_storage() { return flag_.data(); }
+    void set_event(cl_event ev) { event_ = ev; }
+
+private:
+    cl_event event_ = nullptr;
+    cl_command_queue queue_;
+    cl_mem flag_mem_;
+    std::shared_ptr<const std::vector<uint32_t>> node_ops_;
+    std::array<cl_int, 4> flag_{};
+    bool done_ = false;
+};
+
+}  // namespace hetero::opencl

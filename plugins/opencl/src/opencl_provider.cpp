@@ -1,0 +1,139 @@
+// The OpenCL execution provider: every OpenCL 1.2+ device the ICD loader
+// finds, with the provider's kernels built once per device and cached on disk.
+#include "cl_buffer.hpp"
+#include "cl_device.hpp"
+#include "cl_executable.hpp"
+#include "cl_util.hpp"
+#include "program_cache.hpp"
+
+#include <hetero/sdk/provider.hpp>
+
+#include <climits>
+#include <cstring>
+
+namespace hetero::opencl {
+namespace {
+
+DeviceTypes parse_device_types(const sdk::Options& o) {
+    auto it = o.find("device_types");
+    if (it == o.end() || it->second == "all") return DeviceTypes::All;
+    if (it->second == "gpu") return DeviceTypes::Gpu;
+    if (it->second == "cpu") return DeviceTypes::Cpu;
+    if (it->second == "accelerator") return DeviceTypes::Accelerator;
+    sdk::fail(HETERO_ERR_INVALID_ARGUMENT,
+              "option 'device_types' must be one of all, gpu, cpu, accelerator; got '" + it->second + "'");
+}
+
+std::string option_or(const sdk::Options& o, const char* key, const std::string& fallback) {
+    auto it = o.find(key);
+    return it == o.end() ? fallback : it->second;
+}
+
+}  // namespace
+
+class OpenclProvider final : public sdk::Provider {
+public:
+    explicit OpenclProvider(const sdk::Options& o) {
+        sdk::require_known_options(o, {"device_types", "platform", "cache_dir"}, "opencl");
+        const DeviceTypes types = parse_device_types(o);
+        // cache_dir "off" (or empty) keeps programs in memory only.
+        cache_dir_ = option_or(o, "cache_dir", default_cache_dir());
+        if (cache_dir_ == "off") cache_dir_.clear();
+        devices_ = enumerate_devices(types, option_or(o, "platform", ""));
+    }
+
+    uint32_t device_count() override { return uint32_t(devices_.size()); }
+
+    void device_props(uint32_t device, hetero_device_props& props) override { devices_[device]->fill_props(props); }
+
+    void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
+                         double*) override {
+        // Kernels index within a row or head with 32-bit integers.
+        auto dims_fit = [&](int32_t id) {
+            const hetero_tensor_desc& t = tensors[id];
+            for (uint32_t i = 0; i < t.ndim; ++i)
+                if (t.shape[i] > INT_MAX) return false;
+            return sdk::row_width(t) <= INT_MAX;
+        };
+        for (uint32_t i = 0; i < node.n_inputs; ++i)
+            if (!dims_fit(node.inputs[i])) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
+        if (!dims_fit(node.output)) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
+        if (node.op == HETERO_OP_ATTENTION) {
+            // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
+            size_t wg = 1;
+            while (wg * 2 <= std::min<size_t>(128, devices_[device]->info().max_wg)) wg *= 2;
+            if (size_t(tensors[node.inputs[0]].shape[2]) > 8 * wg)
+                sdk::fail(HETERO_ERR_UNSUPPORTED, "attention head dim above " + std::to_string(8 * wg) + " on this device");
+        }
+    }
+
+    std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
+        const ClDevice& d = *devices_[device];
+        if (d.info().max_alloc && size > d.info().max_alloc)
+            sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "buffer of " + std::to_string(size) + " bytes exceeds the device's largest allocation (" +
+                                                    std::to_string(d.info().max_alloc) + " bytes)");
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = clCreateBuffer(d.context(), CL_MEM_READ_WRITE, size, nullptr, &err);
+        cl_check(err, "clCreateBuffer", err == CL_INVALID_BUFFER_SIZE ? HETERO_ERR_OUT_OF_MEMORY : HETERO_ERR_INTERNAL);
+        return std::make_unique<ClBuffer>(device, size, mem, nullptr);
+    }
+
+    std::unique_ptr<sdk::Buffer> import_host(uint32_t device, void* ptr, uint64_t size) override {
+        const ClDevice& d = *devices_[device];
+        // Only where device and host share memory is USE_HOST_PTR free of copies.
+        if (!d.info().unified_memory) sdk::fail(HETERO_ERR_UNSUPPORTED, "device does not share memory with the host");
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = clCreateBuffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, size, ptr, &err);
+        cl_check(err, "clCreateBuffer(USE_HOST_PTR)", HETERO_ERR_UNSUPPORTED);
+        return std::make_unique<ClBuffer>(device, size, mem, ptr);
+    }
+
+    // Imported memory is the host's own; device allocations are not mapped.
+    void* host_ptr(sdk::Buffer& b) override { return static_cast<ClBuffer&>(b).host(); }
+
+    void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
+        cl_check(clEnqueueWriteBuffer(queue_of(dst), mem_of(&dst), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
+                 "buffer_write", HETERO_ERR_DEVICE_LOST);
+    }
+
+    void read(sdk::Buffer& src, uint64_t offset, void* dst, uint64_t size) override {
+        cl_check(clEnqueueReadBuffer(queue_of(src), mem_of(&src), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
+                 "buffer_read", HETERO_ERR_DEVICE_LOST);
+    }
+
+    void copy(sdk::Buffer& src, uint64_t so, sdk::Buffer& dst, uint64_t d, uint64_t size) override {
+        if (src.device() != dst.device() || (&src == &dst && so < d + size && d < so + size)) {
+            // Across devices (separate contexts) or overlapping: stage on the host.
+            std::vector<unsigned char> tmp(size);
+            read(src, so, tmp.data(), size);
+            write(dst, d, tmp.data(), size);
+            return;
+        }
+        cl_command_queue q = queue_of(dst);
+        cl_check(clEnqueueCopyBuffer(q, mem_of(&src), mem_of(&dst), so, d, size, 0, nullptr, nullptr), "buffer_copy",
+                 HETERO_ERR_DEVICE_LOST);
+        cl_check(clFinish(q), "buffer_copy (finish)", HETERO_ERR_DEVICE_LOST);
+    }
+
+    std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph,
+                                             const std::vector<sdk::BoundTensor>& constants) override {
+        ClDevice& d = *devices_[device];
+        const Program& program = d.program(cache_dir_);
+        return std::make_unique<ClExecutable>(device, d, program, std::move(graph), constants);
+    }
+
+    std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound,
+                                        bool want_event) override {
+        return static_cast<ClExecutable&>(exe).run(bound, want_event);
+    }
+
+private:
+    cl_command_queue queue_of(const sdk::Buffer& b) const { return devices_[b.device()]->queue(); }
+
+    std::string cache_dir_;
+    std::vector<std::unique_ptr<ClDevice>> devices_;
+};
+
+}  // namespace hetero::opencl
+
+HETERO_SDK_EXPORT_PROVIDER(hetero::opencl::OpenclProvider, "opencl", "0.1.0", nullptr)

@@ -1,0 +1,26 @@
+// Builds the provider's program for a device, reusing program binaries cached
+// on disk. Entries are keyed by device name, driver version, build options and
+// a hash of the source; an unreadable or corrupted entry is ignored and
+// rebuilt from source.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <string>
+
+namespace hetero::opencl {
+
+// $XDG_CACHE_HOME/hetero/opencl, else ~/.cache/hetero/opencl, else "" (no cache).
+std::string default_cache_dir();
+
+struct BuiltProgram {
+    cl_program program = nullptr;
+    bool from_cache = false;
+};
+
+// Throws sdk::Error(HETERO_ERR_COMPILE_FAILED) with the build log when the
+// source does not build. `cache_dir` empty disables the cache.
+BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& source, const std::string& options,
+                           const std::string& device_key, const std::string& cache_dir);
+
+}  // namespace hetero::opencl

@@ -1,0 +1,103 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Causal attention over a KV cache, one workgroup per (query row, head),
+// streaming the keys in tiles of WG with an online softmax so any context
+// length fits in shared memory.
+// u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd, u[4] = C, u[5] = 1 for f16 caches;
+// f[0] = scale.
+#include "common.glsl"
+#include "load.glsl"
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+const uint MAX_HD = 512;
+const uint ACC = MAX_HD / 32;  // accumulators per invocation for WG >= 32
+layout(std430, binding = 1) readonly buffer Q { float q[]; };
+layout(std430, binding = 2) readonly buffer K { uint kw[]; };
+layout(std430, binding = 3) readonly buffer V { uint vw[]; };
+layout(std430, binding = 4) readonly buffer P { int pos[]; };
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+DEFINE_LOADERS(kc, kw)
+DEFINE_LOADERS(vc, vw)
+shared float q_s[MAX_HD];
+shared float p_s[WG];
+shared float red[WG];
+
+float reduce_max(float v) {
+    uint t = gl_LocalInvocationID.x;
+    red[t] = v;
+    barrier();
+    for (uint k = WG / 2; k > 0; k >>= 1) {
+        if (t < k) red[t] = max(red[t], red[t + k]);
+        barrier();
+    }
+    float r = red[0];
+    barrier();
+    return r;
+}
+
+float reduce_sum(float v) {
+    uint t = gl_LocalInvocationID.x;
+    red[t] = v;
+    barrier();
+    for (uint k = WG / 2; k > 0; k >>= 1) {
+        if (t < k) red[t] += red[t + k];
+        barrier();
+    }
+    float r = red[0];
+    barrier();
+    return r;
+}
+
+void main() {
+    uint N = pc.u[0], H = pc.u[1], Hkv = pc.u[2], Hd = pc.u[3], C = pc.u[4];
+    uint dt = pc.u[5] != 0u ? DT_F16 : DT_F32;
+    uint g = flat_group();
+    if (g >= N * H) return;
+    uint n = g / H, h = g % H;
+    uint kvh = h / (H / Hkv);
+    uint t = gl_LocalInvocationID.x;
+    int p = pos[(meta.base[pc.t3] >> 2) + n];
+    uint ob = (meta.base[pc.t4] >> 2) + g * Hd;
+    if (p < 0 || uint(p) >= C) {
+        if (t == 0u) report_error(ERR_BAD_POSITION, uint(p));
+        for (uint d = t; d < Hd; d += WG) o[ob + d] = 0.0;
+        return;
+    }
+    uint qb = (meta.base[pc.t0] >> 2) + g * Hd;
+    for (uint d = t; d < Hd; d += WG) q_s[d] = q[qb + d];
+    barrier();
+
+    uint kb = meta.base[pc.t1], vb = meta.base[pc.t2];
+    uint row_stride = Hkv * Hd;
+    float m = -1.0 / 0.0, l = 0.0;
+    float acc[ACC];
+    for (uint i = 0u; i < ACC; ++i) acc[i] = 0.0;
+    uint last = uint(p);
+    for (uint j0 = 0u; j0 <= last; j0 += WG) {
+        uint j = j0 + t;
+        float s = -1.0 / 0.0;
+        if (j <= last) {
+            uint e = j * row_stride + kvh * Hd;
+            float dot = 0.0;
+            for (uint d = 0u; d < Hd; ++d) dot += q_s[d] * kc_elem(dt, kb, e + d);
+            s = dot * pc.f[0];
+        }
+        float new_m = max(m, reduce_max(s));
+        float pj = j <= last ? exp(s - new_m) : 0.0;
+        p_s[t] = pj;
+        float corr = exp(m - new_m);
+        l = l * corr + reduce_sum(pj);  // reduce_sum's barriers also publish p_s
+        m = new_m;
+        uint cnt = min(WG, last + 1u - j0);
+        for (uint i = 0u; i * WG + t < Hd; ++i) {
+            uint d = i * WG + t;
+            float a = acc[i] * corr;
+            for (uint jj = 0u; jj < cnt; ++jj)
+                a += p_s[jj] * vc_elem(dt, vb, (j0 + jj) * row_stride + kvh * Hd + d);
+            acc[i] = a;
+        }
+        barrier();
+    }
+    float inv = 1.0 / l;
+    for (uint i = 0u; i * WG + t < Hd; ++i) o[ob + i * WG + t] = acc[i] * inv;
+}

@@ -1,0 +1,23 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// add / mul / swiglu over n elements; b may broadcast along the last dim.
+// u[0] = n, u[1] = broadcast width (0 = same shape), u[2] = 0 add, 1 mul, 2 swiglu
+#include "common.glsl"
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(std430, binding = 1) readonly buffer A { float a[]; };
+layout(std430, binding = 2) readonly buffer B { float b[]; };
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+
+void main() {
+    uint i = flat_invocation();
+    if (i >= pc.u[0]) return;
+    float x = a[(meta.base[pc.t0] >> 2) + i];
+    uint j = pc.u[1] != 0u ? i % pc.u[1] : i;
+    float y = b[(meta.base[pc.t1] >> 2) + j];
+    float r;
+    if (pc.u[2] == 0u) r = x + y;
+    else if (pc.u[2] == 1u) r = x * y;
+    else r = x / (1.0 + exp(-x)) * y;
+    o[(meta.base[pc.t4] >> 2) + i] = r;
+}

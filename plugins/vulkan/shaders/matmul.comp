@@ -1,0 +1,94 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// out[n, m] = dot(x[n, :], W[m, :]) (+ bias[m]) for many tokens (prefill):
+// a register-tiled GEMM. A workgroup of 256 computes a BM x BN tile of the
+// output; each invocation a TM x TN micro-tile. Per step of BK = 32 (one
+// quantization block) W's tile is dequantized into shared memory once and
+// x's tile is staged next to it, both k-major so the inner loop reads
+// consecutive words.
+// WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = has bias.
+#include "common.glsl"
+#include "load.glsl"
+layout(local_size_x = 256) in;
+const uint BM = 64, BN = 64, BK = 32, TM = 4, TN = 4;
+const uint PAD = 4;  // breaks bank conflicts of the k-major stores
+layout(std430, binding = 1) readonly buffer X { float x[]; };
+layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
+layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+DEFINE_LOADERS(w, ww)
+shared float ws[BK][BM + PAD];
+shared float xs[BK][BN + PAD];
+
+void main() {
+    uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
+    uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
+    uint t = gl_LocalInvocationID.x;
+    uint tx = t % 16u, ty = t / 16u;
+    uint xb = meta.base[pc.t0] >> 2;
+    uint wbase = meta.base[pc.t1];
+    // Loader roles: 4 invocations per row of a tile, 8 consecutive k each.
+    uint lr = t / 4u, lp = t % 4u;
+    float acc[TN][TM];
+    for (uint j = 0u; j < TN; ++j)
+        for (uint i = 0u; i < TM; ++i) acc[j][i] = 0.0;
+
+    for (uint k0 = 0u; k0 < K; k0 += BK) {
+        // W tile: row m0 + lr, k in [k0 + 8 lp, +8) (Q4_0 splits by nibble instead).
+        uint m = m0 + lr;
+        if (m < M) {
+#if WTYPE == 4
+            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * 18u;
+            float d = unpackHalf2x16(w_u16(blk)).x;
+            for (uint b = 0u; b < 4u; b += 2u) {
+                uint v = w_u16(blk + 2u + lp * 4u + b);
+                ws[lp * 4u + b][lr] = d * float(int(v & 15u) - 8);
+                ws[lp * 4u + b + 16u][lr] = d * float(int((v >> 4) & 15u) - 8);
+                ws[lp * 4u + b + 1u][lr] = d * float(int((v >> 8) & 15u) - 8);
+                ws[lp * 4u + b + 17u][lr] = d * float(int(v >> 12) - 8);
+            }
+#elif WTYPE == 3
+            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * 34u;
+            float d = unpackHalf2x16(w_u16(blk)).x;
+            for (uint b = 0u; b < 8u; b += 2u) {
+                uint v = w_u16(blk + 2u + lp * 8u + b);
+                ws[lp * 8u + b][lr] = d * float(int(v << 24) >> 24);
+                ws[lp * 8u + b + 1u][lr] = d * float(int(v << 16) >> 24);
+            }
+#else
+            for (uint b = 0u; b < 8u; ++b) {
+                uint k = k0 + lp * 8u + b;
+                ws[lp * 8u + b][lr] = k < K ? w_elem(WTYPE, wbase, m * K + k) : 0.0;
+            }
+#endif
+        } else {
+            for (uint b = 0u; b < 8u; ++b) ws[lp * 8u + b][lr] = 0.0;
+        }
+        uint n = n0 + lr;
+        for (uint b = 0u; b < 8u; ++b) {
+            uint k = k0 + lp * 8u + b;
+            xs[lp * 8u + b][lr] = (n < N && k < K) ? x[xb + n * K + k] : 0.0;
+        }
+        barrier();
+        for (uint k = 0u; k < BK; ++k) {
+            float wv[TM], xv[TN];
+            for (uint i = 0u; i < TM; ++i) wv[i] = ws[k][tx + 16u * i];
+            for (uint j = 0u; j < TN; ++j) xv[j] = xs[k][ty + 16u * j];
+            for (uint j = 0u; j < TN; ++j)
+                for (uint i = 0u; i < TM; ++i) acc[j][i] = fma(xv[j], wv[i], acc[j][i]);
+        }
+        barrier();
+    }
+    uint ob = meta.base[pc.t4] >> 2;
+    for (uint j = 0u; j < TN; ++j) {
+        uint n = n0 + ty + 16u * j;
+        if (n >= N) continue;
+        for (uint i = 0u; i < TM; ++i) {
+            uint m = m0 + tx + 16u * i;
+            if (m >= M) continue;
+            float v = acc[j][i];
+            if (pc.u[3] != 0u) v += bias[(meta.base[pc.t2] >> 2) + m];
+            o[ob + n * M + m] = v;
+        }
+    }
+}

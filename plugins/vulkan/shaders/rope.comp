@@ -1,0 +1,48 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// One invocation per pair of elements. u[0] = N, u[1] = H, u[2] = Hd,
+// u[3] = rot_dims, u[4] = mode (0 adjacent, 1 halves); f[0] = base.
+#include "common.glsl"
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(std430, binding = 1) readonly buffer X { float x[]; };
+layout(std430, binding = 2) readonly buffer P { int pos[]; };
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+
+// sin/cos of large angles lose accuracy on fast GPU paths: reduce modulo 2*pi
+// first with a three-part constant (Cody-Waite).
+vec2 cos_sin(float a) {
+    float k = round(a * 0.15915494309189535);
+    precise float r = fma(-k, 6.28125, a);
+    r = fma(-k, 1.9353071693331003e-3, r);
+    r = fma(-k, 1.0253131677018246e-11, r);
+    return vec2(cos(r), sin(r));
+}
+
+void main() {
+    uint N = pc.u[0], H = pc.u[1], Hd = pc.u[2], rot = pc.u[3];
+    uint half_hd = Hd / 2u;
+    uint i = flat_invocation();
+    if (i >= N * H * half_hd) return;
+    uint p = i % half_hd;
+    uint rowhead = i / half_hd;  // n * H + h
+    uint n = rowhead / H;
+    uint xb = (meta.base[pc.t0] >> 2) + rowhead * Hd;
+    uint ob = (meta.base[pc.t4] >> 2) + rowhead * Hd;
+    uint half_rot = rot / 2u;
+    if (p >= half_rot) {
+        // not rotated: copy two elements beyond the rotated span
+        uint e = pc.u[4] == 0u ? 2u * p : rot + 2u * (p - half_rot);
+        o[ob + e] = x[xb + e];
+        o[ob + e + 1u] = x[xb + e + 1u];
+        return;
+    }
+    uint e0 = pc.u[4] == 0u ? 2u * p : p;
+    uint e1 = pc.u[4] == 0u ? 2u * p + 1u : p + half_rot;
+    float position = float(pos[(meta.base[pc.t1] >> 2) + n]);
+    float inv_freq = pow(pc.f[0], -float(2u * p) / float(rot));
+    vec2 cs = cos_sin(position * inv_freq);
+    float a = x[xb + e0], b = x[xb + e1];
+    o[ob + e0] = a * cs.x - b * cs.y;
+    o[ob + e1] = a * cs.y + b * cs.x;
+}

@@ -1,0 +1,111 @@
+// One Vulkan physical device opened for compute: its properties as the ABI
+// reports them, the logical device and queue, a timeline semaphore that
+// orders every submission, the memory allocator, the pipelines, and the
+// blocking buffer transfers.
+#pragma once
+
+#include "vk_common.hpp"
+#include "vk_memory.hpp"
+#include "vk_pipelines.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace hetero::vk {
+
+struct DeviceInfo {
+    VkPhysicalDevice phys = VK_NULL_HANDLE;
+    VkPhysicalDeviceProperties props{};
+    std::string name;
+    std::string driver;
+    uint32_t kind = HETERO_DEVICE_GPU;
+    uint32_t flags = 0;
+    uint64_t memory_bytes = 0;
+    uint32_t subgroup_size = 0;
+    bool subgroup_arithmetic = false;
+    bool storage16 = false;
+    bool storage8 = false;
+    bool update_after_bind = false;
+    bool cooperative_matrix = false;
+    uint8_t uuid[VK_UUID_SIZE]{};
+    uint32_t driver_version = 0;
+    uint64_t min_offset_align = 16;
+    uint64_t max_storage_range = 1ull << 27;
+    uint32_t max_groups_x = 65535;
+};
+
+// Reads the properties and features of `phys`; never throws.
+DeviceInfo describe(VkPhysicalDevice phys);
+
+class Device;
+
+// A VkBuffer carved out of the allocator: the provider's buffer handle.
+class DeviceBuffer final : public sdk::Buffer {
+public:
+    DeviceBuffer(Device& dev, uint32_t index, uint64_t size, MemoryUse use);
+    ~DeviceBuffer() override;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    VkBuffer handle() const { return buffer_; }
+    uint8_t* mapped() const { return alloc_.mapped; }
+    uint64_t id() const { return id_; }
+
+private:
+    Device& dev_;
+    VkBuffer buffer_ = VK_NULL_HANDLE;
+    Allocation alloc_;
+    uint64_t id_;
+};
+
+class Device {
+public:
+    Device(VkInstance instance, const DeviceInfo& info, uint32_t index);
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const DeviceInfo& info() const { return info_; }
+    uint32_t index() const { return index_; }
+    VkDevice handle() const { return dev_; }
+    uint32_t queue_family() const { return family_; }
+    MemoryAllocator& memory() { return *memory_; }
+    Pipelines& pipelines() { return *pipelines_; }
+
+    // Submits `cb` after everything submitted before; returns the timeline
+    // value that signals its completion. Thread-safe.
+    uint64_t submit(VkCommandBuffer cb);
+    void wait(uint64_t value);
+    bool reached(uint64_t value);
+    // Waits for every submission so far (host access to device memory).
+    void wait_all();
+
+    void write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t size);
+    void read(DeviceBuffer& src, uint64_t offset, void* dst, uint64_t size);
+    void copy(DeviceBuffer& src, uint64_t src_offset, DeviceBuffer& dst, uint64_t dst_offset, uint64_t size);
+
+private:
+    void release() noexcept;
+    // Runs `record` in a one-off command buffer and waits for it.
+    template <class F>
+    void run_transfer(F&& record);
+
+    DeviceInfo info_;
+    uint32_t index_;
+    VkDevice dev_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    uint32_t family_ = 0;
+    VkSemaphore timeline_ = VK_NULL_HANDLE;
+    std::mutex submit_mu_;
+    uint64_t last_value_ = 0;
+
+    std::mutex transfer_mu_;
+    VkCommandPool transfer_pool_ = VK_NULL_HANDLE;
+    VkCommandBuffer transfer_cb_ = VK_NULL_HANDLE;
+    std::unique_ptr<DeviceBuffer> staging_;
+
+    std::unique_ptr<MemoryAllocator> memory_;
+    std::unique_ptr<Pipelines> pipelines_;
+};
+
+}  // namespace hetero::vk

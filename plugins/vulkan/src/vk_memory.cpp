@@ -1,0 +1,130 @@
+#include "vk_memory.hpp"
+
+#include <algorithm>
+
+namespace hetero::vk {
+
+MemoryAllocator::MemoryAllocator(VkPhysicalDevice phys, VkDevice dev, bool unified) : dev_(dev), unified_(unified) {
+    vkGetPhysicalDeviceMemoryProperties(phys, &props_);
+}
+
+MemoryAllocator::~MemoryAllocator() {
+    for (auto& b : blocks_) {
+        if (b->mapped) vkUnmapMemory(dev_, b->memory);
+        vkFreeMemory(dev_, b->memory, nullptr);
+    }
+}
+
+uint32_t MemoryAllocator::pick_type(uint32_t bits, MemoryUse use) const {
+    constexpr VkMemoryPropertyFlags kDL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    constexpr VkMemoryPropertyFlags kHV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    // Preference lists: the first memory type matching any entry wins.
+    std::vector<VkMemoryPropertyFlags> wants;
+    if (use == MemoryUse::Device) {
+        // Unified memory: map the device memory itself so no staging copies are needed.
+        if (unified_) wants = {kDL | kHV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, kDL | kHV, kDL};
+        else wants = {kDL, kHV};
+    } else {
+        wants = {kHV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, kHV};
+    }
+    for (VkMemoryPropertyFlags want : wants)
+        for (uint32_t i = 0; i < props_.memoryTypeCount; ++i)
+            if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & want) == want) return i;
+    sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "vulkan: no memory type fits the buffer");
+}
+
+MemoryAllocator::Block* MemoryAllocator::new_block(uint32_t type, VkDeviceSize size, bool dedicated) {
+    VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    info.allocationSize = size;
+    info.memoryTypeIndex = type;
+    auto b = std::make_unique<Block>();
+    VkResult r = vkAllocateMemory(dev_, &info, nullptr, &b->memory);
+    if (r != VK_SUCCESS)
+        sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "vulkan: cannot allocate " + std::to_string(size >> 20) + " MiB of device memory (" +
+                                                result_name(r) + ")");
+    b->size = size;
+    b->type = type;
+    b->dedicated = dedicated;
+    if (props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+        void* p = nullptr;
+        r = vkMapMemory(dev_, b->memory, 0, VK_WHOLE_SIZE, 0, &p);
+        if (r != VK_SUCCESS) {
+            vkFreeMemory(dev_, b->memory, nullptr);
+            check(r, "vkMapMemory");
+        }
+        b->mapped = static_cast<uint8_t*>(p);
+    }
+    b->free[0] = size;
+    blocks_.push_back(std::move(b));
+    return blocks_.back().get();
+}
+
+void MemoryAllocator::release_block(Block* b) {
+    if (b->mapped) vkUnmapMemory(dev_, b->memory);
+    vkFreeMemory(dev_, b->memory, nullptr);
+    blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](const auto& p) { return p.get() == b; }));
+}
+
+// Best fit: the smallest free range that holds the aligned request.
+bool MemoryAllocator::carve(Block& b, VkDeviceSize size, VkDeviceSize align, VkDeviceSize& out) {
+    auto best = b.free.end();
+    VkDeviceSize best_waste = ~VkDeviceSize(0);
+    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
+        const VkDeviceSize start = (it->first + align - 1) / align * align;
+        if (start + size > it->first + it->second) continue;
+        const VkDeviceSize waste = it->second - size;
+        if (waste < best_waste) { best_waste = waste; best = it; }
+    }
+    if (best == b.free.end()) return false;
+    const VkDeviceSize lo = best->first, hi = best->first + best->second;
+    const VkDeviceSize start = (lo + align - 1) / align * align;
+    b.free.erase(best);
+    if (start > lo) b.free[lo] = start - lo;
+    if (start + size < hi) b.free[start + size] = hi - (start + size);
+    out = start;
+    return true;
+}
+
+Allocation MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUse use) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint32_t type = pick_type(req.memoryTypeBits, use);
+    if (use == MemoryUse::Device && (props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+        device_mapped_ = true;
+    const VkDeviceSize align = std::max<VkDeviceSize>(req.alignment, 16);
+    const VkDeviceSize size = std::max<VkDeviceSize>(req.size, 16);
+    Block* block = nullptr;
+    VkDeviceSize offset = 0;
+    if (size >= kDedicatedAbove) {
+        block = new_block(type, size, true);
+        block->free.clear();
+    } else {
+        for (auto& b : blocks_)
+            if (!b->dedicated && b->type == type && carve(*b, size, align, offset)) { block = b.get(); break; }
+        if (!block) {
+            const VkDeviceSize heap = props_.memoryHeaps[props_.memoryTypes[type].heapIndex].size;
+            block = new_block(type, std::max(size, std::min(kBlockSize, heap / 4)), false);
+            if (!carve(*block, size, align, offset)) sdk::fail(HETERO_ERR_INTERNAL, "vulkan: fresh memory block too small");
+        }
+    }
+    return Allocation{block->memory, offset, size, block->mapped ? block->mapped + offset : nullptr, block};
+}
+
+void MemoryAllocator::free(const Allocation& a) {
+    if (!a.block) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    Block* b = static_cast<Block*>(a.block);
+    if (b->dedicated) { release_block(b); return; }
+    auto [it, ok] = b->free.emplace(a.offset, a.size);
+    if (!ok) return;  // double free: keep the map consistent
+    // Coalesce with the neighbours.
+    auto next = std::next(it);
+    if (next != b->free.end() && it->first + it->second == next->first) { it->second += next->second; b->free.erase(next); }
+    if (it != b->free.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first + prev->second == it->first) { prev->second += it->second; b->free.erase(it); it = prev; }
+    }
+    // Give fully free blocks back so a finished model does not pin memory.
+    if (b->free.size() == 1 && b->free.begin()->first == 0 && b->free.begin()->second == b->size) release_block(b);
+}
+
+}  // namespace hetero::vk

@@ -1,0 +1,64 @@
+// Device memory: few large VkDeviceMemory blocks carved up by a best-fit free
+// list (drivers limit the number of allocations and each one is slow), with
+// dedicated allocations for huge buffers.
+#pragma once
+
+#include "vk_common.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hetero::vk {
+
+enum class MemoryUse {
+    Device,  // tensors: device-local (host-visible too on unified-memory devices)
+    Host     // staging and the small meta buffers: host-visible and coherent
+};
+
+struct Allocation {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0;
+    VkDeviceSize size = 0;
+    uint8_t* mapped = nullptr;  // host address of `offset`, or null
+    void* block = nullptr;      // owning block, for free()
+};
+
+class MemoryAllocator {
+public:
+    MemoryAllocator(VkPhysicalDevice phys, VkDevice dev, bool unified);
+    ~MemoryAllocator();
+    MemoryAllocator(const MemoryAllocator&) = delete;
+    MemoryAllocator& operator=(const MemoryAllocator&) = delete;
+
+    Allocation allocate(const VkMemoryRequirements& req, MemoryUse use);
+    void free(const Allocation& a);
+    bool device_memory_is_mapped() const { return device_mapped_; }
+
+    static constexpr VkDeviceSize kBlockSize = VkDeviceSize(256) << 20;
+    static constexpr VkDeviceSize kDedicatedAbove = VkDeviceSize(64) << 20;
+
+private:
+    struct Block {
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        VkDeviceSize size = 0;
+        uint32_t type = 0;
+        uint8_t* mapped = nullptr;
+        bool dedicated = false;
+        std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size, coalesced
+    };
+    uint32_t pick_type(uint32_t type_bits, MemoryUse use) const;
+    Block* new_block(uint32_t type, VkDeviceSize size, bool dedicated);
+    void release_block(Block* b);
+    static bool carve(Block& b, VkDeviceSize size, VkDeviceSize align, VkDeviceSize& out);
+
+    VkDevice dev_;
+    VkPhysicalDeviceMemoryProperties props_{};
+    bool unified_;
+    bool device_mapped_ = false;
+    std::mutex mu_;
+    std::vector<std::unique_ptr<Block>> blocks_;
+};
+
+}  // namespace hetero::vk

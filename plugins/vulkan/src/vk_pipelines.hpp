@@ -1,0 +1,54 @@
+// Compute pipelines built from the embedded SPIR-V: one descriptor layout
+// (meta buffer + five operands) and one push-constant block shared by every
+// shader, pipelines cached per (shader, specialization constants), and a
+// VkPipelineCache persisted on disk per device UUID and driver version.
+#pragma once
+
+#include "vk_common.hpp"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace hetero::vk {
+
+// Mirrors `Push` in shaders/common.glsl.
+struct PushConstants {
+    uint32_t node = 0;
+    uint32_t tensor[5] = {0, 0, 0, 0, 0};  // in0..in3, out (indices into meta.base)
+    uint32_t u[16] = {};
+    float f[4] = {};
+};
+static_assert(sizeof(PushConstants) == 104, "push constants must match shaders/common.glsl");
+
+inline constexpr uint32_t kOperandBindings = 5;  // bindings 1..5; binding 0 is the meta buffer
+
+class Pipelines {
+public:
+    Pipelines(VkDevice dev, const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version, bool update_after_bind);
+    ~Pipelines();
+    Pipelines(const Pipelines&) = delete;
+    Pipelines& operator=(const Pipelines&) = delete;
+
+    VkPipeline get(const std::string& shader, const std::vector<uint32_t>& spec);
+    VkDescriptorSetLayout set_layout() const { return set_layout_; }
+    VkPipelineLayout layout() const { return layout_; }
+    // Writes the pipeline cache to disk (also done at destruction).
+    void save_cache();
+
+private:
+    VkShaderModule module(const std::string& shader);
+
+    VkDevice dev_;
+    std::string cache_path_;
+    VkPipelineCache cache_ = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    std::mutex mu_;
+    std::map<std::string, VkShaderModule> modules_;
+    std::map<std::pair<std::string, std::vector<uint32_t>>, VkPipeline> pipelines_;
+    bool dirty_ = false;
+};
+
+}  // namespace hetero::vk

@@ -1,0 +1,24 @@
+// The embedded SPIR-V modules (generated at build time from ../shaders).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace hetero::vk {
+
+#define HETERO_VK_SHADERS(X)                                                                              \
+    X(elementwise) X(rmsnorm) X(softmax) X(rope) X(embedding) X(to_f32) X(from_f32_half) X(from_f32_quant) \
+    X(store_rows) X(attention) X(matmul_w0) X(matmul_w1) X(matmul_w2) X(matmul_w3) X(matmul_w4)            \
+    X(matvec_w0) X(matvec_w1) X(matvec_w2) X(matvec_w3) X(matvec_w4) X(matvec_sg_w0) X(matvec_sg_w1)      \
+    X(matvec_sg_w2) X(matvec_sg_w3) X(matvec_sg_w4)
+
+struct ShaderCode {
+    const uint32_t* words;
+    size_t count;
+};
+
+// The module named `name`; throws when none is embedded under that name.
+ShaderCode shader_code(std::string_view name);
+
+}  // namespace hetero::vk

@@ -1,0 +1,14 @@
+// The groups of cases that all_cases() concatenates.
+#pragma once
+
+#include "conformance.hpp"
+
+#include <vector>
+
+namespace hetero::conformance {
+
+void add_op_cases(std::vector<Case>& out);     // one op per graph
+void add_graph_cases(std::vector<Case>& out);  // chains with internal and constant tensors
+void add_error_cases(std::vector<Case>& out);  // malformed graphs, bad bindings, bad data, buffers
+
+}  // namespace hetero::conformance

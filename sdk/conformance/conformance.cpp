@@ -1,0 +1,30 @@
+#include "conformance.hpp"
+
+#include "case_lists.hpp"
+
+namespace hetero::conformance {
+
+std::vector<Case> all_cases() {
+    std::vector<Case> cases;
+    add_op_cases(cases);
+    add_graph_cases(cases);
+    add_error_cases(cases);
+    return cases;
+}
+
+uint64_t seed_of(const std::string& name) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
+    return h;
+}
+
+std::string identifier(const std::string& name) {
+    std::string id;
+    for (char ch : name) {
+        const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        id += keep ? ch : '_';
+    }
+    return id;
+}
+
+}  // namespace hetero::conformance

@@ -1,0 +1,153 @@
+// Multi-node cases: internal intermediates, constant weights, KV caches
+// written and read in one graph, the way a model layer runs.
+#include "case_builder.hpp"
+#include "case_lists.hpp"
+
+#include <hetero/sdk/quant.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace hetero::conformance {
+namespace {
+
+constexpr uint32_t B = HETERO_TENSOR_BOUND, I = HETERO_TENSOR_INTERNAL, C = HETERO_TENSOR_CONSTANT;
+constexpr uint32_t F32 = HETERO_DTYPE_F32, I32 = HETERO_DTYPE_I32;
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+// x -> rmsnorm -> gate/up matmuls -> swiglu -> down matmul -> + x
+void ffn_cases(std::vector<Case>& out) {
+    struct Shape { int64_t n, d, f; };
+    const Shape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}};
+    for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
+        for (const Shape& sh : shapes) {
+            CaseBuilder b("graph/ffn/" + std::string(sdk::dtype_name(w)) + "/n" + s(sh.n) + "_d" + s(sh.d) + "_f" + s(sh.f));
+            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d});
+            const int32_t norm_w = b.tensor("norm.weight", F32, C, {sh.d}, uniform(0.5, 1.5));
+            const int32_t wg = b.tensor("ffn.gate", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
+            const int32_t wu = b.tensor("ffn.up", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
+            const int32_t wd = b.tensor("ffn.down", w, C, {sh.d, sh.f}, uniform(-0.3, 0.3));
+            const int32_t xn = b.tensor("xn", F32, I, {sh.n, sh.d});
+            const int32_t g = b.tensor("gate", F32, I, {sh.n, sh.f});
+            const int32_t u = b.tensor("up", F32, I, {sh.n, sh.f});
+            const int32_t h = b.tensor("hidden", F32, I, {sh.n, sh.f});
+            const int32_t dn = b.tensor("down", F32, I, {sh.n, sh.d});
+            const int32_t y = b.output("out", F32, {sh.n, sh.d});
+            b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-5f;
+            b.node(HETERO_OP_MATMUL, {xn, wg}, g);
+            b.node(HETERO_OP_MATMUL, {xn, wu}, u);
+            b.node(HETERO_OP_SWIGLU, {g, u}, h);
+            b.node(HETERO_OP_MATMUL, {h, wd}, dn);
+            b.node(HETERO_OP_ADD, {x, dn}, y);
+            b.get().packed = sh.n == 3;
+            out.push_back(b.done());
+        }
+}
+
+// A full attention block: norm, q/k/v projections, rope, store the new k/v
+// rows into the caches, attend, output projection, residual.
+void attention_block_cases(std::vector<Case>& out) {
+    struct Shape { int64_t n, h, kv, hd, c; int mode; };
+    const Shape shapes[] = {{1, 4, 2, 16, 17, HETERO_ROPE_ADJACENT},
+                            {5, 8, 2, 16, 33, HETERO_ROPE_HALVES},
+                            {3, 2, 2, 32, 64, HETERO_ROPE_ADJACENT},
+                            {7, 4, 1, 32, 20, HETERO_ROPE_HALVES}};
+    for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
+        for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+            for (const Shape& sh : shapes) {
+                const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
+                CaseBuilder b("graph/attention_block/" + std::string(sdk::dtype_name(w)) + "_cache_" + sdk::dtype_name(cache) + "/n" + s(sh.n) +
+                              "_h" + s(sh.h) + "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_c" + s(sh.c));
+                Rng rng(b.get().seed);
+                const int32_t x = b.tensor("x", F32, B, {sh.n, dm});
+                const int32_t pos = b.tensor("positions", I32, B, {sh.n}, values(contiguous_positions(rng.below(sh.c - sh.n + 1), sh.n)));
+                const int32_t kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd});
+                const int32_t vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
+                const int32_t norm_w = b.tensor("attn_norm.weight", F32, C, {dm}, uniform(0.5, 1.5));
+                const int32_t wq = b.tensor("attn.q", w, C, {dm, dm}, uniform(-0.3, 0.3));
+                const int32_t wk = b.tensor("attn.k", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+                const int32_t wv = b.tensor("attn.v", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+                const int32_t wo = b.tensor("attn.o", w, C, {dm, dm}, uniform(-0.3, 0.3));
+                const int32_t xn = b.tensor("xn", F32, I, {sh.n, dm});
+                const int32_t q = b.tensor("q", F32, I, {sh.n, sh.h, sh.hd});
+                const int32_t k = b.tensor("k", F32, I, {sh.n, sh.kv, sh.hd});
+                const int32_t v = b.tensor("v", F32, I, {sh.n, sh.kv, sh.hd});
+                const int32_t qr = b.tensor("q_rope", F32, I, {sh.n, sh.h, sh.hd});
+                const int32_t kr = b.tensor("k_rope", F32, I, {sh.n, sh.kv, sh.hd});
+                const int32_t att = b.tensor("attn", F32, I, {sh.n, sh.h, sh.hd});
+                const int32_t o = b.tensor("attn_out", F32, I, {sh.n, dm});
+                const int32_t y = b.output("out", F32, {sh.n, dm});
+                b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-6f;
+                b.node(HETERO_OP_MATMUL, {xn, wq}, q);
+                b.node(HETERO_OP_MATMUL, {xn, wk}, k);
+                b.node(HETERO_OP_MATMUL, {xn, wv}, v);
+                for (auto [src, dst] : {std::pair{q, qr}, std::pair{k, kr}}) {
+                    hetero_node& r = b.node(HETERO_OP_ROPE, {src, pos}, dst);
+                    r.fparams[0] = 10000.f;
+                    r.iparams[0] = sh.mode;
+                }
+                b.node(HETERO_OP_STORE_ROWS, {kr, pos}, kc);
+                b.node(HETERO_OP_STORE_ROWS, {v, pos}, vc);
+                b.node(HETERO_OP_ATTENTION, {qr, kc, vc, pos}, att).fparams[0] = float(1.0 / std::sqrt(double(sh.hd)));
+                b.node(HETERO_OP_MATMUL, {att, wo}, o);
+                b.node(HETERO_OP_ADD, {x, o}, y);
+                b.get().packed = sh.n == 5;
+                out.push_back(b.done());
+            }
+}
+
+// store_rows into both caches, then attention over them, all bound tensors.
+void store_then_attend_cases(std::vector<Case>& out) {
+    struct Shape { int64_t n, h, kv, hd, c; };
+    const Shape shapes[] = {{1, 8, 1, 64, 65}, {4, 4, 2, 16, 9}, {17, 2, 1, 128, 40}, {3, 8, 8, 8, 3}};
+    for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+        for (const Shape& sh : shapes) {
+            CaseBuilder b("graph/store_then_attend/" + std::string(sdk::dtype_name(cache)) + "/n" + s(sh.n) + "_h" + s(sh.h) + "_kv" + s(sh.kv) +
+                          "_hd" + s(sh.hd) + "_c" + s(sh.c));
+            Rng rng(b.get().seed);
+            const int32_t q = b.tensor("q", F32, B, {sh.n, sh.h, sh.hd}, uniform(-2, 2));
+            const int32_t kn = b.tensor("k_new", F32, B, {sh.n, sh.kv, sh.hd}, uniform(-2, 2));
+            const int32_t vn = b.tensor("v_new", F32, B, {sh.n, sh.kv, sh.hd});
+            const int32_t pos = b.tensor("positions", I32, B, {sh.n}, values(distinct_positions(rng, sh.n, sh.c)));
+            const int32_t kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd}, uniform(-2, 2));
+            const int32_t vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
+            const int32_t y = b.output("out", F32, {sh.n, sh.h, sh.hd});
+            b.node(HETERO_OP_STORE_ROWS, {kn, pos}, kc);
+            b.node(HETERO_OP_STORE_ROWS, {vn, pos}, vc);
+            b.node(HETERO_OP_ATTENTION, {q, kc, vc, pos}, y).fparams[0] = float(1.0 / std::sqrt(double(sh.hd)));
+            out.push_back(b.done());
+        }
+}
+
+// embedding -> rmsnorm -> logits matmul -> softmax (the two ends of a model).
+void embed_to_probs_cases(std::vector<Case>& out) {
+    for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {
+        const int64_t vocab = 257, d = 64, n = 5;
+        CaseBuilder b("graph/embed_to_probs/" + std::string(sdk::dtype_name(w)) + "/v" + s(vocab) + "_d" + s(d) + "_n" + s(n));
+        const int32_t idv = b.tensor("tokens", I32, B, {n}, ids(vocab));
+        const int32_t table = b.tensor("token_embd", w, C, {vocab, d});
+        const int32_t norm_w = b.tensor("output_norm.weight", F32, C, {d}, uniform(0.5, 1.5));
+        const int32_t head = b.tensor("output", w, C, {vocab, d}, uniform(-0.5, 0.5));
+        const int32_t e = b.tensor("embd", F32, I, {n, d});
+        const int32_t en = b.tensor("embd_norm", F32, I, {n, d});
+        const int32_t logits = b.tensor("logits", F32, I, {n, vocab});
+        const int32_t y = b.output("probs", F32, {n, vocab});
+        b.node(HETERO_OP_EMBEDDING, {table, idv}, e);
+        b.node(HETERO_OP_RMSNORM, {e, norm_w}, en).fparams[0] = 1e-5f;
+        b.node(HETERO_OP_MATMUL, {en, head}, logits);
+        b.node(HETERO_OP_SOFTMAX, {logits}, y);
+        out.push_back(b.done());
+    }
+}
+
+}  // namespace
+
+void add_graph_cases(std::vector<Case>& out) {
+    ffn_cases(out);
+    attention_block_cases(out);
+    store_then_attend_cases(out);
+    embed_to_probs_cases(out);
+}
+
+}  // namespace hetero::conformance

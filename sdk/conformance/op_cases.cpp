@@ -1,0 +1,246 @@
+// Single-op cases: every op x every dtype it takes x many shapes, odd sizes included.
+#include "case_builder.hpp"
+#include "case_lists.hpp"
+
+#include <hetero/sdk/quant.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace hetero::conformance {
+namespace {
+
+constexpr uint32_t B = HETERO_TENSOR_BOUND;
+constexpr uint32_t F32 = HETERO_DTYPE_F32, I32 = HETERO_DTYPE_I32;
+const uint32_t kWeightDtypes[] = {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0};
+
+std::string dt(uint32_t d) { return sdk::dtype_name(d); }
+std::string s(int64_t v) { return std::to_string(v); }
+
+void embedding_cases(std::vector<Case>& out) {
+    struct Shape { int64_t v, d, n; };
+    const Shape block_shapes[] = {{1, 32, 1}, {7, 64, 3}, {100, 96, 17}, {257, 160, 64}, {33, 2048, 5}};
+    const Shape odd_shapes[] = {{3, 7, 2}, {17, 33, 9}, {65, 100, 1}, {2, 1, 4}};
+    for (uint32_t dtype : kWeightDtypes) {
+        std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));
+        if (!sdk::is_block_dtype(dtype)) shapes.insert(shapes.end(), std::begin(odd_shapes), std::end(odd_shapes));
+        for (const Shape& sh : shapes) {
+            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n));
+            const int32_t table = b.tensor("table", dtype, B, {sh.v, sh.d});
+            const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
+            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
+            out.push_back(b.done());
+        }
+    }
+}
+
+void matmul_cases(std::vector<Case>& out) {
+    struct Shape { int64_t n, m, k; };
+    const Shape block_shapes[] = {{1, 33, 64}, {1, 1, 32}, {1, 7, 96}, {2, 17, 160}, {3, 65, 256}, {7, 100, 32},
+                                  {17, 129, 64}, {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256},
+                                  {13, 3, 160}, {4, 64, 4096}};
+    const Shape odd_shapes[] = {{1, 33, 7}, {3, 17, 33}, {17, 65, 100}, {64, 3, 1}, {2, 127, 129}, {9, 1, 257}, {11, 5, 63}};
+    for (uint32_t dtype : kWeightDtypes) {
+        std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));
+        if (!sdk::is_block_dtype(dtype)) shapes.insert(shapes.end(), std::begin(odd_shapes), std::end(odd_shapes));
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            const Shape& sh = shapes[i];
+            const bool bias = i % 2 == 1;
+            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : ""));
+            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
+            const int32_t w = b.tensor("w", dtype, B, {sh.m, sh.k}, uniform(-0.5, 0.5));
+            std::vector<int32_t> in{x, w};
+            if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
+            b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
+            out.push_back(b.done());
+        }
+        // "(rows)" operands: x [N, H, Hd] read as [N, H*Hd], output written as [N, H2, Hd2].
+        for (int64_t n : {1, 3, 17}) {
+            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");
+            const int32_t x = b.tensor("x", F32, B, {n, 4, 32});
+            const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
+            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
+            b.get().packed = n == 3;  // also exercise nonzero binding offsets
+            out.push_back(b.done());
+        }
+    }
+}
+
+void rmsnorm_cases(std::vector<Case>& out) {
+    struct Shape { int64_t n, d; };
+    const Shape shapes[] = {{1, 1}, {1, 7}, {3, 32}, {17, 33}, {5, 100}, {2, 257}, {4, 2048}, {64, 63}, {1, 4096}};
+    for (const Shape& sh : shapes)
+        for (float eps : {1e-5f, 1e-6f}) {
+            CaseBuilder b("rmsnorm/f32/n" + s(sh.n) + "_d" + s(sh.d) + (eps == 1e-5f ? "_eps1e-5" : "_eps1e-6"));
+            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d}, uniform(-3, 3));
+            const int32_t w = b.tensor("weight", F32, B, {sh.d}, uniform(-1.5, 1.5));
+            b.node(HETERO_OP_RMSNORM, {x, w}, b.output("out", F32, {sh.n, sh.d})).fparams[0] = eps;
+            out.push_back(b.done());
+        }
+    CaseBuilder b("rmsnorm/f32/n3_h4_d17_3d");
+    const int32_t x = b.tensor("x", F32, B, {3, 4, 17});
+    const int32_t w = b.tensor("weight", F32, B, {17});
+    b.node(HETERO_OP_RMSNORM, {x, w}, b.output("out", F32, {3, 4, 17})).fparams[0] = 1e-5f;
+    out.push_back(b.done());
+}
+
+void rope_cases(std::vector<Case>& out) {
+    struct Rows { int64_t n, h; };
+    const Rows rows[] = {{1, 1}, {5, 4}, {17, 3}};
+    for (int64_t hd : {8, 16, 64, 128})
+        for (int mode : {HETERO_ROPE_ADJACENT, HETERO_ROPE_HALVES})
+            for (int64_t rot : {int64_t(0), hd / 2, int64_t(2)})
+                for (const Rows& r : rows) {
+                    if (rot == 2 && hd != 16) continue;  // the smallest partial rotation, once per mode
+                    const float base = mode == HETERO_ROPE_ADJACENT ? 10000.f : 1000000.f;
+                    const std::string name = "rope/" + std::string(mode == HETERO_ROPE_ADJACENT ? "adjacent" : "halves") + "/n" + s(r.n) +
+                                             "_h" + s(r.h) + "_hd" + s(hd) + "_rot" + s(rot ? rot : hd) + (base == 10000.f ? "_base1e4" : "_base1e6");
+                    CaseBuilder b(name);
+                    Rng rng(b.get().seed);
+                    const int32_t x = b.tensor("x", F32, B, {r.n, r.h, hd});
+                    const int32_t pos = b.tensor("positions", I32, B, {r.n}, values(distinct_positions(rng, r.n, 4096)));
+                    hetero_node& node = b.node(HETERO_OP_ROPE, {x, pos}, b.output("out", F32, {r.n, r.h, hd}));
+                    node.fparams[0] = base;
+                    node.iparams[0] = mode;
+                    node.iparams[1] = rot;
+                    out.push_back(b.done());
+                }
+}
+
+void attention_cases(std::vector<Case>& out) {
+    struct Heads { int64_t h, kv; };
+    const Heads heads[] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}, {8, 2}, {4, 4}};
+    const int64_t caches[] = {1, 17, 65, 257};
+    int variant = 0;
+    for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+        for (int64_t hd : {8, 16, 64, 128})
+            for (const Heads& hh : heads)
+                for (const char* scenario : {"decode", "prefill", "scattered"}) {
+                    const int64_t c = caches[size_t(variant++) % 4];
+                    const std::string sc = scenario;
+                    int64_t n = sc == "decode" ? 1 : std::min<int64_t>(c, sc == "prefill" ? 7 : 5);
+                    CaseBuilder b("attention/" + dt(dtype) + "/n" + s(n) + "_h" + s(hh.h) + "_kv" + s(hh.kv) + "_hd" + s(hd) + "_c" + s(c) + "_" + sc);
+                    Rng rng(b.get().seed);
+                    std::vector<int32_t> pos;
+                    if (sc == "decode") pos = {int32_t(c - 1 - rng.below((c + 1) / 2))};
+                    else if (sc == "prefill") pos = contiguous_positions(rng.below(c - n + 1), n);
+                    else pos = distinct_positions(rng, n, c);
+                    const int32_t q = b.tensor("q", F32, B, {n, hh.h, hd}, uniform(-2, 2));
+                    const int32_t k = b.tensor("k_cache", dtype, B, {c, hh.kv, hd}, uniform(-2, 2));
+                    const int32_t v = b.tensor("v_cache", dtype, B, {c, hh.kv, hd});
+                    const int32_t p = b.tensor("positions", I32, B, {n}, values(pos));
+                    b.node(HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {n, hh.h, hd})).fparams[0] = float(1.0 / std::sqrt(double(hd)));
+                    out.push_back(b.done());
+                }
+}
+
+struct RowShape { int64_t n, d; };
+const RowShape kElementwiseShapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 257}, {2, 4096}, {5, 100}, {1, 63}};
+
+void elementwise_cases(std::vector<Case>& out) {
+    for (const RowShape& sh : kElementwiseShapes) {
+        CaseBuilder b("swiglu/f32/n" + s(sh.n) + "_d" + s(sh.d));
+        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
+        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
+        b.node(HETERO_OP_SWIGLU, {g, u}, b.output("out", F32, {sh.n, sh.d}));
+        out.push_back(b.done());
+    }
+    for (uint32_t op : {HETERO_OP_ADD, HETERO_OP_MUL})
+        for (const RowShape& sh : kElementwiseShapes)
+            for (bool bcast : {false, true}) {
+                CaseBuilder b(std::string(op == HETERO_OP_ADD ? "add" : "mul") + "/f32/n" + s(sh.n) + "_d" + s(sh.d) + (bcast ? "_bcast" : ""));
+                const int32_t a = b.tensor("a", F32, B, {sh.n, sh.d}, uniform(-4, 4));
+                const int32_t bb = bcast ? b.tensor("b", F32, B, {sh.d}, uniform(-4, 4)) : b.tensor("b", F32, B, {sh.n, sh.d}, uniform(-4, 4));
+                b.node(op, {a, bb}, b.output("out", F32, {sh.n, sh.d}));
+                out.push_back(b.done());
+            }
+    for (uint32_t op : {HETERO_OP_ADD, HETERO_OP_MUL}) {
+        CaseBuilder b(std::string(op == HETERO_OP_ADD ? "add" : "mul") + "/f32/n3_h4_d17_3d_bcast");
+        const int32_t a = b.tensor("a", F32, B, {3, 4, 17});
+        const int32_t bb = b.tensor("b", F32, B, {17});
+        b.node(op, {a, bb}, b.output("out", F32, {3, 4, 17}));
+        out.push_back(b.done());
+    }
+}
+
+void softmax_cases(std::vector<Case>& out) {
+    const RowShape shapes[] = {{1, 1}, {1, 3}, {7, 17}, {3, 100}, {2, 257}, {1, 4096}, {64, 65}};
+    for (const RowShape& sh : shapes)
+        for (float scale : {0.f, 0.125f}) {
+            CaseBuilder b("softmax/f32/n" + s(sh.n) + "_d" + s(sh.d) + (scale == 0.f ? "_scale1" : "_scale0.125"));
+            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d}, uniform(-8, 8));
+            b.node(HETERO_OP_SOFTMAX, {x}, b.output("out", F32, {sh.n, sh.d})).fparams[0] = scale;
+            out.push_back(b.done());
+        }
+    // exp(x) overflows f32 here: only a max-subtracting softmax gets it right.
+    CaseBuilder b("softmax/f32/n3_d100_large_values");
+    const int32_t x = b.tensor("x", F32, B, {3, 100}, uniform(80, 120));
+    b.node(HETERO_OP_SOFTMAX, {x}, b.output("out", F32, {3, 100}));
+    out.push_back(b.done());
+}
+
+void convert_cases(std::vector<Case>& out) {
+    const std::vector<std::vector<int64_t>> block_shapes = {{1, 32}, {3, 64}, {17, 96}, {7, 2048}, {2, 4, 32}};
+    const std::vector<std::vector<int64_t>> odd_shapes = {{3, 7}, {5, 33}, {1, 1}, {65, 100}};
+    auto shape_name = [](const std::vector<int64_t>& d) {
+        std::string n;
+        for (size_t i = 0; i < d.size(); ++i) {
+            if (i) n += 'x';
+            n += s(d[i]);
+        }
+        return n;
+    };
+    for (uint32_t other : {HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {
+        std::vector<std::vector<int64_t>> shapes = block_shapes;
+        if (!sdk::is_block_dtype(other)) shapes.insert(shapes.end(), odd_shapes.begin(), odd_shapes.end());
+        for (const auto& dims : shapes)
+            for (bool to_other : {true, false}) {
+                const uint32_t from = to_other ? F32 : other, to = to_other ? other : F32;
+                CaseBuilder b("convert/" + dt(from) + "_to_" + dt(to) + "/" + shape_name(dims));
+                const int32_t x = b.tensor("x", from, B, dims, uniform(-4, 4));
+                b.node(HETERO_OP_CONVERT, {x}, b.output("out", to, dims));
+                out.push_back(b.done());
+            }
+    }
+}
+
+void store_rows_cases(std::vector<Case>& out) {
+    struct Shape { int64_t c, kv, hd, n; };
+    const Shape shapes[] = {{1, 1, 8, 1}, {17, 2, 16, 5}, {65, 4, 64, 17}, {257, 1, 128, 3}, {8, 1, 33, 8}, {100, 2, 7, 64}};
+    for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16}) {
+        for (const Shape& sh : shapes) {
+            CaseBuilder b("store_rows/" + dt(dtype) + "/c" + s(sh.c) + "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_n" + s(sh.n));
+            Rng rng(b.get().seed);
+            const int32_t src = b.tensor("src", F32, B, {sh.n, sh.kv, sh.hd}, uniform(-3, 3));
+            const int32_t pos = b.tensor("positions", I32, B, {sh.n}, values(distinct_positions(rng, sh.n, sh.c)));
+            // The cache starts with other rows' data, which must survive.
+            const int32_t cache = b.tensor("cache", dtype, B, {sh.c, sh.kv, sh.hd}, uniform(-1, 1));
+            b.node(HETERO_OP_STORE_ROWS, {src, pos}, cache);
+            out.push_back(b.done());
+        }
+        CaseBuilder b("store_rows/" + dt(dtype) + "/c33_d100_2d_n7");
+        Rng rng(b.get().seed);
+        const int32_t src = b.tensor("src", F32, B, {7, 100});
+        const int32_t pos = b.tensor("positions", I32, B, {7}, values(distinct_positions(rng, 7, 33)));
+        const int32_t cache = b.tensor("cache", dtype, B, {33, 100});
+        b.node(HETERO_OP_STORE_ROWS, {src, pos}, cache);
+        b.get().packed = true;
+        out.push_back(b.done());
+    }
+}
+
+}  // namespace
+
+void add_op_cases(std::vector<Case>& out) {
+    embedding_cases(out);
+    matmul_cases(out);
+    rmsnorm_cases(out);
+    rope_cases(out);
+    attention_cases(out);
+    elementwise_cases(out);
+    softmax_cases(out);
+    convert_cases(out);
+    store_rows_cases(out);
+}
+
+}  // namespace hetero::conformance

@@ -1,0 +1,23 @@
+// The scalar reference of every op of the C ABI: plain loops written for
+// clarity and exactness (double accumulation), no SIMD. Providers and the core
+// are checked against it; it defines what each op computes.
+#pragma once
+
+#include <hetero/ep_api.h>
+
+#include <cstdint>
+
+namespace hetero::reference {
+
+// Runs one node. `tensors` is the graph's descriptor array and tensor_data[i]
+// points at tensor i's bytes (dense, row-major, dtype-encoded). The node must
+// be well formed (hetero::sdk::check_node); data-dependent problems (an
+// embedding id or a position out of range) throw hetero::sdk::Error with
+// HETERO_ERR_INVALID_ARGUMENT before anything is written.
+void run_node(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* tensor_data);
+
+// Checks the graph (hetero::sdk::check_graph, throwing on a malformed one) and
+// runs its nodes in order. Every tensor, internal ones included, needs memory.
+void run_graph(const hetero_graph& graph, uint8_t* const* tensor_data);
+
+}  // namespace hetero::reference

@@ -1,0 +1,275 @@
+// load_model on GGUF files: llama.cpp's own conversion of stories260K must
+// hold exactly the .bin's weights; synthetic llama/qwen2 files exercise the
+// hyper-parameter, shape, dtype and architecture checks.
+#include <hetero/ep_api.h>
+#include <hetero/error.hpp>
+#include <hetero/model/ggml_types.hpp>
+#include <hetero/model/gguf_writer.hpp>
+#include <hetero/model/model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+namespace hetero {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+
+std::string temp_path(const std::string& name) {
+    return (fs::temp_directory_path() / ("hetero_model_loader_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+bool same_bytes(const WeightView& a, const WeightView& b) {
+    return a.bytes == b.bytes && std::memcmp(a.data, b.data, a.bytes) == 0;
+}
+
+TEST(ModelLoader, LlamaCppConversionMatchesCheckpoint) {
+    const ModelFile g = load_model(kModels + "/stories260K-llamacpp.gguf");
+    const ModelFile b = load_model(kModels + "/stories260K.bin");
+    EXPECT_EQ(g.format, ModelFormat::GGUF);
+    ASSERT_TRUE(g.gguf.has_value());
+    const LlamaHParams& hg = g.hparams;
+    const LlamaHParams& hb = b.hparams;
+    EXPECT_EQ(hg.arch, "llama");
+    EXPECT_EQ(hg.n_vocab, hb.n_vocab);
+    EXPECT_EQ(hg.n_embd, hb.n_embd);
+    EXPECT_EQ(hg.n_layer, hb.n_layer);
+    EXPECT_EQ(hg.n_head, hb.n_head);
+    EXPECT_EQ(hg.n_head_kv, hb.n_head_kv);
+    EXPECT_EQ(hg.n_ff, hb.n_ff);
+    EXPECT_EQ(hg.head_dim, hb.head_dim);
+    EXPECT_EQ(hg.rope_dims, hb.rope_dims);
+    EXPECT_EQ(hg.rope_freq_base, hb.rope_freq_base);
+    EXPECT_EQ(hg.norm_eps, hb.norm_eps);
+    EXPECT_EQ(hg.rope_mode, HETERO_ROPE_ADJACENT);
+    EXPECT_EQ(hg.n_ctx_train, 128);  // llama.cpp's converter writes its own default
+    // llama.cpp writes the tied classifier out as a copy of the embedding.
+    EXPECT_FALSE(hg.tied_output);
+    ASSERT_TRUE(g.has("output.weight"));
+    EXPECT_TRUE(same_bytes(g.weight("output.weight"), b.weight("token_embd.weight")));
+    // Every other tensor is bit-identical to the checkpoint: in particular Q
+    // and K are not permuted (llama2.c already rotates adjacent pairs).
+    for (const auto& [name, w] : b.weights) {
+        ASSERT_TRUE(g.has(name)) << name;
+        const WeightView& v = g.weight(name);
+        EXPECT_EQ(v.shape, w.shape) << name;
+        EXPECT_EQ(v.dtype, HETERO_DTYPE_F32) << name;
+        EXPECT_TRUE(same_bytes(v, w)) << name;
+    }
+    EXPECT_EQ(g.weights.size(), b.weights.size() + 1);
+}
+
+// A small model written with the GGUF writer; `edit` may change anything first.
+struct TinySpec {
+    std::string arch = "llama";
+    int64_t D = 64, F = 96, L = 2, H = 4, Hkv = 2, V = 40;
+    bool biases = false;
+    uint32_t matrix_type = GGML_TYPE_ID_F32;
+    std::function<void(GgufWriter&)> extra_meta;
+    std::function<bool(const std::string&, std::vector<int64_t>&, uint32_t&)> edit_tensor;  // false drops it
+};
+
+std::string write_tiny(const TinySpec& s, const std::string& file) {
+    GgufWriter w;
+    const std::string a = s.arch + ".";
+    w.add_string("general.architecture", s.arch);
+    w.add_uint32(a + "embedding_length", uint32_t(s.D));
+    w.add_uint32(a + "block_count", uint32_t(s.L));
+    w.add_uint32(a + "attention.head_count", uint32_t(s.H));
+    w.add_uint32(a + "attention.head_count_kv", uint32_t(s.Hkv));
+    w.add_uint32(a + "feed_forward_length", uint32_t(s.F));
+    w.add_uint32(a + "context_length", 256);
+    w.add_float32(a + "rope.freq_base", 1e6f);
+    w.add_float32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+    if (s.extra_meta) s.extra_meta(w);
+    const int64_t hd = s.D / s.H;
+    auto tensor = [&](const std::string& name, std::vector<int64_t> ne, uint32_t type) {
+        if (s.edit_tensor && !s.edit_tensor(name, ne, type)) return;
+        const auto t = *ggml_type_traits(type);
+        uint64_t n = 1;
+        for (int64_t d : ne) n *= uint64_t(d);
+        std::vector<uint8_t> data(n / t.block_elems * t.block_bytes);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7);
+        if (type == GGML_TYPE_ID_F32)  // small finite floats
+            for (size_t i = 0; i < data.size() / 4; ++i) {
+                const float v = float(i % 13) * 0.01f;
+                std::memcpy(data.data() + 4 * i, &v, 4);
+            }
+        w.add_tensor(name, type, ne, data.data(), data.size());
+    };
+    const uint32_t mt = s.matrix_type;
+    tensor("token_embd.weight", {s.D, s.V}, mt);
+    tensor("output_norm.weight", {s.D}, GGML_TYPE_ID_F32);
+    for (int64_t l = 0; l < s.L; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        tensor(b + "attn_norm.weight", {s.D}, GGML_TYPE_ID_F32);
+        tensor(b + "attn_q.weight", {s.D, s.H * hd}, mt);
+        tensor(b + "attn_k.weight", {s.D, s.Hkv * hd}, mt);
+        tensor(b + "attn_v.weight", {s.D, s.Hkv * hd}, mt);
+        tensor(b + "attn_output.weight", {s.H * hd, s.D}, mt);
+        tensor(b + "ffn_norm.weight", {s.D}, GGML_TYPE_ID_F32);
+        tensor(b + "ffn_gate.weight", {s.D, s.F}, mt);
+        tensor(b + "ffn_up.weight", {s.D, s.F}, mt);
+        tensor(b + "ffn_down.weight", {s.F, s.D}, s.F % 32 == 0 ? mt : GGML_TYPE_ID_F32);
+        if (s.biases) {
+            tensor(b + "attn_q.bias", {s.H * hd}, GGML_TYPE_ID_F32);
+            tensor(b + "attn_k.bias", {s.Hkv * hd}, GGML_TYPE_ID_F32);
+            tensor(b + "attn_v.bias", {s.Hkv * hd}, GGML_TYPE_ID_F32);
+        }
+    }
+    const std::string path = temp_path(file);
+    w.write(path);
+    return path;
+}
+
+std::string load_error(const std::string& path) {
+    try {
+        load_model(path);
+    } catch (const Error& e) {
+        fs::remove(path);
+        return e.what();
+    }
+    fs::remove(path);
+    return "";
+}
+
+TEST(ModelLoader, SyntheticLlamaLoads) {
+    TinySpec s;
+    const std::string path = write_tiny(s, "llama.gguf");
+    const ModelFile m = load_model(path);
+    EXPECT_EQ(m.hparams.n_vocab, 40);
+    EXPECT_EQ(m.hparams.n_ctx_train, 256);
+    EXPECT_EQ(m.hparams.rope_freq_base, 1e6f);
+    EXPECT_EQ(m.hparams.norm_eps, 1e-6f);
+    EXPECT_EQ(m.hparams.head_dim, 16);
+    EXPECT_TRUE(m.hparams.tied_output);
+    EXPECT_EQ(m.weight("blk.1.attn_k.weight").shape, (std::vector<int64_t>{32, 64}));
+    EXPECT_EQ(m.weight("blk.1.ffn_down.weight").shape, (std::vector<int64_t>{64, 96}));
+    fs::remove(path);
+}
+
+TEST(ModelLoader, QuantizedAndHalfWeightsKeepTheirDtype) {
+    for (auto [ggml, hetero] : {std::pair{GGML_TYPE_ID_Q8_0, HETERO_DTYPE_Q8_0}, {GGML_TYPE_ID_Q4_0, HETERO_DTYPE_Q4_0},
+                                {GGML_TYPE_ID_F16, HETERO_DTYPE_F16}, {GGML_TYPE_ID_BF16, HETERO_DTYPE_BF16}}) {
+        TinySpec s;
+        s.matrix_type = ggml;
+        const std::string path = write_tiny(s, "typed.gguf");
+        const ModelFile m = load_model(path);
+        EXPECT_EQ(m.weight("blk.0.attn_q.weight").dtype, uint32_t(hetero)) << ggml;
+        EXPECT_EQ(m.weight("token_embd.weight").dtype, uint32_t(hetero)) << ggml;
+        EXPECT_EQ(m.weight("blk.0.attn_norm.weight").dtype, uint32_t(HETERO_DTYPE_F32));
+        fs::remove(path);
+    }
+}
+
+TEST(ModelLoader, Qwen2NeedsBiasesAndRotatesHalves) {
+    TinySpec s;
+    s.arch = "qwen2";
+    s.biases = true;
+    const std::string path = write_tiny(s, "qwen2.gguf");
+    const ModelFile m = load_model(path);
+    EXPECT_EQ(m.hparams.arch, "qwen2");
+    EXPECT_EQ(m.hparams.rope_mode, HETERO_ROPE_HALVES);
+    EXPECT_EQ(m.weight("blk.1.attn_k.bias").shape, (std::vector<int64_t>{32}));
+    fs::remove(path);
+
+    s.biases = false;
+    const std::string msg = load_error(write_tiny(s, "qwen2-nobias.gguf"));
+    EXPECT_NE(msg.find("attn_q.bias"), std::string::npos) << msg;
+}
+
+TEST(ModelLoader, UnsupportedArchitecture) {
+    TinySpec s;
+    s.arch = "gpt2";
+    const std::string msg = load_error(write_tiny(s, "gpt2.gguf"));
+    EXPECT_NE(msg.find("unsupported architecture 'gpt2' (supported: llama, qwen2)"), std::string::npos) << msg;
+}
+
+TEST(ModelLoader, UnsupportedWeightTypeIsNamed) {
+    TinySpec s;
+    s.D = 256;
+    s.F = 512;
+    s.H = 8;
+    s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t& type) {
+        if (name == "blk.1.ffn_up.weight") type = 12;  // q4_K
+        return true;
+    };
+    const std::string msg = load_error(write_tiny(s, "q4k.gguf"));
+    EXPECT_NE(msg.find("unsupported tensor type q4_K (12) for tensor 'blk.1.ffn_up.weight'"), std::string::npos) << msg;
+}
+
+TEST(ModelLoader, ShapeAndPresenceAreChecked) {
+    TinySpec s;
+    s.edit_tensor = [](const std::string& name, std::vector<int64_t>& ne, uint32_t&) {
+        if (name == "blk.1.attn_v.weight") ne = {64, 48};
+        return true;
+    };
+    std::string msg = load_error(write_tiny(s, "shape.gguf"));
+    EXPECT_NE(msg.find("'blk.1.attn_v.weight' has shape [48, 64] but the hyper-parameters need [32, 64]"),
+              std::string::npos)
+        << msg;
+
+    s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t&) { return name != "blk.0.ffn_gate.weight"; };
+    msg = load_error(write_tiny(s, "missing.gguf"));
+    EXPECT_NE(msg.find("'blk.0.ffn_gate.weight'"), std::string::npos) << msg;
+
+    s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t& type) {
+        if (name == "output_norm.weight") type = GGML_TYPE_ID_F16;
+        return true;
+    };
+    msg = load_error(write_tiny(s, "f16norm.gguf"));
+    EXPECT_NE(msg.find("norms and biases must be f32"), std::string::npos) << msg;
+
+    s.edit_tensor = [](const std::string& name, std::vector<int64_t>& ne, uint32_t&) {
+        if (name == "output.weight") ne = {64, 41};
+        return true;
+    };
+    s.edit_tensor = nullptr;
+    s.extra_meta = [](GgufWriter& w) {
+        w.add_string_array("tokenizer.ggml.tokens", std::vector<std::string>(39, "x"));
+    };
+    msg = load_error(write_tiny(s, "vocab.gguf"));
+    EXPECT_NE(msg.find("tokenizer.ggml.tokens has 39 entries"), std::string::npos) << msg;
+}
+
+TEST(ModelLoader, HyperParameterChecks) {
+    auto with = [](std::function<void(GgufWriter&)> meta, TinySpec s = {}) {
+        s.extra_meta = std::move(meta);
+        return load_error(write_tiny(s, "hp.gguf"));
+    };
+    TinySpec bad_heads;
+    bad_heads.Hkv = 3;
+    EXPECT_NE(with(nullptr, bad_heads).find("head_count_kv"), std::string::npos);
+    EXPECT_NE(with([](GgufWriter& w) { w.add_uint32("llama.rope.dimension_count", 17); }).find("rope.dimension_count"),
+              std::string::npos);
+    EXPECT_NE(with([](GgufWriter& w) { w.add_string("llama.rope.scaling.type", "yarn"); }).find("yarn"), std::string::npos);
+    // A missing required key.
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    const std::string path = temp_path("nokeys.gguf");
+    w.write(path);
+    EXPECT_NE(load_error(path).find("llama.embedding_length"), std::string::npos);
+    GgufWriter w2;
+    w2.add_uint32("x", 1);
+    w2.write(path);
+    EXPECT_NE(load_error(path).find("general.architecture"), std::string::npos);
+    // A huge dimension is refused before any shape arithmetic.
+    EXPECT_NE(with([](GgufWriter& g) { g.add_uint64("llama.vocab_size", 1); }).find("vocab_size"), std::string::npos);
+    TinySpec huge;
+    huge.extra_meta = nullptr;
+    GgufWriter w3;
+    w3.add_string("general.architecture", "llama");
+    w3.add_uint64("llama.embedding_length", uint64_t(1) << 62);
+    w3.write(path);
+    EXPECT_NE(load_error(path).find("out of range"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hetero

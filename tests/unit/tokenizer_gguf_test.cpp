@@ -1,0 +1,161 @@
+// GGUF vocabularies against llama.cpp's tokenizer test files: every text of
+// each .inp must encode to the ids on the matching line of its .out.
+//
+// The vocabulary-only .gguf files are found in $HETERO_VOCAB_DIR, else in
+// <source>/.peer/vocab (filled by ../shared/tools/peer/setup.sh); the tests
+// are skipped, saying so, when they are absent.
+#include <hetero/error.hpp>
+#include <hetero/model/gguf.hpp>
+#include <hetero/tokenizer/tokenizer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace {
+
+const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+
+std::string vocab_dir() {
+    if (const char* dir = std::getenv("HETERO_VOCAB_DIR"); dir && *dir) return dir;
+    return std::string(HETERO_SOURCE_DIR) + "/.peer/vocab";
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The .inp format: each text is followed by "\n__ggml_vocab_test__\n".
+std::vector<std::string> read_texts(const std::string& path) {
+    const std::string all = read_file(path);
+    const std::string separator = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    size_t pos = 0;
+    for (size_t at; (at = all.find(separator, pos)) != std::string::npos; pos = at + separator.size())
+        texts.push_back(all.substr(pos, at - pos));
+    EXPECT_EQ(pos, all.size()) << path << " has text after its last separator";
+    return texts;
+}
+
+std::vector<std::vector<int32_t>> read_ids(const std::string& path) {
+    std::istringstream in(read_file(path));
+    std::vector<std::vector<int32_t>> lines;
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::vector<int32_t> ids;
+        for (int32_t id; words >> id;) ids.push_back(id);
+        lines.push_back(std::move(ids));
+    }
+    return lines;
+}
+
+std::string show(const std::vector<int32_t>& ids) {
+    std::string s;
+    for (const int32_t id : ids) s += " " + std::to_string(id);
+    return s;
+}
+
+class GgufVocab : public ::testing::TestWithParam<const char*> {
+protected:
+    std::unique_ptr<hetero::Tokenizer> open() {
+        const std::string path = vocab_dir() + "/ggml-vocab-" + GetParam() + ".gguf";
+        if (!std::filesystem::exists(path)) return nullptr;
+        return hetero::Tokenizer::create(hetero::vocab_from_gguf(hetero::GgufFile::open(path)));
+    }
+};
+
+TEST_P(GgufVocab, ReproducesLlamaCppTestFile) {
+    auto tok = open();
+    if (!tok)
+        GTEST_SKIP() << "ggml-vocab-" << GetParam() << ".gguf not found in " << vocab_dir()
+                     << ": run ../shared/tools/peer/setup.sh .peer, or point HETERO_VOCAB_DIR at llama.cpp's models/";
+    const std::string stem = kModels + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
+    const auto texts = read_texts(stem + ".inp");
+    const auto expected = read_ids(stem + ".out");
+    ASSERT_EQ(texts.size(), expected.size());
+    ASSERT_GT(texts.size(), 40u);
+    for (size_t i = 0; i < texts.size(); ++i) {
+        // As llama.cpp's test does it: no BOS, special-token texts not parsed.
+        const auto ids = tok->encode(texts[i], false, false);
+        EXPECT_EQ(show(ids), show(expected[i])) << "text " << i << ": '" << texts[i] << "'";
+        EXPECT_EQ(tok->decode(ids), texts[i]) << "text " << i;
+    }
+}
+
+TEST_P(GgufVocab, InvalidUtf8RoundTrips) {
+    auto tok = open();
+    if (!tok) GTEST_SKIP() << "ggml-vocab-" << GetParam() << ".gguf not found in " << vocab_dir();
+    for (const std::string text : {"\xFF\xFE", "\x80 x \x80\x80", "trunc\xE2\x82", "\xF0\x9F\x9A", "a\xED\xA0\x80z 12345"}) {
+        const auto ids = tok->encode(text, false);
+        for (const int32_t id : ids) ASSERT_TRUE(id >= 0 && id < tok->n_vocab());
+        EXPECT_EQ(tok->decode(ids), text);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, GgufVocab, ::testing::Values("llama-spm", "llama-bpe", "qwen2"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             for (char& c : name) c = std::isalnum(uint8_t(c)) ? c : '_';
+                             return name;
+                         });
+
+TEST(TokenizerGguf, Llama3SpecialTokens) {
+    const std::string path = vocab_dir() + "/ggml-vocab-llama-bpe.gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+    auto tok = hetero::Tokenizer::create(hetero::vocab_from_gguf(hetero::GgufFile::open(path)));
+    EXPECT_EQ(tok->bos(), 128000);
+    EXPECT_EQ(tok->token_text(tok->bos()), "<|begin_of_text|>");
+    const auto plain = tok->encode("Hello world", true);
+    ASSERT_FALSE(plain.empty());
+    EXPECT_EQ(plain[0], 128000);  // Llama 3 adds BOS although its GGUF has no add_bos_token key
+    // A special token's text in the prompt is that one token, with parsing on.
+    const auto ids = tok->encode("<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>", false);
+    ASSERT_EQ(ids.size(), 6u);
+    EXPECT_EQ(ids[0], *tok->find_token("<|start_header_id|>"));
+    EXPECT_EQ(ids[2], *tok->find_token("<|end_header_id|>"));
+    EXPECT_EQ(ids[5], *tok->find_token("<|eot_id|>"));
+    EXPECT_TRUE(tok->is_control(ids[5]));
+    EXPECT_EQ(tok->decode(ids[5]), "");
+    // With parsing off it is ordinary text.
+    EXPECT_GT(tok->encode("<|eot_id|>", false, false).size(), 1u);
+}
+
+TEST(TokenizerGguf, QwenAddsNoBos) {
+    const std::string path = vocab_dir() + "/ggml-vocab-qwen2.gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+    auto tok = hetero::Tokenizer::create(hetero::vocab_from_gguf(hetero::GgufFile::open(path)));
+    EXPECT_EQ(tok->encode("Hello", true), tok->encode("Hello", false));
+    EXPECT_EQ(tok->encode("<|im_start|>", true), std::vector<int32_t>{*tok->find_token("<|im_start|>")});
+}
+
+// The llama.cpp conversion of stories260K carries tok512.bin as a GGUF
+// SentencePiece vocabulary: both must tokenize alike.
+TEST(TokenizerGguf, Stories260kGgufMatchesTokenizerBin) {
+    auto gguf = hetero::Tokenizer::create(
+        hetero::vocab_from_gguf(hetero::GgufFile::open(kModels + "/stories260K-llamacpp.gguf")));
+    auto bin = hetero::Tokenizer::create(hetero::vocab_from_llama2c(kModels + "/tok512.bin", 512));
+    EXPECT_EQ(gguf->model(), "llama");
+    EXPECT_EQ(gguf->n_vocab(), 512);
+    for (const std::string text : {"Once upon a time", "", " two  spaces ", "Lily's mom said, \"Don't worry.\"\n", "日本 🚀"}) {
+        EXPECT_EQ(gguf->encode(text, true, false), bin->encode(text, true)) << text;
+        const auto ids = gguf->encode(text, true);
+        EXPECT_EQ(gguf->decode(ids), text);
+        std::string streamed;
+        for (size_t i = 1; i < ids.size(); ++i) streamed += gguf->decode_next(ids[i - 1], ids[i]);
+        EXPECT_EQ(streamed, text);
+    }
+    EXPECT_EQ(gguf->encode("Once upon a time", true), (std::vector<int32_t>{1, 403, 407, 261, 378}));
+}
+
+TEST(TokenizerGguf, MissingTokenizerKeysAreErrors) {
+    // A GGUF without tokenizer metadata: find one among the shared models, else skip.
+    EXPECT_THROW(hetero::Tokenizer::create(hetero::Vocab{}), hetero::Error);
+}
+
+}  // namespace
