@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <random>
 
 namespace hetero::cli {
@@ -100,12 +99,10 @@ void add_bench_command(CLI::App& app) {
     CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
     gen->add_option("output", g->out, "GGUF file to write")->required();
     gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, stories15m or tiny");
-    gen->add_option("--type", g->type, "f32, f16, q8_0 or q4_0")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}));
+    gen->add_option("--type", g->type, "f32, f16, q8_0 or q4_0")->check(CLI::IsMember(kWeightTypeNames));
     gen->add_option("--seed", g->seed, "random seed");
     gen->callback([g] {
-        const std::map<std::string, uint32_t> types = {
-            {"f32", HETERO_DTYPE_F32}, {"f16", HETERO_DTYPE_F16}, {"q8_0", HETERO_DTYPE_Q8_0}, {"q4_0", HETERO_DTYPE_Q4_0}};
-        write_random_model(g->out, random_model_preset(g->shape), types.at(g->type), g->seed);
+        write_random_model(g->out, random_model_preset(g->shape), weight_type_from_name(g->type), g->seed);
         fmt::print(stderr, "wrote {}\n", g->out);
     });
 }

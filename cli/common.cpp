@@ -54,6 +54,14 @@ Runtime open_runtime(const ProviderFlags& flags) {
     return rt;
 }
 
+uint32_t weight_type_from_name(const std::string& name) {
+    if (name == "f32") return HETERO_DTYPE_F32;
+    if (name == "f16") return HETERO_DTYPE_F16;
+    if (name == "q8_0") return HETERO_DTYPE_Q8_0;
+    if (name == "q4_0") return HETERO_DTYPE_Q4_0;
+    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0)");
+}
+
 std::string default_model_path() {
     namespace fs = std::filesystem;
     const char* name = "stories260K.gguf";

@@ -38,4 +38,8 @@ std::string default_model_path();
 
 std::vector<std::string> split_list(const std::string& s);
 
+// "f32", "f16", "q8_0", "q4_0" -> hetero_dtype (the choices CLI11 checks against).
+inline const std::vector<std::string> kWeightTypeNames = {"f32", "f16", "q8_0", "q4_0"};
+uint32_t weight_type_from_name(const std::string& name);
+
 }  // namespace hetero::cli

@@ -23,6 +23,10 @@ namespace {
 
 using model_detail::MappedFile;
 
+// Up-front reservation limit: a claimed count only reserves this much, so a
+// header cannot make us allocate for entries the file does not contain.
+constexpr uint64_t kReserveCap = 4096;
+
 struct KvEntry {
     std::string key;
     uint64_t key_offset = 0;  // where the entry starts in the file (for messages)
@@ -227,7 +231,7 @@ void GgufFile::Impl::parse() {
     // Each entry needs at least a key length, a type and one value byte.
     if (n_kv > c.left() / gguf_format::kMinKvBytes)
         c.fail(n_kv_at, fmt::format("metadata count {} is more than the {} bytes left could hold", n_kv, c.left()));
-    kvs.reserve(size_t(n_kv));
+    kvs.reserve(size_t(std::min<uint64_t>(n_kv, kReserveCap)));  // grow with what actually parses
     for (uint64_t i = 0; i < n_kv; ++i) {
         KvEntry e;
         e.key_offset = c.pos();
@@ -258,7 +262,7 @@ void GgufFile::Impl::parse() {
 }
 
 void GgufFile::Impl::parse_tensor_infos(Cursor& c, uint64_t count) {
-    tensors.reserve(size_t(count));
+    tensors.reserve(size_t(std::min<uint64_t>(count, kReserveCap)));
     for (uint64_t i = 0; i < count; ++i) {
         const uint64_t at = c.pos();
         GgufTensorInfo t;
@@ -308,8 +312,9 @@ void GgufFile::Impl::place_tensors() {
     for (GgufTensorInfo& t : tensors) {
         if (t.offset > data_size || t.bytes > data_size - t.offset)
             throw Error(fmt::format(
-                "{}: tensor '{}' data [{}, {}) lies outside the data section of {} bytes (at byte {}): truncated or corrupt file",
-                path, t.name, t.offset, t.offset + std::min(t.bytes, data_size + 1), data_size, data_offset + t.offset));
+                "{}: tensor '{}' needs {} bytes at data offset {}, outside the data section of {} bytes starting at byte {}: "
+                "truncated or corrupt file",
+                path, t.name, t.bytes, t.offset, data_size, data_offset));
         t.data = map->data() + data_offset + t.offset;
     }
     std::vector<const GgufTensorInfo*> order;
@@ -409,7 +414,7 @@ std::vector<std::string> GgufFile::get_string_array(std::string_view key) const 
     if (!e) return {};
     if (e->raw.type != GgufType::ARRAY || e->raw.elem_type != GgufType::STRING) impl_->wrong_type(*e, "array of string");
     std::vector<std::string> out;
-    out.reserve(size_t(e->raw.count));
+    out.reserve(size_t(e->raw.count));  // open() saw every one of these strings
     const uint8_t* p = e->raw.bytes;
     for (uint64_t i = 0; i < e->raw.count; ++i) {  // lengths were validated by open()
         uint64_t len;

@@ -24,8 +24,10 @@ void put(std::vector<uint8_t>& out, T v) {
 }
 
 void put_bytes(std::vector<uint8_t>& out, const void* p, uint64_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out.insert(out.end(), b, b + n);
+    if (n == 0) return;
+    const size_t at = out.size();
+    out.resize(at + size_t(n));
+    std::memcpy(out.data() + at, p, size_t(n));
 }
 
 void put_string(std::vector<uint8_t>& out, const std::string& s) {

@@ -32,7 +32,7 @@ std::vector<uint8_t> random_matrix(int64_t rows, int64_t cols, uint32_t dtype, f
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < n_threads; ++t) {
         pool.emplace_back([&, t] {
-            std::vector<float> row(size_t(cols));
+            std::vector<float> row(static_cast<size_t>(cols));
             for (int64_t r = t; r < rows; r += n_threads) {
                 std::mt19937 rng(uint32_t(seed * 1000003u + uint64_t(r)));
                 std::uniform_real_distribution<float> dist(-a, a);

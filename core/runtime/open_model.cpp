@@ -1,3 +1,4 @@
+#include <hetero/error.hpp>
 #include <hetero/runtime/open_model.hpp>
 
 #include <fmt/format.h>
@@ -17,7 +18,7 @@ OpenedModel open_model(const std::string& path, const std::string& tokenizer_pat
         std::string tok = tokenizer_path;
         if (tok.empty()) {
             const fs::path dir = fs::path(path).parent_path();
-            for (const std::string cand : {fmt::format("tok{}.bin", m.file.hparams.n_vocab), std::string("tokenizer.bin")})
+            for (const std::string& cand : {fmt::format("tok{}.bin", m.file.hparams.n_vocab), std::string("tokenizer.bin")})
                 if (fs::is_regular_file(dir / cand, ec)) {
                     tok = (dir / cand).string();
                     break;

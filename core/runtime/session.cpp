@@ -73,7 +73,9 @@ struct Session::SegmentState {
 Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions& options)
     : model_(model), plan_(plan), options_(options) {
     const LlamaHParams& hp = model.hparams;
-    n_ctx_ = options.n_ctx > 0 ? options.n_ctx : int32_t(std::min<int64_t>(hp.n_ctx_train > 0 ? hp.n_ctx_train : 2048, 4096));
+    // Default: the training context, at least 512 (some converters record less
+    // than the model was trained with), at most 4096.
+    n_ctx_ = options.n_ctx > 0 ? options.n_ctx : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
     if (options_.max_batch < 1) throw Error("max_batch must be at least 1");
     options_.max_batch = std::min(options_.max_batch, n_ctx_);
     const int64_t D = hp.n_embd, kv_dim = hp.n_head_kv * hp.head_dim;
@@ -138,7 +140,7 @@ private:
 void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
     const LlamaHParams& hp = model_.hparams;
     const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
-    std::vector<int32_t> positions(size_t(n));
+    std::vector<int32_t> positions(static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i) positions[size_t(i)] = pos + i;
 
     for (size_t si = 0; si < segments_.size(); ++si) {

@@ -1,40 +1,16 @@
 #include "bpe_tokenizer.hpp"
 
+#include "pair_merge.hpp"
 #include "utf8.hpp"
 
 #include <hetero/error.hpp>
 
 #include <fmt/format.h>
 
-#include <queue>
 
 namespace hetero {
 
 using tokenizer_detail::utf8_char_len;
-
-namespace {
-
-struct Symbol {
-    size_t start = 0;
-    size_t len = 0;
-    int32_t prev = -1;
-    int32_t next = -1;
-};
-
-struct Candidate {
-    int32_t rank;
-    int32_t left;
-    int32_t right;
-    size_t len;  // combined length when queued; a mismatch later means it is stale
-};
-
-struct LowerPriority {
-    bool operator()(const Candidate& a, const Candidate& b) const {
-        return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-    }
-};
-
-}  // namespace
 
 BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)), pretokenizer_(this->vocab().pre) {
     const auto& merges = this->vocab().merges;
@@ -73,61 +49,33 @@ void BpeTokenizer::encode_word(const std::string& word, std::vector<int32_t>& ou
             return;
         }
 
-    std::vector<Symbol> symbols;
-    for (size_t pos = 0; pos < word.size();) {
-        const size_t len = utf8_char_len(word, pos);
-        const int32_t index = int32_t(symbols.size());
-        symbols.push_back({pos, len, index - 1, -1});
-        if (index > 0) symbols[size_t(index) - 1].next = index;
-        pos += len;
-    }
-
-    const std::string_view w(word);
     std::string scratch;
-    std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> queue;
-    auto consider = [&](int32_t left, int32_t right) {
-        if (left < 0 || right < 0) return;
-        const Symbol& l = symbols[size_t(left)];
-        const Symbol& r = symbols[size_t(right)];
-        const int32_t rk = rank(w.substr(l.start, l.len), w.substr(r.start, r.len), scratch);
-        if (rk >= 0) queue.push({rk, left, right, l.len + r.len});
-    };
-    for (size_t i = 1; i < symbols.size(); ++i) consider(int32_t(i) - 1, int32_t(i));
-
-    while (!queue.empty()) {
-        const Candidate c = queue.top();
-        queue.pop();
-        Symbol& l = symbols[size_t(c.left)];
-        Symbol& r = symbols[size_t(c.right)];
-        if (l.len == 0 || r.len == 0 || l.len + r.len != c.len || l.next != c.right) continue;  // stale
-        l.len += r.len;
-        r.len = 0;
-        l.next = r.next;
-        if (r.next >= 0) symbols[size_t(r.next)].prev = c.left;
-        consider(l.prev, c.left);
-        consider(c.left, l.next);
-    }
-
-    for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[size_t(i)].next) {
-        const std::string_view piece = w.substr(symbols[size_t(i)].start, symbols[size_t(i)].len);
-        if (const auto id = find_token(piece)) {
-            out.push_back(*id);
-            continue;
-        }
-        // A merge whose result is not in the vocabulary: spell it character by character.
-        for (size_t pos = 0; pos < piece.size();) {
-            const size_t len = utf8_char_len(piece, pos);
-            const std::string_view ch = piece.substr(pos, len);
-            pos += len;
-            if (const auto id = find_token(ch))
+    tokenizer_detail::merge_pairs<int32_t>(
+        word,
+        [&](std::string_view left, std::string_view right) -> std::optional<int32_t> {
+            const int32_t rk = rank(left, right, scratch);
+            if (rk < 0) return std::nullopt;
+            return rk;
+        },
+        [&](std::string_view piece) {
+            if (const auto id = find_token(piece)) {
                 out.push_back(*id);
-            else if (unk() >= 0)
-                out.push_back(unk());
-            else
-                throw Error(fmt::format("cannot encode the bytes {}: the vocabulary has no token for them and no <unk>",
-                                        tokenizer_detail::hex_bytes(ch)));
-        }
-    }
+                return;
+            }
+            // A merge whose result is not in the vocabulary: spell it character by character.
+            for (size_t pos = 0; pos < piece.size();) {
+                const size_t len = utf8_char_len(piece, pos);
+                const std::string_view ch = piece.substr(pos, len);
+                pos += len;
+                if (const auto id = find_token(ch))
+                    out.push_back(*id);
+                else if (unk() >= 0)
+                    out.push_back(unk());
+                else
+                    throw Error(fmt::format("cannot encode the bytes {}: the vocabulary has no token for them and no <unk>",
+                                            tokenizer_detail::hex_bytes(ch)));
+            }
+        });
 }
 
 std::string BpeTokenizer::decode_normal(int32_t token) const {

@@ -8,8 +8,7 @@
 
 #include "byte_unicode.hpp"
 #include "pretokenizer.hpp"
-
-#include <unordered_map>
+#include "string_map.hpp"
 
 namespace hetero {
 
@@ -27,11 +26,7 @@ private:
 
     Pretokenizer pretokenizer_;
     tokenizer_detail::ByteUnicode bytes_;
-    struct StringHash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ranks_;  // "left right" -> priority
+    tokenizer_detail::StringMap<int32_t> ranks_;  // "left right" -> priority
 };
 
 }  // namespace hetero

@@ -6,21 +6,16 @@
 
 #include "bpe_tokenizer.hpp"
 #include "sentencepiece_tokenizer.hpp"
+#include "string_map.hpp"
 #include "utf8.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace hetero {
 
 namespace {
-
-struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 struct TextPiece {
     std::string_view text;  // empty when this is a token
@@ -30,7 +25,7 @@ struct TextPiece {
 }  // namespace
 
 struct Tokenizer::Lookup {
-    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> by_text;
+    tokenizer_detail::StringMap<int32_t> by_text;
     std::vector<int32_t> specials;  // longest text first, so "<|a|>x" never loses to a shorter prefix
 };
 

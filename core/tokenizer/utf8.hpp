@@ -10,13 +10,16 @@
 
 namespace hetero::tokenizer_detail {
 
-// Length of the character starting at `pos`: the byte plus the continuation
-// bytes (10xxxxxx) that follow it, at most 4 in all. A stray continuation
-// byte or a truncated sequence becomes a short "character" of its own, which
-// no vocabulary holds and byte fallback then encodes byte by byte.
+// Length of the character starting at `pos`: a lead byte with as many of
+// the continuation bytes (10xxxxxx) it announces as follow it. A stray
+// continuation byte, an invalid lead byte or a truncated sequence becomes a
+// short "character" of its own, which no vocabulary holds and byte fallback
+// then encodes byte by byte.
 inline size_t utf8_char_len(std::string_view s, size_t pos) {
+    const uint8_t lead = uint8_t(s[pos]);
+    const size_t expected = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 1;
     size_t n = 1;
-    while (n < 4 && pos + n < s.size() && (uint8_t(s[pos + n]) & 0xC0) == 0x80) ++n;
+    while (n < expected && pos + n < s.size() && (uint8_t(s[pos + n]) & 0xC0) == 0x80) ++n;
     return n;
 }
 

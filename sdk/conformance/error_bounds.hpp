@@ -33,7 +33,7 @@ inline constexpr double kAttentionRelF32 = 1e-4;  // of max |v| over the attende
 inline constexpr double kAttentionRelF16 = 1e-3;  // f16 caches: kernels may keep q or p in f16
 inline constexpr double kMatmulAccum = 4e-7;      // * sqrt(K) * sum|x w|: f32 accumulation order
 inline constexpr double kMatmulF16 = 0x1p-10;     // x may be rounded to f16 (unit roundoff 2^-11, doubled)
-inline constexpr double kMatmulBF16 = 0x1p-8;     // x may be rounded to bf16 (unit roundoff 2^-9, doubled)
+inline constexpr double kMatmulBF16 = 0x1p-7;     // x may be rounded to bf16 (unit roundoff 2^-8, doubled)
 inline constexpr double kMatmulQScale = 0x1p-10;  // Q8_0 activation scale stored as f16
 inline constexpr double kMatmulQSigmas = 6.0;     // Q8_0 activation rounding: independent, uniform +-d/2
 }  // namespace allowance

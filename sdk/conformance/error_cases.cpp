@@ -3,6 +3,8 @@
 #include "case_builder.hpp"
 #include "case_lists.hpp"
 
+#include <hetero/sdk/quant.hpp>
+
 #include <string>
 
 namespace hetero::conformance {

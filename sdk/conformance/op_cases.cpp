@@ -54,6 +54,15 @@ void matmul_cases(std::vector<Case>& out) {
             b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
             out.push_back(b.done());
         }
+        // Every batch size from 1 to 17: catches row-blocking remainders.
+        for (int64_t n = 1; n <= 17; ++n) {
+            if (dtype == HETERO_DTYPE_F16 || dtype == HETERO_DTYPE_BF16) break;
+            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_m37_k128_batch");
+            const int32_t x = b.tensor("x", F32, B, {n, 128});
+            const int32_t w = b.tensor("w", dtype, B, {37, 128}, uniform(-0.5, 0.5));
+            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 37}));
+            out.push_back(b.done());
+        }
         // "(rows)" operands: x [N, H, Hd] read as [N, H*Hd], output written as [N, H2, Hd2].
         for (int64_t n : {1, 3, 17}) {
             CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");

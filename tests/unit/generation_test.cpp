@@ -39,7 +39,7 @@ struct Case {
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
-    std::string m = std::filesystem::path(info.param.model).stem().string();
+    std::string m = std::filesystem::path(info.param.model).filename().string();
     for (char& c : m)
         if (!isalnum(static_cast<unsigned char>(c))) c = '_';
     return info.param.provider + "_" + m;

@@ -225,7 +225,7 @@ TEST(GgufHostile, RandomCorruptionNeverCrashes) {
     const std::string path = temp_path("flip.gguf");
     uint64_t state = 12345;
     size_t rejected = 0;
-    for (int i = 0; i < 2000; ++i) {
+    for (int i = 0; i < 1000; ++i) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         Bytes c = b;
         const size_t at = size_t(state >> 33) % 300;  // header, metadata and tensor infos
@@ -237,7 +237,7 @@ TEST(GgufHostile, RandomCorruptionNeverCrashes) {
             ++rejected;
         }
     }
-    EXPECT_GT(rejected, 100u);
+    EXPECT_GT(rejected, 50u);
     fs::remove(path);
 }
 

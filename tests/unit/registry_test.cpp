@@ -111,8 +111,11 @@ TEST(Registry, EnabledListOrdersAndFiltersProviders) {
     hetero::Registry reg(o);
     ASSERT_EQ(reg.providers().size(), 1u);
     EXPECT_EQ(reg.providers()[0]->name(), "cpu");
-    for (const auto& r : reg.records())
-        if (r.provider != "cpu" && !r.provider.empty()) EXPECT_EQ(r.status, "not enabled");
+    for (const auto& r : reg.records()) {
+        if (r.provider != "cpu" && !r.provider.empty()) {
+            EXPECT_EQ(r.status, "not enabled");
+        }
+    }
 }
 
 TEST(Registry, ProviderOptionsReachThePluginAndBadOnesAreNamed) {

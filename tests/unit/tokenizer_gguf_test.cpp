@@ -6,6 +6,7 @@
 // are skipped, saying so, when they are absent.
 #include <hetero/error.hpp>
 #include <hetero/model/gguf.hpp>
+#include <hetero/model/gguf_writer.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 
 namespace {
@@ -75,7 +77,9 @@ TEST_P(GgufVocab, ReproducesLlamaCppTestFile) {
     if (!tok)
         GTEST_SKIP() << "ggml-vocab-" << GetParam() << ".gguf not found in " << vocab_dir()
                      << ": run ../shared/tools/peer/setup.sh .peer, or point HETERO_VOCAB_DIR at llama.cpp's models/";
-    const std::string stem = kModels + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
+    // The shared copies of the test files when there are some, else those beside the vocabulary.
+    std::string stem = kModels + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
+    if (!std::filesystem::exists(stem + ".inp")) stem = vocab_dir() + "/ggml-vocab-" + GetParam() + ".gguf";
     const auto texts = read_texts(stem + ".inp");
     const auto expected = read_ids(stem + ".out");
     ASSERT_EQ(texts.size(), expected.size());
@@ -98,7 +102,19 @@ TEST_P(GgufVocab, InvalidUtf8RoundTrips) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(LlamaCpp, GgufVocab, ::testing::Values("llama-spm", "llama-bpe", "qwen2"),
+TEST_P(GgufVocab, RandomBytesRoundTrip) {
+    auto tok = open();
+    if (!tok) GTEST_SKIP() << "ggml-vocab-" << GetParam() << ".gguf not found in " << vocab_dir();
+    std::mt19937 rng(1234);
+    for (int n = 0; n < 200; ++n) {
+        std::string text(size_t(rng() % 40), '\0');
+        for (char& c : text) c = char(rng() % 3 == 0 ? ' ' + rng() % 95 : rng() % 256);
+        const auto ids = tok->encode(text, false, false);
+        ASSERT_EQ(tok->decode(ids), text) << n;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, GgufVocab, ::testing::Values("llama-spm", "llama-bpe", "qwen2", "gpt-2"),
                          [](const auto& info) {
                              std::string name = info.param;
                              for (char& c : name) c = std::isalnum(uint8_t(c)) ? c : '_';
@@ -153,9 +169,85 @@ TEST(TokenizerGguf, Stories260kGgufMatchesTokenizerBin) {
     EXPECT_EQ(gguf->encode("Once upon a time", true), (std::vector<int32_t>{1, 403, 407, 261, 378}));
 }
 
-TEST(TokenizerGguf, MissingTokenizerKeysAreErrors) {
-    // A GGUF without tokenizer metadata: find one among the shared models, else skip.
-    EXPECT_THROW(hetero::Tokenizer::create(hetero::Vocab{}), hetero::Error);
+// Tiny GGUFs crafted in memory: a small BPE vocabulary, then broken variants.
+class CraftedGguf : public ::testing::Test {
+protected:
+    std::string path_ = (std::filesystem::temp_directory_path() / "hetero_tokenizer_crafted.gguf").string();
+    void TearDown() override { std::filesystem::remove(path_); }
+
+    hetero::Vocab load(const hetero::GgufWriter& w) {
+        w.write(path_);
+        return hetero::vocab_from_gguf(hetero::GgufFile::open(path_));
+    }
+    static hetero::GgufWriter bpe_writer() {
+        hetero::GgufWriter w;
+        w.add_string("tokenizer.ggml.model", "gpt2");
+        w.add_string("tokenizer.ggml.pre", "qwen2");
+        // Every byte character, then merged tokens; "Ġ" (U+0120) is the space.
+        std::vector<std::string> tokens{"a", "b", "c", "\xC4\xA0", "ab", "bc", "abc", "\xC4\xA0" "a", "<|end|>"};
+        w.add_string_array("tokenizer.ggml.tokens", tokens);
+        w.add_int32_array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 1, 1, 1, 3});
+        w.add_string_array("tokenizer.ggml.merges", {"b c", "a b", "a bc", "\xC4\xA0 a"});
+        w.add_uint32("tokenizer.ggml.eos_token_id", 8);
+        return w;
+    }
+};
+
+TEST_F(CraftedGguf, BpeMergesFollowRank) {
+    auto tok = hetero::Tokenizer::create(load(bpe_writer()));
+    // "b c" outranks "a b", so "abc" is a + bc -> abc; in the word " ab",
+    // "a b" outranks "Ġ a", leaving Ġ + ab (there is no merge "Ġ ab").
+    EXPECT_EQ(tok->encode("abc", true), (std::vector<int32_t>{6}));
+    EXPECT_EQ(tok->encode("ab ab", false), (std::vector<int32_t>{4, 3, 4}));
+    EXPECT_EQ(tok->encode(" ac", false), (std::vector<int32_t>{7, 2}));
+    EXPECT_EQ(tok->encode("ab<|end|>", false), (std::vector<int32_t>{4, 8}));
+    EXPECT_EQ(tok->decode(tok->encode("ab ab", false)), "ab ab");
+    EXPECT_EQ(tok->eos(), 8);
+    EXPECT_EQ(tok->bos(), -1);
+    // 'd' has no token and the vocabulary no <unk>: a clear error, not a crash.
+    EXPECT_THROW(tok->encode("d", false), hetero::Error);
+}
+
+TEST_F(CraftedGguf, MissingOrInconsistentKeysAreErrors) {
+    hetero::GgufWriter no_model;
+    no_model.add_string_array("tokenizer.ggml.tokens", {"a"});
+    EXPECT_THROW(load(no_model), hetero::Error);
+
+    hetero::GgufWriter no_tokens;
+    no_tokens.add_string("tokenizer.ggml.model", "llama");
+    EXPECT_THROW(load(no_tokens), hetero::Error);
+
+    hetero::GgufWriter short_scores;
+    short_scores.add_string("tokenizer.ggml.model", "llama");
+    short_scores.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
+    short_scores.add_float32_array("tokenizer.ggml.scores", {0.0f});
+    try {
+        load(short_scores);
+        FAIL() << "mismatched scores must be rejected";
+    } catch (const hetero::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.scores"), std::string::npos) << e.what();
+    }
+
+    hetero::GgufWriter short_types;
+    short_types.add_string("tokenizer.ggml.model", "gpt2");
+    short_types.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
+    short_types.add_int32_array("tokenizer.ggml.token_type", {1});
+    short_types.add_string_array("tokenizer.ggml.merges", {"a b"});
+    EXPECT_THROW(load(short_types), hetero::Error);
+
+    hetero::GgufWriter bad_bos = bpe_writer();
+    bad_bos.add_uint32("tokenizer.ggml.bos_token_id", 9);
+    EXPECT_THROW(load(bad_bos), hetero::Error);
+
+    hetero::GgufWriter no_merges;
+    no_merges.add_string("tokenizer.ggml.model", "gpt2");
+    no_merges.add_string_array("tokenizer.ggml.tokens", {"a"});
+    EXPECT_THROW(load(no_merges), hetero::Error);
+
+    hetero::GgufWriter unknown_model;
+    unknown_model.add_string("tokenizer.ggml.model", "t5");
+    unknown_model.add_string_array("tokenizer.ggml.tokens", {"a"});
+    EXPECT_THROW(hetero::Tokenizer::create(load(unknown_model)), hetero::Error);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 namespace {
 
@@ -94,6 +95,17 @@ TEST(TokenizerLlama2c, InvalidUtf8GoesThroughByteFallback) {
         const auto ids = tok->encode(text, false);
         EXPECT_EQ(tok->decode(ids), text);
         for (const int32_t id : ids) EXPECT_TRUE(id >= 0 && id < tok->n_vocab());
+    }
+}
+
+TEST(TokenizerLlama2c, RandomBytesRoundTrip) {
+    auto tok = open_llama2c("tokenizer.bin", 32000);
+    std::mt19937 rng(42);
+    for (int n = 0; n < 300; ++n) {
+        std::string text(size_t(rng() % 48), '\0');
+        for (char& c : text) c = char(rng() % 3 == 0 ? ' ' + rng() % 95 : rng() % 256);
+        const auto ids = tok->encode(text, true);
+        ASSERT_EQ(tok->decode(ids), text) << n;
     }
 }
 

@@ -5,7 +5,8 @@
 // GEMM_TN x GEMM_TM micro-tile held in registers. K advances 32 at a time, one
 // quantization block, so a weight tile is dequantized on the fly into local
 // memory straight from the GGUF blocks. The host picks the macros per device
-// (defaults: 16x8 work-items, 4x8 micro-tiles, 64x64 tiles).
+// (defaults: 16x8 work-items, 4x8 micro-tiles, 64x64 tiles). GEMM_TM and
+// GEMM_TN must be multiples of 4.
 #ifndef GEMM_LX
 #define GEMM_LX 16
 #endif
@@ -108,8 +109,11 @@ inline void gemm_load_w_q8_0(global const uchar* w, int M, int K, int m0, int k0
     __attribute__((reqd_work_group_size(GEMM_WG, 1, 1))) kernel void NAME(                                     \
         global const uchar* xb, ulong xoff, global const uchar* wb, ulong woff, global const uchar* bb,       \
         ulong boff, int has_bias, global uchar* yb, ulong yoff, int N, int M, int K) {                         \
-        local float As[GEMM_BK * GEMM_SA];                                                                     \
-        local float Bs[GEMM_BK * GEMM_SB];                                                                     \
+        /* float4 storage: micro-tile reads below are aligned 128-bit loads. */                               \
+        local float4 As4[GEMM_BK * GEMM_SA / 4];                                                               \
+        local float4 Bs4[GEMM_BK * GEMM_SB / 4];                                                               \
+        local float* As = (local float*)As4;                                                                   \
+        local float* Bs = (local float*)Bs4;                                                                   \
         const int tx = get_local_id(0) % GEMM_LX, ty = get_local_id(0) / GEMM_LX;                              \
         const int m0 = get_group_id(0) * GEMM_BM, n0 = get_group_id(1) * GEMM_BN;                              \
         global const float* x = CPTR(float, xb, xoff);                                                         \
@@ -123,8 +127,10 @@ inline void gemm_load_w_q8_0(global const uchar* w, int M, int K, int m0, int k0
             barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
             for (int k = 0; k < GEMM_BK; ++k) {                                                                \
                 float a[GEMM_TN], b[GEMM_TM];                                                                  \
-                for (int i = 0; i < GEMM_TN; ++i) a[i] = As[k * GEMM_SA + ty * GEMM_TN + i];                   \
-                for (int j = 0; j < GEMM_TM; ++j) b[j] = Bs[k * GEMM_SB + tx * GEMM_TM + j];                   \
+                local const float4* ap = As4 + (k * GEMM_SA + ty * GEMM_TN) / 4;                               \
+                local const float4* bp = Bs4 + (k * GEMM_SB + tx * GEMM_TM) / 4;                               \
+                for (int i = 0; i < GEMM_TN / 4; ++i) vstore4(ap[i], i, a);                                    \
+                for (int j = 0; j < GEMM_TM / 4; ++j) vstore4(bp[j], j, b);                                    \
                 for (int i = 0; i < GEMM_TN; ++i)                                                              \
                     for (int j = 0; j < GEMM_TM; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                  \
             }                                                                                                  \

@@ -33,26 +33,26 @@ inline float row_reduce(float v, local float* red, int lanes) {
     global const uchar *xb, ulong xoff, global const uchar *wb, ulong woff, global const uchar *bb, \
         ulong boff, int has_bias, global uchar *yb, ulong yoff, int M, int K, int lanes, local float *red
 
+// Quantized rows: the `lanes` work-items of a row walk (block, part) pairs
+// (4 parts per Q4_0 block, 8 per Q8_0 block), so neighbouring lanes share a
+// block and a 32-lane row reads consecutive blocks per step: few cache lines
+// per load instruction.
+
 kernel void matvec_q4_0(MATVEC_ARGS) {
     MATVEC_PROLOGUE
     if (row < M) {
         const int nb = K / QK;
         global const uchar* wrow = wb + woff + (ulong)row * nb * Q4_BYTES;
-        for (int b = lane; b < nb; b += lanes) {
+        for (int v = lane; v < nb * 4; v += lanes) {
+            const int b = v >> 2, s = v & 3;
             global const ushort* blk = (global const ushort*)(wrow + b * Q4_BYTES);
             const float d = vload_half(0, (global const half*)blk);
-            const ushort8 q = vload8(0, blk + 1);
-            global const float* xp = x + b * QK;
-            const float16 xl = vload16(0, xp);
-            const float16 xh = vload16(1, xp);
-            // Byte j holds element j (low nibble) and element j + 16 (high nibble).
-            const uchar16 qb = as_uchar16(q);
-            const float16 lo = convert_float16(qb & (uchar)0x0f) - 8.f;
-            const float16 hi = convert_float16(qb >> (uchar)4) - 8.f;
-            const float16 p = lo * xl + hi * xh;
-            const float8 s8 = p.lo + p.hi;
-            const float4 s4 = s8.lo + s8.hi;
-            acc += d * (s4.x + s4.y + s4.z + s4.w);
+            // Bytes 4s..4s+3: elements 4s..4s+3 (low nibbles) and 4s+16..4s+19 (high).
+            const uchar4 q = as_uchar4(vload2(0, blk + 1 + 2 * s));
+            global const float* xp = x + b * QK + 4 * s;
+            const float4 lo = convert_float4(q & (uchar)15) - 8.f;
+            const float4 hi = convert_float4(q >> (uchar)4) - 8.f;
+            acc = fma(d, dot(lo, vload4(0, xp)) + dot(hi, vload4(0, xp + 16)), acc);
         }
     }
     MATVEC_EPILOGUE
@@ -63,16 +63,13 @@ kernel void matvec_q8_0(MATVEC_ARGS) {
     if (row < M) {
         const int nb = K / QK;
         global const uchar* wrow = wb + woff + (ulong)row * nb * Q8_BYTES;
-        for (int b = lane; b < nb; b += lanes) {
+        for (int v = lane; v < nb * 8; v += lanes) {
+            const int b = v >> 3, s = v & 7;
             global const ushort* blk = (global const ushort*)(wrow + b * Q8_BYTES);
             const float d = vload_half(0, (global const half*)blk);
-            const char16 q0 = as_char16(vload8(0, blk + 1));
-            const char16 q1 = as_char16(vload8(0, blk + 9));
-            global const float* xp = x + b * QK;
-            const float16 p = convert_float16(q0) * vload16(0, xp) + convert_float16(q1) * vload16(1, xp);
-            const float8 s8 = p.lo + p.hi;
-            const float4 s4 = s8.lo + s8.hi;
-            acc += d * (s4.x + s4.y + s4.z + s4.w);
+            const float4 q = convert_float4(as_char4(vload2(0, blk + 1 + 2 * s)));
+            const float4 xv = vload4(0, x + b * QK + 4 * s);
+            acc = fma(d, dot(q, xv), acc);
         }
     }
     MATVEC_EPILOGUE

@@ -27,7 +27,8 @@ struct DeviceInfo {
     uint32_t subgroup_size = 0;
 };
 
-// Tile shape of the GEMM kernels (see kernels/gemm.cl).
+// Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
+// each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.
 struct GemmConfig {
     int lx = 16, ly = 8, tm = 4, tn = 8;
     int bm() const { return lx * tm; }
@@ -71,8 +72,9 @@ public:
     cl_context context() const { return context_; }
     cl_command_queue queue() const { return queue_; }
     // The provider's program for this device; built (or loaded from the cache
-    // in `cache_dir`) by the first caller. Thread-safe.
-    const Program& program(const std::string& cache_dir);
+    // in `cache_dir`) by the first caller. `gemm` overrides the GEMM tiling
+    // chosen from the device limits. Thread-safe.
+    const Program& program(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
 
 private:
     DeviceInfo info_;

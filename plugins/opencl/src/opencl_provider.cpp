@@ -9,7 +9,9 @@
 #include <hetero/sdk/provider.hpp>
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace hetero::opencl {
 namespace {
@@ -24,6 +26,20 @@ DeviceTypes parse_device_types(const sdk::Options& o) {
               "option 'device_types' must be one of all, gpu, cpu, accelerator; got '" + it->second + "'");
 }
 
+// "LX,LY,TM,TN": work-items along M and N, outputs per work-item along M and N.
+std::optional<GemmConfig> parse_gemm_tiling(const sdk::Options& o) {
+    auto it = o.find("gemm_tiling");
+    if (it == o.end()) return std::nullopt;
+    GemmConfig g;
+    char tail = 0;
+    const bool parsed = std::sscanf(it->second.c_str(), "%d,%d,%d,%d%c", &g.lx, &g.ly, &g.tm, &g.tn, &tail) == 4;
+    if (!parsed || g.lx < 1 || g.ly < 1 || g.lx > 64 || g.ly > 64 || g.tm < 4 || g.tn < 4 || g.tm > 16 || g.tn > 16 ||
+        g.tm % 4 || g.tn % 4)
+        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'gemm_tiling' must be LX,LY,TM,TN (work-items 1..64, TM/TN 4, 8, 12 or 16), got '" +
+                                                   it->second + "'");
+    return g;
+}
+
 std::string option_or(const sdk::Options& o, const char* key, const std::string& fallback) {
     auto it = o.find(key);
     return it == o.end() ? fallback : it->second;
@@ -34,8 +50,9 @@ std::string option_or(const sdk::Options& o, const char* key, const std::string&
 class OpenclProvider final : public sdk::Provider {
 public:
     explicit OpenclProvider(const sdk::Options& o) {
-        sdk::require_known_options(o, {"device_types", "platform", "cache_dir"}, "opencl");
+        sdk::require_known_options(o, {"device_types", "platform", "cache_dir", "gemm_tiling"}, "opencl");
         const DeviceTypes types = parse_device_types(o);
+        gemm_tiling_ = parse_gemm_tiling(o);
         // cache_dir "off" (or empty) keeps programs in memory only.
         cache_dir_ = option_or(o, "cache_dir", default_cache_dir());
         if (cache_dir_ == "off") cache_dir_.clear();
@@ -118,7 +135,7 @@ public:
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph,
                                              const std::vector<sdk::BoundTensor>& constants) override {
         ClDevice& d = *devices_[device];
-        const Program& program = d.program(cache_dir_);
+        const Program& program = d.program(cache_dir_, gemm_tiling_ ? &*gemm_tiling_ : nullptr);
         return std::make_unique<ClExecutable>(device, d, program, std::move(graph), constants);
     }
 
@@ -131,6 +148,7 @@ private:
     cl_command_queue queue_of(const sdk::Buffer& b) const { return devices_[b.device()]->queue(); }
 
     std::string cache_dir_;
+    std::optional<GemmConfig> gemm_tiling_;
     std::vector<std::unique_ptr<ClDevice>> devices_;
 };
 

@@ -30,4 +30,5 @@ void report_error(uint code, uint value) {
 
 // Large dispatches use a 2-D grid because one dimension stops at 65535 groups.
 uint flat_group() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
-uint flat_invocation() { return flat_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }
+// A macro so gl_WorkGroupSize is the specialised size declared after this file.
+#define flat_invocation() (flat_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x)

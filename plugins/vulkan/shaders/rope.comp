@@ -21,7 +21,7 @@ vec2 cos_sin(float a) {
 
 void main() {
     uint N = pc.u[0], H = pc.u[1], Hd = pc.u[2], rot = pc.u[3];
-    uint half_hd = Hd / 2u;
+    uint half_hd = (Hd + 1u) / 2u;  // pairs, the last one short when Hd is odd
     uint i = flat_invocation();
     if (i >= N * H * half_hd) return;
     uint p = i % half_hd;
@@ -34,7 +34,7 @@ void main() {
         // not rotated: copy two elements beyond the rotated span
         uint e = pc.u[4] == 0u ? 2u * p : rot + 2u * (p - half_rot);
         o[ob + e] = x[xb + e];
-        o[ob + e + 1u] = x[xb + e + 1u];
+        if (e + 1u < Hd) o[ob + e + 1u] = x[xb + e + 1u];
         return;
     }
     uint e0 = pc.u[4] == 0u ? 2u * p : p;

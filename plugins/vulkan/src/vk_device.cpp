@@ -105,8 +105,13 @@ std::atomic<uint64_t> g_buffer_ids{1};
 
 DeviceBuffer::DeviceBuffer(Device& dev, uint32_t index, uint64_t size, MemoryUse use)
     : sdk::Buffer(index, size), dev_(dev), id_(g_buffer_ids.fetch_add(1)) {
+    // Refuse before vkCreateBuffer: sizes beyond the device's limits are undefined behaviour there.
+    if (dev.info().memory_bytes && size > dev.info().memory_bytes)
+        sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "vulkan: " + std::to_string(size) + " bytes exceed the " +
+                                                std::to_string(dev.info().memory_bytes) + " bytes of " + dev.info().name);
     VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    ci.size = size;
+    // Whole 32-bit words, so shaders reading a tensor's last word stay inside the buffer.
+    ci.size = (size + 15) / 16 * 16;
     ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     check(vkCreateBuffer(dev.handle(), &ci, nullptr, &buffer_), "vkCreateBuffer");
@@ -156,7 +161,7 @@ Device::Device(VkInstance, const DeviceInfo& info, uint32_t index) : info_(info)
     e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
     e12.shaderInt8 = f12.shaderInt8;
     e12.shaderFloat16 = f12.shaderFloat16;
-    e12.descriptorBindingStorageBufferUpdateAfterBind = f12.descriptorBindingStorageBufferUpdateAfterBind;
+    e12.descriptorBindingStorageBufferUpdateAfterBind = info.update_after_bind ? VK_TRUE : VK_FALSE;
     VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     e11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
     e11.pNext = &e12;

@@ -24,9 +24,18 @@ uint32_t MemoryAllocator::pick_type(uint32_t bits, MemoryUse use) const {
         // Unified memory: map the device memory itself so no staging copies are needed.
         if (unified_) wants = {kDL | kHV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, kDL | kHV, kDL};
         else wants = {kDL, kHV};
+    } else if (use == MemoryUse::Shared) {
+        // Every dispatch reads the meta buffer: keep it in VRAM (BAR) on discrete GPUs.
+        wants = {kDL | kHV, kHV};
     } else {
         wants = {kHV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, kHV};
     }
+    // Discrete GPUs: plain VRAM first, so tensors do not eat the small host-visible BAR window.
+    if (use == MemoryUse::Device && !unified_)
+        for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+            const VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
+            if ((bits & (1u << i)) && (f & kDL) && !(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) return i;
+        }
     for (VkMemoryPropertyFlags want : wants)
         for (uint32_t i = 0; i < props_.memoryTypeCount; ++i)
             if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & want) == want) return i;

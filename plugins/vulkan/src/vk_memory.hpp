@@ -14,7 +14,8 @@ namespace hetero::vk {
 
 enum class MemoryUse {
     Device,  // tensors: device-local (host-visible too on unified-memory devices)
-    Host     // staging and the small meta buffers: host-visible and coherent
+    Host,    // staging: host-visible and coherent, preferably host-cached
+    Shared   // small buffers both sides touch often (meta): device-local and host-visible where possible
 };
 
 struct Allocation {

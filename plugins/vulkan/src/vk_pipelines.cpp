@@ -32,7 +32,7 @@ std::string cache_file(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_vers
     else if (const char* h = std::getenv("HOME"); h && *h) dir = std::filesystem::path(h) / ".cache";
     else return {};
     char name[2 * VK_UUID_SIZE + 32];
-    for (int i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(name + 2 * i, 3, "%02x", uuid[i]);
+    for (unsigned i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(name + 2 * i, 3, "%02x", uuid[i]);
     std::snprintf(name + 2 * VK_UUID_SIZE, 32, "-%08x.bin", driver_version);
     return (dir / "hetero" / "vulkan" / name).string();
 }

@@ -13,7 +13,7 @@
 namespace hetero {
 
 struct SessionOptions {
-    int32_t n_ctx = 0;        // 0 = the model's training context (capped at 4096)
+    int32_t n_ctx = 0;        // 0 = the training context, clamped to [512, 4096]
     int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size
 };
 

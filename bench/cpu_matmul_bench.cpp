@@ -1,0 +1,176 @@
+// Quantized matmul of the CPU provider through the C ABI: Q4_0 and Q8_0
+// weights of M x K = 2048x2048, 8192x2048 and 2048x8192, batch N = 1 (decode,
+// memory-bound) and N = 512 (prefill, compute-bound).
+//
+//   bench_cpu_matmul [--threads=N] [--isa=auto|scalar|avx2|avx512] [google-benchmark flags]
+//
+// The plugin comes from the build tree (HETERO_BUILD_PLUGIN_DIR) unless
+// $HETERO_CPU_PLUGIN names another file. For N = 1 every iteration uses the
+// next of several copies of the weights (256 MiB in all), so the weights
+// stream from DRAM as in real decoding instead of sitting in the L3 cache.
+#include "bench_threads.hpp"
+#include "plugin_loader.hpp"
+
+#include <hetero/sdk/quant.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using hetero::bench::LoadedProvider;
+
+constexpr uint64_t kStreamBytes = uint64_t(256) << 20;
+
+std::string g_isa = "auto";
+int g_threads = 2;
+
+LoadedProvider& provider() {
+    static LoadedProvider p = [] {
+        const char* env = std::getenv("HETERO_CPU_PLUGIN");
+        const std::string path = env && *env ? env : std::string(HETERO_BUILD_PLUGIN_DIR) + "/libhetero-ep-cpu.so";
+        return LoadedProvider(path, {{"threads", std::to_string(g_threads)}, {"isa", g_isa}});
+    }();
+    return p;
+}
+
+struct Case {
+    uint32_t dtype;
+    int64_t m, k, n;
+    bool operator==(const Case&) const = default;
+};
+
+// One compiled matmul per copy of the weights, plus the x and y buffers.
+class MatmulRig {
+public:
+    explicit MatmulRig(const Case& c) : c_(c), p_(provider()) {
+        const auto& api = p_.api();
+        const uint64_t row = hetero::sdk::row_bytes(c.dtype, c.k);
+        const uint64_t wbytes = row * uint64_t(c.m);
+        std::vector<uint8_t> w(wbytes);
+        std::mt19937 rng(42);
+        std::uniform_real_distribution<float> dist(-1.f, 1.f);
+        std::vector<float> tmp(size_t(c.k));
+        for (int64_t r = 0; r < c.m; ++r) {
+            for (auto& v : tmp) v = dist(rng);
+            hetero::sdk::row_from_f32(c.dtype, tmp.data(), w.data() + uint64_t(r) * row, c.k);
+        }
+        std::vector<float> x(size_t(c.n * c.k));
+        for (auto& v : x) v = dist(rng);
+
+        const size_t copies = c.n == 1 ? size_t((kStreamBytes + wbytes - 1) / wbytes) : 1;
+        tensors_[0] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.k, 0, 0}, "x"};
+        tensors_[1] = {c.dtype, HETERO_TENSOR_CONSTANT, 2, 0, {c.m, c.k, 0, 0}, "w"};
+        tensors_[2] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.m, 0, 0}, "y"};
+        hetero_node node{};
+        node.op = HETERO_OP_MATMUL;
+        node.n_inputs = 2;
+        node.inputs[0] = 0;
+        node.inputs[1] = 1;
+        node.output = 2;
+        const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, tensors_, &node};
+        for (size_t i = 0; i < copies; ++i) {
+            hetero_buffer* buf = nullptr;
+            p_.check(api.buffer_alloc(p_.ep(), 0, wbytes, &buf), "buffer_alloc");
+            weights_.push_back(buf);
+            p_.check(api.buffer_write(p_.ep(), buf, 0, w.data(), wbytes), "buffer_write");
+            const hetero_binding constant{1, 0, buf, 0};
+            hetero_executable* exe = nullptr;
+            p_.check(api.compile(p_.ep(), 0, &g, &constant, 1, &exe), "compile");
+            exes_.push_back(exe);
+        }
+        p_.check(api.buffer_alloc(p_.ep(), 0, x.size() * sizeof(float), &x_), "buffer_alloc");
+        p_.check(api.buffer_write(p_.ep(), x_, 0, x.data(), x.size() * sizeof(float)), "buffer_write");
+        p_.check(api.buffer_alloc(p_.ep(), 0, uint64_t(c.n * c.m) * sizeof(float), &y_), "buffer_alloc");
+        weight_bytes_ = wbytes;
+    }
+    ~MatmulRig() {
+        const auto& api = p_.api();
+        for (auto* e : exes_) api.executable_release(p_.ep(), e);
+        for (auto* b : weights_) api.buffer_release(p_.ep(), b);
+        if (x_) api.buffer_release(p_.ep(), x_);
+        if (y_) api.buffer_release(p_.ep(), y_);
+    }
+    MatmulRig(const MatmulRig&) = delete;
+    MatmulRig& operator=(const MatmulRig&) = delete;
+
+    void run() {
+        const hetero_binding b[2] = {{0, 0, x_, 0}, {2, 0, y_, 0}};
+        p_.check(p_.api().execute(p_.ep(), exes_[next_], b, 2, nullptr), "execute");
+        next_ = (next_ + 1) % exes_.size();
+    }
+    const Case& which() const { return c_; }
+    uint64_t weight_bytes() const { return weight_bytes_; }
+
+private:
+    Case c_;
+    LoadedProvider& p_;
+    hetero_tensor_desc tensors_[3];
+    std::vector<hetero_buffer*> weights_;
+    std::vector<hetero_executable*> exes_;
+    hetero_buffer* x_ = nullptr;
+    hetero_buffer* y_ = nullptr;
+    uint64_t weight_bytes_ = 0;
+    size_t next_ = 0;
+};
+
+// Google Benchmark calls a benchmark function several times; keep the
+// current case's rig and rebuild only when the case changes.
+MatmulRig& rig_for(const Case& c) {
+    static std::unique_ptr<MatmulRig> rig;
+    if (!rig || !(rig->which() == c)) {
+        rig.reset();
+        rig = std::make_unique<MatmulRig>(c);
+    }
+    return *rig;
+}
+
+void BM_Matmul(benchmark::State& state, Case c) {
+    MatmulRig* rig = nullptr;
+    try {
+        rig = &rig_for(c);
+        rig->run();  // warm-up: first touch of the scratch and the pool
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    for (auto _ : state) rig->run();
+    const double flops = 2.0 * double(c.n) * double(c.m) * double(c.k);
+    state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["weight_GB/s"] = benchmark::Counter(double(rig->weight_bytes()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.SetLabel(std::string(hetero::sdk::dtype_name(c.dtype)) + " threads=" + std::to_string(g_threads) + " isa=" + g_isa);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    g_threads = hetero::bench::take_threads_flag(argc, argv);
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--isa=", 6) == 0) g_isa = argv[i] + 6;
+        else argv[out++] = argv[i];
+    }
+    argc = out;
+    const struct { int64_t m, k; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
+    for (uint32_t dtype : {uint32_t(HETERO_DTYPE_Q4_0), uint32_t(HETERO_DTYPE_Q8_0)})
+        for (int64_t n : {int64_t(1), int64_t(512)})
+            for (const auto& s : shapes) {
+                const std::string name = std::string("matmul/") + hetero::sdk::dtype_name(dtype) + "/M" + std::to_string(s.m) + "xK" +
+                                         std::to_string(s.k) + "/N" + std::to_string(n);
+                benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, Case{dtype, s.m, s.k, n})
+                    ->UseRealTime()
+                    ->Unit(n == 1 ? benchmark::kMicrosecond : benchmark::kMillisecond);
+            }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,129 @@
+#include "cpu_info.hpp"
+
+#include <hetero/sdk/provider.hpp>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace hetero::cpu {
+namespace {
+
+#if defined(HETERO_CPU_X86)
+// The CPU checks run here, in baseline code; libgcc's checks include the
+// OS's XSAVE support for the wider registers.
+bool has_avx2() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+bool has_avx512() {
+    return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+bool has_avx512_vnni() { return has_avx512() && __builtin_cpu_supports("avx512vnni"); }
+#endif
+
+// First value of a "key : value" line of /proc/cpuinfo.
+std::string cpuinfo_value(const char* key) {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    const size_t key_len = std::strlen(key);
+    while (std::getline(in, line)) {
+        if (line.compare(0, key_len, key) != 0) continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        size_t b = line.find_first_not_of(" \t", colon + 1);
+        if (b == std::string::npos) continue;
+        return line.substr(b);
+    }
+    return {};
+}
+
+}  // namespace
+
+const char* isa_choices() {
+#if defined(HETERO_CPU_X86)
+    return "auto, scalar, avx2, avx512, avx512-novnni";
+#elif defined(HETERO_CPU_AARCH64)
+    return "auto, scalar, neon";
+#else
+    return "auto, scalar";
+#endif
+}
+
+const Kernels& select_kernels(const std::string& isa) {
+    auto unsupported = [&](const char* why) -> const Kernels& {
+        sdk::fail(HETERO_ERR_UNSUPPORTED, "cpu: option 'isa' = '" + isa + "': " + why);
+    };
+    if (isa == "scalar") return kernels_scalar();
+#if defined(HETERO_CPU_X86)
+    if (isa == "auto") {
+        if (has_avx512_vnni()) return kernels_avx512_vnni();
+        if (has_avx512()) return kernels_avx512();
+        if (has_avx2()) return kernels_avx2();
+        return kernels_scalar();
+    }
+    if (isa == "avx2") return has_avx2() ? kernels_avx2() : unsupported("this CPU lacks AVX2/FMA/F16C");
+    if (isa == "avx512") {
+        if (has_avx512_vnni()) return kernels_avx512_vnni();
+        return has_avx512() ? kernels_avx512() : unsupported("this CPU lacks AVX-512 F/BW/VL/DQ");
+    }
+    // The AVX-512 table without VNNI, so tests cover it on VNNI machines too.
+    if (isa == "avx512-novnni") return has_avx512() ? kernels_avx512() : unsupported("this CPU lacks AVX-512 F/BW/VL/DQ");
+#elif defined(HETERO_CPU_AARCH64)
+    if (isa == "auto" || isa == "neon") return kernels_neon();  // NEON is baseline on aarch64
+#else
+    if (isa == "auto") return kernels_scalar();
+#endif
+    sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "cpu: option 'isa' must be one of " + std::string(isa_choices()) + ", got '" + isa + "'");
+}
+
+std::string cpu_model_name() {
+    std::string name = cpuinfo_value("model name");
+    if (name.empty()) name = cpuinfo_value("Hardware");
+#if defined(HETERO_CPU_AARCH64)
+    if (name.empty()) {
+        const std::string part = cpuinfo_value("CPU part");
+        name = part.empty() ? "aarch64 CPU" : "aarch64 CPU (part " + part + ")";
+    }
+#endif
+    return name.empty() ? "host CPU" : name;
+}
+
+uint64_t physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+int available_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw ? int(hw) : 1;
+}
+
+double cpu_mhz_hint() {
+    const std::string mhz = cpuinfo_value("cpu MHz");
+    try {
+        const double v = mhz.empty() ? 0.0 : std::stod(mhz);
+        if (v > 100.0) return v;
+    } catch (const std::exception&) {
+    }
+    return 2500.0;
+}
+
+double flops_per_cycle(const Kernels& k) {
+    const std::string n = k.name;
+    if (n == "avx512" || n == "avx512-vnni") return 64.0;  // 2 x 16-lane FMA (32 on double-pumped cores)
+    if (n == "avx2") return 32.0;                           // 2 x 8-lane FMA
+    if (n == "neon") return 16.0;                           // 2 x 4-lane FMA
+    return 4.0;                                             // compiler-vectorised SSE2
+}
+
+}  // namespace hetero::cpu

@@ -1,0 +1,130 @@
+// The CPU execution provider: one device (the host CPU), host buffers with
+// zero-copy import, graphs executed node by node on a persistent thread pool
+// with kernels chosen for the CPU at instance creation.
+#include "cpu_info.hpp"
+#include "kernels.hpp"
+#include "ops.hpp"
+#include "thread_pool.hpp"
+
+#include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/host_memory.hpp>
+#include <hetero/sdk/provider.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace hetero::cpu {
+namespace {
+
+using sdk::fail;
+
+class CpuExecutable final : public sdk::HostExecutable {
+public:
+    using HostExecutable::HostExecutable;
+    Scratch scratch;
+};
+
+void copy_text(char (&dst)[128], const std::string& src) {
+    std::snprintf(dst, sizeof(dst), "%s", src.c_str());
+}
+
+// Floating-point work of a node, for the roofline estimate.
+double node_flops(const hetero_node& node, const hetero_tensor_desc* t) {
+    const hetero_tensor_desc& out = t[node.output];
+    switch (node.op) {
+        case HETERO_OP_MATMUL: {
+            const auto& x = t[node.inputs[0]];
+            return 2.0 * double(x.shape[0]) * double(sdk::row_width(x)) * double(t[node.inputs[1]].shape[0]);
+        }
+        case HETERO_OP_ATTENTION: {
+            // Positions are unknown here; assume queries attend to half the cache.
+            const auto& q = t[node.inputs[0]];
+            const double rows = double(t[node.inputs[1]].shape[0]) / 2.0 + 1.0;
+            return 4.0 * double(sdk::element_count(q)) * rows;
+        }
+        default: return 4.0 * double(sdk::element_count(out));
+    }
+}
+
+class CpuProvider final : public sdk::HostMemoryProvider {
+public:
+    explicit CpuProvider(const sdk::Options& options)
+        : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_) {
+        model_ = cpu_model_name();
+        const double ghz = cpu_mhz_hint() / 1000.0;
+        peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
+        // A host's DRAM rarely gives one core more than ~12 GB/s or all of
+        // them more than ~100 GB/s; a hint for the solver, not a measurement.
+        bandwidth_gbs_ = std::min(12.0 * threads_, 100.0);
+        sdk::log(HETERO_LOG_INFO, "cpu", "using " + std::string(kernels_.name) + " kernels on " + std::to_string(threads_) + " threads");
+    }
+
+    uint32_t device_count() override { return 1; }
+
+    void device_props(uint32_t, hetero_device_props& p) override {
+        p.kind = HETERO_DEVICE_CPU;
+        p.flags = HETERO_DEVICE_FLAG_UNIFIED_MEMORY;
+        copy_text(p.name, model_);
+        copy_text(p.driver, std::string("hetero cpu 0.1.0, ") + kernels_.name + " kernels (peak/bandwidth are hints)");
+        p.memory_bytes = physical_memory_bytes();
+        p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) | HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) |
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+        p.peak_gflops = peak_gflops_;
+        p.peak_bandwidth_gbs = bandwidth_gbs_;
+        p.compute_units = uint32_t(threads_);
+        p.subgroup_size = 0;
+    }
+
+    void check_supported(uint32_t, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
+                         double* est_seconds) override {
+        // Every well-formed node of the ABI 1.0 op set runs here.
+        if (node.op < HETERO_OP_EMBEDDING || node.op >= HETERO_OP_COUNT_1_0)
+            fail(HETERO_ERR_UNSUPPORTED, "cpu: op " + std::to_string(node.op) + " is not in the op set this provider knows");
+        if (!est_seconds) return;
+        double bytes = double(sdk::tensor_bytes(tensors[node.output]));
+        for (uint32_t i = 0; i < node.n_inputs; ++i) bytes += double(sdk::tensor_bytes(tensors[node.inputs[i]]));
+        const double flops = node_flops(node, tensors);
+        constexpr double kDispatchSeconds = 3e-6;
+        *est_seconds = std::max(bytes / (bandwidth_gbs_ * 1e9), flops / (peak_gflops_ * 1e9)) + kDispatchSeconds;
+    }
+
+    std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
+        return std::make_unique<CpuExecutable>(device, std::move(graph), constants);
+    }
+
+    std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound, bool) override {
+        auto& x = static_cast<CpuExecutable&>(exe);
+        const std::vector<uint8_t*>& ptrs = x.pointers(bound);
+        const NodeTensors tensors{x.graph().tensors.data(), ptrs.data()};
+        const OpContext ctx{kernels_, pool_, x.scratch};
+        for (const hetero_node& node : x.graph().nodes) run_node(ctx, node, tensors);
+        return nullptr;  // synchronous: done on return
+    }
+
+private:
+    static int init_threads(const sdk::Options& options) {
+        sdk::require_known_options(options, {"threads", "isa"}, "cpu");
+        return int(sdk::option_int(options, "threads", available_cores(), 1, 1024));
+    }
+    static std::string isa_option(const sdk::Options& options) {
+        const auto it = options.find("isa");
+        return it == options.end() ? "auto" : it->second;
+    }
+
+    int threads_;
+    const Kernels& kernels_;
+    ThreadPool pool_;
+    std::string model_;
+    double peak_gflops_ = 0.0;
+    double bandwidth_gbs_ = 0.0;
+};
+
+// Every CPU the build targets can run at least the scalar kernels.
+const char* probe() { return nullptr; }
+
+}  // namespace
+}  // namespace hetero::cpu
+
+HETERO_SDK_EXPORT_PROVIDER(hetero::cpu::CpuProvider, "cpu", "0.1.0", hetero::cpu::probe)

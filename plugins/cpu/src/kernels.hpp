@@ -1,0 +1,73 @@
+// The per-ISA kernel table. Each kernels_<isa>.cpp fills one table; the
+// provider picks one at instance creation after checking the CPU.
+//
+// This header is included by generic code and by the ISA files, so it holds
+// only plain declarations: no intrinsics and no inline functions (an inline
+// function compiled with ISA flags could be the copy the linker keeps for the
+// generic code too).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hetero::cpu {
+
+// One Q8_0-quantized block of an activation row. Unlike the GGUF block, the
+// scale stays f32 and d * sum(qs) is kept, so a Q4_0 dot product can use the
+// stored nibbles (0..15) directly and fold their offset of 8 in afterwards:
+// sum((q - 8) * x) = sum(q * x) - 8 * sum(x).
+struct ActBlock {
+    float d;
+    float dsum;  // d * sum(qs)
+    int8_t qs[32];
+};
+static_assert(sizeof(ActBlock) == 40, "ActBlock layout");
+
+// Everything a matmul tile needs; rows of x/xq/y are contiguous.
+struct MatmulArgs {
+    const uint8_t* w;         // weight rows [M, K] in their dtype
+    uint64_t w_row_bytes;     // bytes per weight row
+    const float* x;           // activations [N, K] f32 (float-weight paths)
+    const ActBlock* xq;       // activations quantized [N, K/32] (block-weight paths)
+    const float* bias;        // [M] or null
+    float* y;                 // output [N, M]
+    int64_t k, m;             // row width and output width (y's row stride)
+};
+
+// Computes y[n0..n1) x [m0..m1) of one matmul.
+using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
+struct Kernels {
+    const char* name;  // "scalar", "avx2", "avx512", "avx512-vnni", "neon"
+
+    // One activation row of k floats (k a multiple of 32) -> k/32 blocks.
+    void (*quantize_act)(const float* x, ActBlock* out, int64_t k);
+
+    MatmulTileFn matmul_f32;
+    MatmulTileFn matmul_f16;
+    MatmulTileFn matmul_bf16;
+    MatmulTileFn matmul_q8_0;
+    MatmulTileFn matmul_q4_0;
+
+    // Attention helpers over one cache row of n elements.
+    float (*dot_f32)(const float* a, const float* b, int64_t n);
+    float (*dot_f16)(const uint16_t* a, const float* b, int64_t n);
+    void (*axpy_f32)(float* y, float alpha, const float* x, int64_t n);  // y += alpha * x
+    void (*axpy_f16)(float* y, float alpha, const uint16_t* x, int64_t n);
+
+    // Row conversions f32 <-> f16 (round to nearest even).
+    void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n);
+    void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n);
+};
+
+const Kernels& kernels_scalar();
+#if defined(HETERO_CPU_X86)
+const Kernels& kernels_avx2();
+const Kernels& kernels_avx512();
+const Kernels& kernels_avx512_vnni();
+#endif
+#if defined(HETERO_CPU_AARCH64)
+const Kernels& kernels_neon();
+#endif
+
+}  // namespace hetero::cpu

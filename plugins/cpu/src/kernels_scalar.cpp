@@ -1,0 +1,143 @@
+// Portable kernels: the reference-like path for CPUs without a vector ISA the
+// provider knows, and the fallback every other table is tested against.
+#include "kernels.hpp"
+
+#include <hetero/sdk/quant.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetero::cpu {
+namespace {
+
+using sdk::BlockQ4_0;
+using sdk::BlockQ8_0;
+
+void quantize_act(const float* x, ActBlock* out, int64_t k) {
+    for (int64_t b = 0; b < k / 32; ++b) {
+        const float* v = x + b * 32;
+        float amax = 0.f;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(v[i]));
+        const float d = amax / 127.f;
+        const float id = d != 0.f ? 1.f / d : 0.f;
+        int32_t sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            const int q = int(std::lround(v[i] * id));
+            out[b].qs[i] = int8_t(q);
+            sum += q;
+        }
+        out[b].d = d;
+        out[b].dsum = d * float(sum);
+    }
+}
+
+// Float weights are widened in chunks so each chunk is reused by every
+// activation row of the tile.
+template <class Widen>
+void matmul_float(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1, Widen widen) {
+    constexpr int64_t kChunk = 256;
+    float wf[kChunk];
+    for (int64_t m = m0; m < m1; ++m) {
+        const uint8_t* wrow = a.w + uint64_t(m) * a.w_row_bytes;
+        for (int64_t n = n0; n < n1; ++n) a.y[n * a.m + m] = a.bias ? a.bias[m] : 0.f;
+        for (int64_t c = 0; c < a.k; c += kChunk) {
+            const int64_t len = std::min(kChunk, a.k - c);
+            widen(wrow, c, len, wf);
+            for (int64_t n = n0; n < n1; ++n) {
+                const float* x = a.x + n * a.k + c;
+                float s = 0.f;
+                for (int64_t i = 0; i < len; ++i) s += wf[i] * x[i];
+                a.y[n * a.m + m] += s;
+            }
+        }
+    }
+}
+
+void matmul_f32(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_float(a, m0, m1, n0, n1, [](const uint8_t* w, int64_t c, int64_t len, float* out) {
+        std::copy_n(reinterpret_cast<const float*>(w) + c, len, out);
+    });
+}
+void matmul_f16(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_float(a, m0, m1, n0, n1, [](const uint8_t* w, int64_t c, int64_t len, float* out) {
+        const auto* h = reinterpret_cast<const uint16_t*>(w) + c;
+        for (int64_t i = 0; i < len; ++i) out[i] = sdk::f16_to_f32(h[i]);
+    });
+}
+void matmul_bf16(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_float(a, m0, m1, n0, n1, [](const uint8_t* w, int64_t c, int64_t len, float* out) {
+        const auto* h = reinterpret_cast<const uint16_t*>(w) + c;
+        for (int64_t i = 0; i < len; ++i) out[i] = sdk::bf16_to_f32(h[i]);
+    });
+}
+
+void matmul_q8_0(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    const int64_t nb = a.k / 32;
+    for (int64_t m = m0; m < m1; ++m) {
+        const auto* w = reinterpret_cast<const BlockQ8_0*>(a.w + uint64_t(m) * a.w_row_bytes);
+        for (int64_t n = n0; n < n1; ++n) {
+            const ActBlock* x = a.xq + n * nb;
+            float s = 0.f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t isum = 0;
+                for (int i = 0; i < 32; ++i) isum += int32_t(w[b].qs[i]) * int32_t(x[b].qs[i]);
+                s += sdk::f16_to_f32(w[b].d) * x[b].d * float(isum);
+            }
+            a.y[n * a.m + m] = s + (a.bias ? a.bias[m] : 0.f);
+        }
+    }
+}
+
+void matmul_q4_0(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    const int64_t nb = a.k / 32;
+    for (int64_t m = m0; m < m1; ++m) {
+        const auto* w = reinterpret_cast<const BlockQ4_0*>(a.w + uint64_t(m) * a.w_row_bytes);
+        for (int64_t n = n0; n < n1; ++n) {
+            const ActBlock* x = a.xq + n * nb;
+            float s = 0.f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t isum = 0;
+                for (int j = 0; j < 16; ++j) {
+                    isum += (int32_t(w[b].qs[j] & 0x0f) - 8) * x[b].qs[j];
+                    isum += (int32_t(w[b].qs[j] >> 4) - 8) * x[b].qs[j + 16];
+                }
+                s += sdk::f16_to_f32(w[b].d) * x[b].d * float(isum);
+            }
+            a.y[n * a.m + m] = s + (a.bias ? a.bias[m] : 0.f);
+        }
+    }
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+    float s = 0.f;
+    for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+float dot_f16(const uint16_t* a, const float* b, int64_t n) {
+    float s = 0.f;
+    for (int64_t i = 0; i < n; ++i) s += sdk::f16_to_f32(a[i]) * b[i];
+    return s;
+}
+void axpy_f32(float* y, float alpha, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+void axpy_f16(float* y, float alpha, const uint16_t* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += alpha * sdk::f16_to_f32(x[i]);
+}
+void f32_to_f16_row(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = sdk::f32_to_f16(x[i]);
+}
+void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = sdk::f16_to_f32(x[i]);
+}
+
+}  // namespace
+
+const Kernels& kernels_scalar() {
+    static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
+                           &matmul_q8_0, &matmul_q4_0, &dot_f32,   &dot_f16,    &axpy_f32,
+                           &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row};
+    return k;
+}
+
+}  // namespace hetero::cpu

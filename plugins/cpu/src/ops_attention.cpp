@@ -1,0 +1,65 @@
+// Causal attention over a KV cache: for each query row and head, scores over
+// cache rows 0..positions[i], a softmax, and the weighted sum of V rows.
+#include "ops.hpp"
+
+#include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/provider.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace hetero::cpu {
+
+void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out) {
+    const auto& qd = t.in(node, 0);
+    const auto& kd = t.in(node, 1);
+    const int64_t n = qd.shape[0], heads = qd.shape[1], hd = qd.shape[2];
+    const int64_t cache_rows = kd.shape[0], kv_heads = kd.shape[1];
+    const int64_t group = heads / kv_heads;
+    const int32_t* pos = reinterpret_cast<const int32_t*>(t.in_data(node, 3));
+    int64_t longest = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (pos[i] < 0 || pos[i] >= cache_rows)
+            sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "attention: position " + std::to_string(pos[i]) + " of query " + std::to_string(i) +
+                                                       " outside the KV cache of " + std::to_string(cache_rows) + " rows");
+        longest = std::max<int64_t>(longest, pos[i] + 1);
+    }
+    const float* q = reinterpret_cast<const float*>(t.in_data(node, 0));
+    const uint8_t* kc = t.in_data(node, 1);
+    const uint8_t* vc = t.in_data(node, 2);
+    const bool f16 = kd.dtype == HETERO_DTYPE_F16;
+    const uint64_t elem = f16 ? 2 : 4;
+    const float scale = node.fparams[0];
+    const Kernels& kern = ctx.kernels;
+    auto* scores_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * uint64_t(longest) * sizeof(float)));
+
+    // One task per (query row, head) pair; long rows dominate, and dynamic
+    // task pickup evens them out.
+    ctx.pool.parallel_for(n * heads, [&](int64_t task, int thread) {
+        const int64_t i = task / heads, h = task % heads, kvh = h / group;
+        const int64_t len = int64_t(pos[i]) + 1;
+        const float* qrow = q + (i * heads + h) * hd;
+        float* scores = scores_all + int64_t(thread) * longest;
+        float best = -INFINITY;
+        for (int64_t r = 0; r < len; ++r) {
+            const uint8_t* krow = kc + uint64_t((r * kv_heads + kvh) * hd) * elem;
+            const float s = scale * (f16 ? kern.dot_f16(reinterpret_cast<const uint16_t*>(krow), qrow, hd)
+                                         : kern.dot_f32(reinterpret_cast<const float*>(krow), qrow, hd));
+            scores[r] = s;
+            best = std::max(best, s);
+        }
+        double sum = 0.0;
+        for (int64_t r = 0; r < len; ++r) sum += (scores[r] = std::exp(scores[r] - best));
+        const float inv = float(1.0 / sum);
+        float* orow = out + (i * heads + h) * hd;
+        std::fill(orow, orow + hd, 0.f);
+        for (int64_t r = 0; r < len; ++r) {
+            const uint8_t* vrow = vc + uint64_t((r * kv_heads + kvh) * hd) * elem;
+            if (f16) kern.axpy_f16(orow, scores[r] * inv, reinterpret_cast<const uint16_t*>(vrow), hd);
+            else kern.axpy_f32(orow, scores[r] * inv, reinterpret_cast<const float*>(vrow), hd);
+        }
+    });
+}
+
+}  // namespace hetero::cpu

@@ -1,0 +1,74 @@
+// Matmul: y[N, M] = x[N, K] * W[M, K]^T (+ bias), split into tiles of output
+// rows (weight rows) and activation rows that the threads take dynamically.
+#include "ops.hpp"
+
+#include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/provider.hpp>
+#include <hetero/sdk/quant.hpp>
+
+#include <algorithm>
+
+namespace hetero::cpu {
+namespace {
+
+MatmulTileFn tile_fn(const Kernels& k, uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F32: return k.matmul_f32;
+        case HETERO_DTYPE_F16: return k.matmul_f16;
+        case HETERO_DTYPE_BF16: return k.matmul_bf16;
+        case HETERO_DTYPE_Q8_0: return k.matmul_q8_0;
+        case HETERO_DTYPE_Q4_0: return k.matmul_q4_0;
+        default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
+    }
+}
+
+// Activation rows per tile: enough to reuse each weight block many times,
+// few enough that the tile's activations stay in L2.
+constexpr int64_t kTileN = 64;
+
+}  // namespace
+
+void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out) {
+    const auto& xd = t.in(node, 0);
+    const auto& wd = t.in(node, 1);
+    const int64_t n = xd.shape[0], k = sdk::row_width(xd), m = wd.shape[0];
+    MatmulArgs a{};
+    a.w = t.in_data(node, 1);
+    a.w_row_bytes = sdk::row_bytes(wd.dtype, k);
+    a.x = reinterpret_cast<const float*>(t.in_data(node, 0));
+    a.bias = node.n_inputs == 3 ? reinterpret_cast<const float*>(t.in_data(node, 2)) : nullptr;
+    a.y = out;
+    a.k = k;
+    a.m = m;
+    const MatmulTileFn fn = tile_fn(ctx.kernels, wd.dtype);
+
+    if (sdk::is_block_dtype(wd.dtype)) {
+        // Quantize every activation row once; all threads share the result.
+        const int64_t nb = k / sdk::kQBlock;
+        auto* xq = static_cast<ActBlock*>(ctx.scratch.get(uint64_t(n * nb) * sizeof(ActBlock)));
+        if (n == 1) ctx.kernels.quantize_act(a.x, xq, k);
+        else
+            parallel_ranges(ctx.pool, n, std::max<int64_t>(1, 8192 / k), [&](int64_t b, int64_t e, int) {
+                for (int64_t r = b; r < e; ++r) ctx.kernels.quantize_act(a.x + r * k, xq + r * nb, k);
+            });
+        a.xq = xq;
+    }
+
+    const int64_t tile_n = std::min(n, kTileN);
+    const int64_t n_tiles = (n + tile_n - 1) / tile_n;
+    // Enough weight-row tiles for dynamic balancing (8 per thread when there is
+    // a single activation tile), but at least 16 rows so a tile amortises its
+    // dispatch and stays a contiguous stream of weights.
+    const int64_t want_tasks = int64_t(ctx.pool.size()) * 8;
+    int64_t tile_m = std::max<int64_t>(16, (m * n_tiles + want_tasks - 1) / want_tasks);
+    tile_m = std::min<int64_t>({tile_m, m, 256});
+    const int64_t m_tiles = (m + tile_m - 1) / tile_m;
+    ctx.pool.parallel_for(n_tiles * m_tiles, [&](int64_t task, int) {
+        // Consecutive tasks share an activation tile, which stays in cache.
+        const int64_t nt = task / m_tiles, mt = task % m_tiles;
+        const int64_t m0 = mt * tile_m, n0 = nt * tile_n;
+        fn(a, m0, std::min(m, m0 + tile_m), n0, std::min(n, n0 + tile_n));
+    });
+}
+
+}  // namespace hetero::cpu

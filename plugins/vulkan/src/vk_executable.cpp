@@ -1,0 +1,310 @@
+#include "vk_executable.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace hetero::vk {
+
+namespace {
+
+constexpr uint32_t kMetaHeaderWords = 4;  // err_code, err_node, err_value, pad
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Alignment the shaders need for a tensor's first byte.
+uint64_t element_alignment(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F32:
+        case HETERO_DTYPE_I32: return 4;
+        case HETERO_DTYPE_I8: return 1;
+        default: return 2;  // f16, bf16 and GGUF blocks are read as 16-bit pieces
+    }
+}
+
+std::string tensor_label(const sdk::Graph& g, uint32_t t) {
+    const char* n = g.tensors[t].name;
+    return "tensor " + std::to_string(t) + (n && *n ? " (" + std::string(n) + ")" : "");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ runs
+
+void ExecShared::finish(RunState& run) {
+    if (run.finished) return;
+    run.finished = true;
+    try {
+        dev.wait(run.value);
+    } catch (const sdk::Error& e) {
+        run.status = e.status();
+        run.message = e.what();
+        return;
+    }
+    const auto* m = reinterpret_cast<const uint32_t*>(meta->mapped());
+    if (m[0] != 0) {
+        const uint32_t node = m[1];
+        const std::string where = node < node_names.size() ? node_names[node] : "node " + std::to_string(node);
+        const char* what = m[0] == 1 ? "token id" : "position";
+        run.status = HETERO_ERR_INVALID_ARGUMENT;
+        run.message = "vulkan: " + where + ": " + what + " " + std::to_string(int32_t(m[2])) + " out of range";
+    }
+}
+
+void VkEvent::wait() {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->finish(*run_);
+    if (run_->status != HETERO_OK) sdk::fail(run_->status, run_->message);
+}
+
+// ------------------------------------------------------------------ compile
+
+VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants)
+    : sdk::Executable(device, std::move(graph)), dev_(dev), shared_(std::make_shared<ExecShared>(dev)) {
+    const sdk::Graph& g = this->graph();
+    const uint32_t nt = uint32_t(g.tensors.size());
+    try {
+        for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+            const hetero_node& node = g.nodes[n];
+            shared_->node_names.push_back("node " + std::to_string(n) + " (" + sdk::op_name(node.op) + ")");
+            try {
+                check_node_supported(dev.info(), node, g.tensors.data());
+            } catch (const sdk::Error& e) {
+                sdk::fail(e.status(), "vulkan: cannot compile node " + std::to_string(n) + ": " + e.what());
+            }
+            for (Dispatch& d : lower_node(dev.info(), node, n, g.tensors.data())) dispatches_.push_back(std::move(d));
+        }
+        for (const Dispatch& d : dispatches_) pipelines_.push_back(dev.pipelines().get(d.shader, d.spec));
+
+        // Internal tensors share one arena laid out by the static memory plan.
+        const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
+        arena_ = std::make_unique<DeviceBuffer>(dev, device, std::max<uint64_t>(plan.arena_bytes, 64), MemoryUse::Device);
+        shared_->meta = std::make_unique<DeviceBuffer>(dev, device, 4 * (kMetaHeaderWords + std::max(nt, 1u)), MemoryUse::Shared);
+        std::memset(shared_->meta->mapped(), 0, shared_->meta->size());
+        slots_.resize(nt);
+        for (uint32_t t = 0; t < nt; ++t) {
+            if (g.tensors[t].kind == HETERO_TENSOR_INTERNAL) place(t, *arena_, plan.offset[t]);
+            else if (g.tensors[t].kind == HETERO_TENSOR_CONSTANT) place(t, static_cast<DeviceBuffer&>(*constants[t].buffer), constants[t].offset);
+        }
+
+        // Barriers only where a dispatch touches memory an earlier one (since
+        // the last barrier) wrote, or writes memory one of them read. Bound
+        // tensors may alias each other, so they all count as one region.
+        struct Region { bool external; uint64_t lo, hi; };
+        auto region = [&](int32_t t) -> std::optional<Region> {
+            if (t < 0 || g.tensors[t].kind == HETERO_TENSOR_CONSTANT) return std::nullopt;
+            if (g.tensors[t].kind == HETERO_TENSOR_BOUND) return Region{true, 0, 0};
+            return Region{false, plan.offset[t], plan.offset[t] + sdk::tensor_bytes(g.tensors[t])};
+        };
+        auto overlap = [](const Region& a, const Region& b) {
+            if (a.external || b.external) return a.external && b.external;
+            return a.lo < b.hi && b.lo < a.hi;
+        };
+        std::vector<Region> written, read;
+        for (const Dispatch& d : dispatches_) {
+            std::vector<Region> reads;
+            for (uint32_t b = 0; b + 1 < kOperandBindings; ++b)
+                if (auto r = region(d.operand[b])) reads.push_back(*r);
+            const std::optional<Region> w = region(d.operand[4]);
+            bool need = false;
+            for (const Region& r : reads)
+                for (const Region& x : written) need = need || overlap(r, x);
+            if (w) {
+                for (const Region& x : written) need = need || overlap(*w, x);
+                for (const Region& x : read) need = need || overlap(*w, x);
+            }
+            barrier_before_.push_back(need);
+            if (need) { written.clear(); read.clear(); }
+            read.insert(read.end(), reads.begin(), reads.end());
+            if (w) written.push_back(*w);
+        }
+
+        // One descriptor set per dispatch.
+        const uint32_t nsets = std::max<uint32_t>(1, uint32_t(dispatches_.size()));
+        VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nsets * (kOperandBindings + 1)};
+        VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        pi.flags = dev.info().update_after_bind ? VK_DESCRIPTOR_POOL_CREATE_UPDATE_AFTER_BIND_BIT : 0;
+        pi.maxSets = nsets;
+        pi.poolSizeCount = 1;
+        pi.pPoolSizes = &ps;
+        check(vkCreateDescriptorPool(dev.handle(), &pi, nullptr, &pool_), "vkCreateDescriptorPool");
+        if (!dispatches_.empty()) {
+            std::vector<VkDescriptorSetLayout> layouts(dispatches_.size(), dev.pipelines().set_layout());
+            sets_.resize(dispatches_.size());
+            VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+            ai.descriptorPool = pool_;
+            ai.descriptorSetCount = uint32_t(layouts.size());
+            ai.pSetLayouts = layouts.data();
+            check(vkAllocateDescriptorSets(dev.handle(), &ai, sets_.data()), "vkAllocateDescriptorSets");
+        }
+        // Meta buffer and unused bindings now, then every tensor already placed.
+        {
+            VkDescriptorBufferInfo meta{shared_->meta->handle(), 0, VK_WHOLE_SIZE};
+            std::vector<VkWriteDescriptorSet> writes;
+            for (size_t i = 0; i < dispatches_.size(); ++i)
+                for (uint32_t b = 0; b <= kOperandBindings; ++b) {
+                    if (b > 0 && dispatches_[i].operand[b - 1] >= 0) continue;
+                    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+                    w.dstSet = sets_[i];
+                    w.dstBinding = b;
+                    w.descriptorCount = 1;
+                    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+                    w.pBufferInfo = &meta;
+                    writes.push_back(w);
+                }
+            if (!writes.empty()) vkUpdateDescriptorSets(dev.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+        }
+        std::vector<bool> known(nt);
+        for (uint32_t t = 0; t < nt; ++t) known[t] = g.tensors[t].kind != HETERO_TENSOR_BOUND;
+        write_descriptors(known);
+
+        VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+        ci.queueFamilyIndex = dev.queue_family();
+        check(vkCreateCommandPool(dev.handle(), &ci, nullptr, &cmd_pool_), "vkCreateCommandPool");
+        VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        cai.commandPool = cmd_pool_;
+        cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        cai.commandBufferCount = 1;
+        check(vkAllocateCommandBuffers(dev.handle(), &cai, &cmd_), "vkAllocateCommandBuffers");
+        // With update-after-bind descriptors the command buffer never needs re-recording.
+        if (dev.info().update_after_bind) record();
+        dev.pipelines().save_cache();
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+VkExecutable::~VkExecutable() {
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        if (shared_->last) shared_->finish(*shared_->last);
+    }
+    release();
+}
+
+void VkExecutable::release() noexcept {
+    if (cmd_pool_) vkDestroyCommandPool(dev_.handle(), cmd_pool_, nullptr);
+    if (pool_) vkDestroyDescriptorPool(dev_.handle(), pool_, nullptr);
+    cmd_pool_ = VK_NULL_HANDLE;
+    pool_ = VK_NULL_HANDLE;
+    arena_.reset();
+}
+
+void VkExecutable::place(uint32_t t, const DeviceBuffer& buf, uint64_t offset) {
+    const hetero_tensor_desc& desc = graph().tensors[t];
+    const uint64_t bytes = sdk::tensor_bytes(desc);
+    if (offset % element_alignment(desc.dtype) != 0)
+        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "vulkan: " + tensor_label(graph(), t) + " is bound at offset " + std::to_string(offset) +
+                                                   ", which is not a multiple of " + std::to_string(element_alignment(desc.dtype)));
+    // Descriptor offsets must be aligned; the shader adds the remainder from the meta buffer.
+    const uint64_t align = dev_.info().min_offset_align;
+    Slot s;
+    s.buffer = buf.handle();
+    s.buffer_id = buf.id();
+    s.offset = offset;
+    s.desc_offset = offset / align * align;
+    const uint64_t rem = offset - s.desc_offset;
+    s.desc_range = std::min(round_up(rem + bytes, 4), round_up(buf.size(), 16) - s.desc_offset);
+    if (rem + bytes > dev_.info().max_storage_range)
+        sdk::fail(HETERO_ERR_UNSUPPORTED, "vulkan: " + tensor_label(graph(), t) + " exceeds the device's storage buffer range");
+    slots_[t] = s;
+    reinterpret_cast<uint32_t*>(shared_->meta->mapped())[kMetaHeaderWords + t] = uint32_t(rem);
+}
+
+void VkExecutable::write_descriptors(const std::vector<bool>& tensors) {
+    std::vector<VkDescriptorBufferInfo> infos;
+    infos.reserve(dispatches_.size() * kOperandBindings);
+    std::vector<VkWriteDescriptorSet> writes;
+    for (size_t i = 0; i < dispatches_.size(); ++i)
+        for (uint32_t b = 0; b < kOperandBindings; ++b) {
+            const int32_t t = dispatches_[i].operand[b];
+            if (t < 0 || !tensors[size_t(t)]) continue;
+            infos.push_back(VkDescriptorBufferInfo{slots_[t].buffer, slots_[t].desc_offset, slots_[t].desc_range});
+            VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+            w.dstSet = sets_[i];
+            w.dstBinding = b + 1;
+            w.descriptorCount = 1;
+            w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            w.pBufferInfo = &infos.back();
+            writes.push_back(w);
+        }
+    if (!writes.empty()) vkUpdateDescriptorSets(dev_.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+}
+
+void VkExecutable::record() {
+    check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+    // Everything submitted earlier (other executables, uploads, host writes) happens first.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    for (size_t i = 0; i < dispatches_.size(); ++i) {
+        const Dispatch& d = dispatches_[i];
+        if (barrier_before_[i]) {
+            VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+            b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+            b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+            vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0,
+                                 nullptr, 0, nullptr);
+        }
+        vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_[i]);
+        vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_.pipelines().layout(), 0, 1, &sets_[i], 0, nullptr);
+        vkCmdPushConstants(cmd_, dev_.pipelines().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &d.push);
+        vkCmdDispatch(cmd_, d.groups[0], d.groups[1], d.groups[2]);
+    }
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                         &mb, 0, nullptr, 0, nullptr);
+    check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+    recorded_ = true;
+}
+
+// ------------------------------------------------------------------ execute
+
+std::unique_ptr<sdk::Event> VkExecutable::execute(const std::vector<sdk::BoundTensor>& bound, bool want_event) {
+    std::shared_ptr<RunState> run;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        // The previous run must be done before its descriptors and meta buffer change.
+        if (shared_->last) shared_->finish(*shared_->last);
+        const uint32_t nt = uint32_t(slots_.size());
+        std::vector<bool> changed(nt, false);
+        bool any = false;
+        for (uint32_t t = 0; t < nt; ++t) {
+            if (!bound[t].buffer) continue;
+            const auto& buf = static_cast<const DeviceBuffer&>(*bound[t].buffer);
+            if (slots_[t].buffer_id == buf.id() && slots_[t].offset == bound[t].offset) continue;
+            try {
+                place(t, buf, bound[t].offset);
+            } catch (...) {
+                // Forget half-applied bindings so the next execute places them again.
+                for (uint32_t c = 0; c < nt; ++c)
+                    if (changed[c]) slots_[c].buffer_id = 0;
+                throw;
+            }
+            changed[t] = any = true;
+        }
+        if (any) {
+            write_descriptors(changed);
+            if (!dev_.info().update_after_bind) recorded_ = false;
+        }
+        if (!recorded_) record();
+        std::memset(shared_->meta->mapped(), 0, 4 * kMetaHeaderWords);
+        run = std::make_shared<RunState>();
+        run->value = dev_.submit(cmd_);
+        shared_->last = run;
+    }
+    auto ev = std::make_unique<VkEvent>(shared_, run);
+    if (!want_event) {
+        ev->wait();
+        return nullptr;
+    }
+    return ev;
+}
+
+}  // namespace hetero::vk

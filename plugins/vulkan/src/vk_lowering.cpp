@@ -1,0 +1,212 @@
+#include "vk_lowering.hpp"
+
+#include <algorithm>
+
+namespace hetero::vk {
+
+namespace {
+
+using sdk::fail;
+
+// Decode-sized batches use the matrix-vector shader (weights read once per
+// token, reductions across invocations); larger ones the tiled GEMM.
+constexpr int64_t kMatvecMaxRows = 4;
+constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
+constexpr uint32_t kGemmTile = 64;
+constexpr uint32_t kAttentionMaxHeadDim = 512;
+
+uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
+// `count` workgroups as a 2-D grid (one dimension is limited to maxComputeWorkGroupCount[0]).
+void grid(Dispatch& d, const DeviceInfo& dev, uint64_t count) {
+    const uint64_t x = std::max<uint64_t>(1, std::min<uint64_t>(count, std::min<uint32_t>(dev.max_groups_x, 65535u)));
+    d.groups[0] = uint32_t(x);
+    d.groups[1] = std::max<uint32_t>(1, ceil_div(count, x));
+}
+
+Dispatch make(const std::string& shader, uint32_t node_index, std::initializer_list<int32_t> operands, int32_t out) {
+    Dispatch d;
+    d.shader = shader;
+    d.push.node = node_index;
+    uint32_t i = 0;
+    for (int32_t t : operands) {
+        d.operand[i] = t;
+        d.push.tensor[i] = uint32_t(std::max(t, 0));
+        ++i;
+    }
+    d.operand[4] = out;
+    d.push.tensor[4] = uint32_t(out);
+    return d;
+}
+
+bool writes_16bit(const hetero_node& node, const hetero_tensor_desc* t) {
+    const uint32_t out = t[node.output].dtype;
+    return (node.op == HETERO_OP_CONVERT || node.op == HETERO_OP_STORE_ROWS) && out != HETERO_DTYPE_F32;
+}
+
+}  // namespace
+
+void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors) {
+    const std::string op = sdk::op_name(node.op);
+    auto check_size = [&](int32_t id) {
+        const uint64_t bytes = sdk::tensor_bytes(tensors[id]);
+        if (bytes + dev.min_offset_align + 4 > dev.max_storage_range || sdk::element_count(tensors[id]) >= (int64_t(1) << 32))
+            fail(HETERO_ERR_UNSUPPORTED, op + ": tensor " + std::to_string(id) + " (" + std::to_string(bytes) +
+                                             " bytes) exceeds the device's storage buffer range of " +
+                                             std::to_string(dev.max_storage_range) + " bytes");
+    };
+    for (uint32_t i = 0; i < node.n_inputs; ++i) check_size(node.inputs[i]);
+    check_size(node.output);
+    if (writes_16bit(node, tensors) && !dev.storage16)
+        fail(HETERO_ERR_UNSUPPORTED, op + ": writing " + sdk::dtype_name(tensors[node.output].dtype) + " needs 16-bit storage access");
+    if (node.op == HETERO_OP_ATTENTION && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
+        fail(HETERO_ERR_UNSUPPORTED, "attention: head dim above " + std::to_string(kAttentionMaxHeadDim));
+    if (node.op == HETERO_OP_MATMUL && tensors[node.inputs[0]].shape[0] > kMatvecMaxRows &&
+        ceil_div(uint64_t(tensors[node.inputs[0]].shape[0]), kGemmTile) > 65535u)
+        fail(HETERO_ERR_UNSUPPORTED, "matmul: too many rows for one dispatch");
+}
+
+std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t ni, const hetero_tensor_desc* t) {
+    const int32_t* in = node.inputs;
+    const int32_t out = node.output;
+    const hetero_tensor_desc& o = t[out];
+    std::vector<Dispatch> ds;
+    switch (node.op) {
+        case HETERO_OP_EMBEDDING: {
+            Dispatch d = make("embedding", ni, {in[0], in[1]}, out);
+            const int64_t N = t[in[1]].shape[0], D = t[in[0]].shape[1];
+            d.push.u[0] = uint32_t(N);
+            d.push.u[1] = uint32_t(D);
+            d.push.u[2] = uint32_t(t[in[0]].shape[0]);
+            d.push.u[3] = t[in[0]].dtype;
+            d.spec = {256};
+            grid(d, dev, ceil_div(uint64_t(N * D), 256));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_MATMUL: {
+            const hetero_tensor_desc& x = t[in[0]];
+            const hetero_tensor_desc& w = t[in[1]];
+            const int64_t N = x.shape[0], K = sdk::row_width(x), M = w.shape[0];
+            const bool bias = node.n_inputs == 3;
+            const std::string wt = "w" + std::to_string(w.dtype);
+            Dispatch d;
+            if (N <= kMatvecMaxRows) {
+                d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d.spec = {kMatvecWG, kMatvecRowsPerWG};
+                grid(d, dev, ceil_div(uint64_t(M), kMatvecRowsPerWG));
+                d.groups[2] = uint32_t(N);
+            } else {
+                d = make("matmul_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
+                d.groups[1] = ceil_div(uint64_t(N), kGemmTile);
+            }
+            d.push.u[0] = uint32_t(N);
+            d.push.u[1] = uint32_t(M);
+            d.push.u[2] = uint32_t(K);
+            d.push.u[3] = bias ? 1u : 0u;
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_RMSNORM:
+        case HETERO_OP_SOFTMAX: {
+            const bool rms = node.op == HETERO_OP_RMSNORM;
+            Dispatch d = rms ? make("rmsnorm", ni, {in[0], in[1]}, out) : make("softmax", ni, {in[0]}, out);
+            const int64_t D = sdk::inner_dim(t[in[0]]), rows = sdk::outer_rows(t[in[0]]);
+            d.push.u[0] = uint32_t(rows);
+            d.push.u[1] = uint32_t(D);
+            d.push.f[0] = node.fparams[0];
+            d.spec = {256};
+            grid(d, dev, uint64_t(rows));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_ROPE: {
+            Dispatch d = make("rope", ni, {in[0], in[1]}, out);
+            const hetero_tensor_desc& x = t[in[0]];
+            const int64_t N = x.shape[0], H = x.shape[1], Hd = x.shape[2];
+            d.push.u[0] = uint32_t(N);
+            d.push.u[1] = uint32_t(H);
+            d.push.u[2] = uint32_t(Hd);
+            d.push.u[3] = uint32_t(node.iparams[1] ? node.iparams[1] : Hd);
+            d.push.u[4] = uint32_t(node.iparams[0]);
+            d.push.f[0] = node.fparams[0];
+            d.spec = {256};
+            grid(d, dev, ceil_div(uint64_t(N * H * ((Hd + 1) / 2)), 256));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_ATTENTION: {
+            Dispatch d = make("attention", ni, {in[0], in[1], in[2], in[3]}, out);
+            const hetero_tensor_desc& q = t[in[0]];
+            const hetero_tensor_desc& k = t[in[1]];
+            d.push.u[0] = uint32_t(q.shape[0]);
+            d.push.u[1] = uint32_t(q.shape[1]);
+            d.push.u[2] = uint32_t(k.shape[1]);
+            d.push.u[3] = uint32_t(q.shape[2]);
+            d.push.u[4] = uint32_t(k.shape[0]);
+            d.push.u[5] = k.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
+            d.push.f[0] = node.fparams[0];
+            d.spec = {128};
+            grid(d, dev, uint64_t(q.shape[0] * q.shape[1]));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_SWIGLU:
+        case HETERO_OP_ADD:
+        case HETERO_OP_MUL: {
+            Dispatch d = make("elementwise", ni, {in[0], in[1]}, out);
+            const uint64_t n = uint64_t(sdk::element_count(t[in[0]]));
+            const bool broadcast = t[in[1]].ndim == 1 && sdk::element_count(t[in[1]]) != int64_t(n);
+            d.push.u[0] = uint32_t(n);
+            d.push.u[1] = broadcast ? uint32_t(t[in[1]].shape[0]) : 0u;
+            d.push.u[2] = node.op == HETERO_OP_ADD ? 0u : node.op == HETERO_OP_MUL ? 1u : 2u;
+            d.spec = {256};
+            grid(d, dev, ceil_div(n, 256));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_CONVERT: {
+            const uint32_t from = t[in[0]].dtype, to = o.dtype;
+            const uint64_t n = uint64_t(sdk::element_count(o));
+            Dispatch d;
+            if (to == HETERO_DTYPE_F32) {
+                d = make("to_f32", ni, {in[0]}, out);
+                d.push.u[0] = uint32_t(n);
+                d.push.u[1] = from;
+                d.spec = {256};
+                grid(d, dev, ceil_div(n, 256));
+            } else if (to == HETERO_DTYPE_F16 || to == HETERO_DTYPE_BF16) {
+                d = make("from_f32_half", ni, {in[0]}, out);
+                d.push.u[0] = uint32_t(n);
+                d.push.u[1] = to;
+                d.spec = {256};
+                grid(d, dev, ceil_div(n, 256));
+            } else {
+                d = make("from_f32_quant", ni, {in[0]}, out);
+                d.push.u[0] = uint32_t(n / 32);
+                d.push.u[1] = to;
+                d.spec = {64};
+                grid(d, dev, ceil_div(n / 32, 64));
+            }
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_STORE_ROWS: {
+            Dispatch d = make("store_rows", ni, {in[0], in[1]}, out);
+            const int64_t N = t[in[0]].shape[0], D = sdk::row_width(t[in[0]]);
+            d.push.u[0] = uint32_t(N);
+            d.push.u[1] = uint32_t(D);
+            d.push.u[2] = uint32_t(o.shape[0]);
+            d.push.u[3] = o.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
+            d.spec = {256};
+            grid(d, dev, ceil_div(uint64_t(N * D), 256));
+            ds.push_back(d);
+            break;
+        }
+        default: fail(HETERO_ERR_UNSUPPORTED, "vulkan: op " + std::to_string(node.op) + " has no shader");
+    }
+    return ds;
+}
+
+}  // namespace hetero::vk

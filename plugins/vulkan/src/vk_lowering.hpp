@@ -1,0 +1,29 @@
+// Lowers graph nodes to compute dispatches (shader, specialization constants,
+// push constants, grid, operand tensors) and decides which nodes this
+// device can run.
+#pragma once
+
+#include "vk_device.hpp"
+#include "vk_pipelines.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetero::vk {
+
+struct Dispatch {
+    std::string shader;
+    std::vector<uint32_t> spec;
+    PushConstants push;
+    uint32_t groups[3] = {1, 1, 1};
+    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1};  // in0..in3, out
+};
+
+// Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
+void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors);
+
+// The dispatches of one (well-formed, supported) node.
+std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t node_index,
+                                 const hetero_tensor_desc* tensors);
+
+}  // namespace hetero::vk

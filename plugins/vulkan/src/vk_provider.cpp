@@ -1,0 +1,195 @@
+// The Vulkan execution provider: one instance, every usable physical device.
+// No loader ICD, no Vulkan 1.2 device, or a device that fails to open just
+// leaves fewer (possibly zero) devices, with the reason logged.
+#include "vk_device.hpp"
+#include "vk_executable.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace hetero::vk {
+
+namespace {
+
+bool layer_available(const char* name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkLayerProperties> layers(n);
+    if (vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
+    for (const auto& l : layers)
+        if (std::strcmp(l.layerName, name) == 0) return true;
+    return false;
+}
+
+bool instance_extension_available(const char* name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkExtensionProperties> exts(n);
+    if (vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data()) != VK_SUCCESS) return false;
+    for (const auto& e : exts)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                     void*) {
+    const hetero_log_level level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? HETERO_LOG_ERROR : HETERO_LOG_WARN;
+    sdk::log(level, kProviderName, std::string("validation: ") + (data && data->pMessage ? data->pMessage : "(no message)"));
+    return VK_FALSE;
+}
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+}  // namespace
+
+class VulkanProvider final : public sdk::Provider {
+public:
+    explicit VulkanProvider(const sdk::Options& options) {
+        sdk::require_known_options(options, {"validation", "device", "portable"}, kProviderName);
+        const char* env = std::getenv("HETERO_VK_VALIDATION");
+        const bool validation = sdk::option_int(options, "validation", 0, 0, 1) == 1 || (env && std::strcmp(env, "1") == 0);
+        const int64_t only = sdk::option_int(options, "device", -1, -1, 1024);
+        // portable=1 takes the paths for devices without optional features
+        // (shared-memory reductions, re-recording on rebinding) so they stay tested.
+        const bool portable = sdk::option_int(options, "portable", 0, 0, 1) == 1;
+        open_instance(validation);
+        if (!instance_) return;
+        uint32_t n = 0;
+        if (vkEnumeratePhysicalDevices(instance_, &n, nullptr) != VK_SUCCESS) return;
+        std::vector<VkPhysicalDevice> phys(n);
+        if (vkEnumeratePhysicalDevices(instance_, &n, phys.data()) != VK_SUCCESS) return;
+        for (uint32_t i = 0; i < n; ++i) {
+            if (only >= 0 && int64_t(i) != only) continue;
+            DeviceInfo info = describe(phys[i]);
+            if (portable) info.subgroup_arithmetic = info.update_after_bind = false;
+            if (info.props.apiVersion < VK_API_VERSION_1_2) {
+                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, needs Vulkan 1.2");
+                continue;
+            }
+            try {
+                devices_.push_back(std::make_unique<Device>(instance_, info, uint32_t(devices_.size())));
+            } catch (const sdk::Error& e) {
+                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped: " + e.what());
+            }
+        }
+    }
+
+    ~VulkanProvider() override {
+        devices_.clear();
+        if (messenger_) {
+            auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+                vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+            if (destroy) destroy(instance_, messenger_, nullptr);
+        }
+        if (instance_) vkDestroyInstance(instance_, nullptr);
+    }
+
+    uint32_t device_count() override { return uint32_t(devices_.size()); }
+
+    void device_props(uint32_t device, hetero_device_props& p) override {
+        const DeviceInfo& d = devices_[device]->info();
+        p.kind = d.kind;
+        p.flags = d.flags;
+        std::snprintf(p.name, sizeof(p.name), "%s", d.name.c_str());
+        std::snprintf(p.driver, sizeof(p.driver), "%s", d.driver.c_str());
+        p.memory_bytes = d.memory_bytes;
+        p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) | HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) |
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+        // Vulkan reports neither FLOPS nor bandwidth: leave 0 (unknown) for the profiler to measure.
+        p.peak_gflops = 0;
+        p.peak_bandwidth_gbs = 0;
+        p.compute_units = 0;
+        p.subgroup_size = d.subgroup_size;
+    }
+
+    void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
+                         double*) override {
+        check_node_supported(devices_[device]->info(), node, tensors);
+    }
+
+    std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
+        return std::make_unique<DeviceBuffer>(*devices_[device], device, size, MemoryUse::Device);
+    }
+
+    void* host_ptr(sdk::Buffer& b) override { return static_cast<DeviceBuffer&>(b).mapped(); }
+
+    void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
+        devices_[dst.device()]->write(static_cast<DeviceBuffer&>(dst), offset, src, size);
+    }
+
+    void read(sdk::Buffer& src, uint64_t offset, void* dst, uint64_t size) override {
+        devices_[src.device()]->read(static_cast<DeviceBuffer&>(src), offset, dst, size);
+    }
+
+    void copy(sdk::Buffer& src, uint64_t so, sdk::Buffer& dst, uint64_t d, uint64_t size) override {
+        if (src.device() == dst.device()) {
+            devices_[src.device()]->copy(static_cast<DeviceBuffer&>(src), so, static_cast<DeviceBuffer&>(dst), d, size);
+            return;
+        }
+        std::vector<uint8_t> tmp(size);  // between two devices: through the host
+        read(src, so, tmp.data(), size);
+        write(dst, d, tmp.data(), size);
+    }
+
+    std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
+        return std::make_unique<VkExecutable>(*devices_[device], device, std::move(graph), constants);
+    }
+
+    std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound, bool want_event) override {
+        return static_cast<VkExecutable&>(exe).execute(bound, want_event);
+    }
+
+private:
+    void open_instance(bool validation) {
+        uint32_t version = VK_API_VERSION_1_0;
+        if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2) {
+            sdk::log(HETERO_LOG_WARN, kProviderName, "the Vulkan loader is older than 1.2; no devices");
+            return;
+        }
+        std::vector<const char*> layers, extensions;
+        if (validation) {
+            if (layer_available(kValidationLayer)) {
+                layers.push_back(kValidationLayer);
+                if (instance_extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+            } else {
+                sdk::log(HETERO_LOG_WARN, kProviderName, "validation requested but VK_LAYER_KHRONOS_validation is not installed");
+            }
+        }
+        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+        app.pApplicationName = "hetero";
+        app.pEngineName = "hetero-ep-vulkan";
+        app.apiVersion = VK_API_VERSION_1_2;
+        VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        mi.pfnUserCallback = &on_validation_message;
+        VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+        ci.pApplicationInfo = &app;
+        ci.enabledLayerCount = uint32_t(layers.size());
+        ci.ppEnabledLayerNames = layers.data();
+        ci.enabledExtensionCount = uint32_t(extensions.size());
+        ci.ppEnabledExtensionNames = extensions.data();
+        if (!extensions.empty()) ci.pNext = &mi;  // also covers instance creation itself
+        const VkResult r = vkCreateInstance(&ci, nullptr, &instance_);
+        if (r != VK_SUCCESS) {
+            instance_ = VK_NULL_HANDLE;
+            sdk::log(HETERO_LOG_WARN, kProviderName, std::string("vkCreateInstance failed (") + result_name(r) + "); no devices");
+            return;
+        }
+        if (!extensions.empty()) {
+            auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+            if (create) create(instance_, &mi, nullptr, &messenger_);
+        }
+    }
+
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+    std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace hetero::vk
+
+HETERO_SDK_EXPORT_PROVIDER(hetero::vk::VulkanProvider, "vulkan", "0.1.0", nullptr)

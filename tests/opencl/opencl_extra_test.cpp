@@ -1,0 +1,270 @@
+// Checks of the OpenCL provider beyond the conformance kit's shapes: attention
+// over contexts longer than one local-memory chunk, GEMM over many tiles,
+// large matvecs, and instance options. Compares against the SDK's scalar
+// reference through the C ABI only.
+//   opencl_extra_test path/to/libhetero-ep-opencl.so [--bench]
+#include <hetero/ep_api.h>
+#include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/quant.hpp>
+#include <reference_ops.hpp>
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+const hetero_ep_api* api = nullptr;
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++failures;
+}
+
+hetero_tensor_desc desc(uint32_t dtype, uint32_t kind, std::vector<int64_t> shape) {
+    hetero_tensor_desc t{};
+    t.dtype = dtype;
+    t.kind = kind;
+    t.ndim = uint32_t(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) t.shape[i] = shape[i];
+    return t;
+}
+
+// Random contents valid for the dtype (f32 values encoded to the dtype).
+std::vector<uint8_t> random_tensor(const hetero_tensor_desc& t, std::mt19937& rng, float lo, float hi) {
+    const int64_t n = hetero::sdk::element_count(t);
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> f(static_cast<size_t>(n));
+    for (auto& v : f) v = u(rng);
+    std::vector<uint8_t> bytes(hetero::sdk::tensor_bytes(t));
+    hetero::sdk::row_from_f32(t.dtype, f.data(), bytes.data(), n);
+    return bytes;
+}
+
+// Runs one node on the provider (all inputs bound, output bound) and on the
+// reference; returns the largest error relative to the reference's largest value.
+double run_and_compare(hetero_ep* ep, hetero_node node, std::vector<hetero_tensor_desc> tensors,
+                       std::vector<std::vector<uint8_t>> data, double* seconds = nullptr, int repeats = 1) {
+    for (auto& t : tensors) t.kind = HETERO_TENSOR_BOUND;
+    const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, uint32_t(tensors.size()), 1, tensors.data(), &node};
+    hetero_executable* exe = nullptr;
+    if (api->compile(ep, 0, &g, nullptr, 0, &exe) != HETERO_OK) {
+        std::printf("compile: %s\n", api->last_error());
+        return 1e9;
+    }
+    std::vector<hetero_buffer*> bufs(tensors.size());
+    std::vector<hetero_binding> bind(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        api->buffer_alloc(ep, 0, data[i].size(), &bufs[i]);
+        api->buffer_write(ep, bufs[i], 0, data[i].data(), data[i].size());
+        bind[i] = hetero_binding{int32_t(i), 0, bufs[i], 0};
+    }
+    hetero_status st = api->execute(ep, exe, bind.data(), bind.size(), nullptr);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 1; r < repeats && st == HETERO_OK; ++r) st = api->execute(ep, exe, bind.data(), bind.size(), nullptr);
+    if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / std::max(1, repeats - 1);
+    if (st != HETERO_OK) std::printf("execute: %s\n", api->last_error());
+    const size_t out = size_t(node.output);
+    std::vector<uint8_t> got(data[out].size());
+    api->buffer_read(ep, bufs[out], 0, got.data(), got.size());
+    for (auto* b : bufs) api->buffer_release(ep, b);
+    api->executable_release(ep, exe);
+    if (st != HETERO_OK) return 1e9;
+
+    std::vector<uint8_t*> ptrs(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) ptrs[i] = data[i].data();
+    hetero::reference::run_node(node, tensors.data(), ptrs.data());
+    const int64_t n = hetero::sdk::element_count(tensors[out]);
+    std::vector<float> want(static_cast<size_t>(n)), have(static_cast<size_t>(n));
+    hetero::sdk::row_to_f32(tensors[out].dtype, data[out].data(), want.data(), n);
+    hetero::sdk::row_to_f32(tensors[out].dtype, got.data(), have.data(), n);
+    double scale = 1e-6, err = 0;
+    for (int64_t i = 0; i < n; ++i) scale = std::max(scale, double(std::fabs(want[size_t(i)])));
+    for (int64_t i = 0; i < n; ++i) err = std::max(err, double(std::fabs(want[size_t(i)] - have[size_t(i)])));
+    return err / scale;
+}
+
+void attention_case(hetero_ep* ep, std::mt19937& rng, uint32_t cache_dtype, int64_t C, std::vector<int32_t> pos) {
+    const int64_t N = int64_t(pos.size()), H = 8, Hkv = 2, Hd = 64;
+    std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, 1, {N, H, Hd}), desc(cache_dtype, 1, {C, Hkv, Hd}),
+                                         desc(cache_dtype, 1, {C, Hkv, Hd}), desc(HETERO_DTYPE_I32, 1, {N}),
+                                         desc(HETERO_DTYPE_F32, 1, {N, H, Hd})};
+    std::vector<std::vector<uint8_t>> d = {random_tensor(t[0], rng, -1, 1), random_tensor(t[1], rng, -1, 1),
+                                           random_tensor(t[2], rng, -1, 1), {}, random_tensor(t[4], rng, 0, 0)};
+    d[3].resize(size_t(N) * 4);
+    std::memcpy(d[3].data(), pos.data(), d[3].size());
+    hetero_node node{};
+    node.op = HETERO_OP_ATTENTION;
+    node.n_inputs = 4;
+    for (int i = 0; i < 4; ++i) node.inputs[i] = i;
+    node.output = 4;
+    node.fparams[0] = 1.f / std::sqrt(float(Hd));
+    const double e = run_and_compare(ep, node, t, d);
+    expect(e < 1e-4, "attention " + std::string(hetero::sdk::dtype_name(cache_dtype)) + " cache C=" + std::to_string(C) +
+                         " (multi-chunk online softmax), rel err " + std::to_string(e));
+}
+
+void matmul_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, int64_t M, int64_t K, bool bias,
+                 int repeats = 1) {
+    std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, 1, {N, K}), desc(wdtype, 1, {M, K})};
+    if (bias) t.push_back(desc(HETERO_DTYPE_F32, 1, {M}));
+    t.push_back(desc(HETERO_DTYPE_F32, 1, {N, M}));
+    std::vector<std::vector<uint8_t>> d;
+    for (size_t i = 0; i < t.size(); ++i) d.push_back(random_tensor(t[i], rng, -1, 1));
+    hetero_node node{};
+    node.op = HETERO_OP_MATMUL;
+    node.n_inputs = uint32_t(t.size() - 1);
+    for (uint32_t i = 0; i < node.n_inputs; ++i) node.inputs[i] = int32_t(i);
+    node.output = int32_t(t.size() - 1);
+    double secs = 0;
+    const double e = run_and_compare(ep, node, t, d, &secs, repeats);
+    std::string what = "matmul " + std::string(hetero::sdk::dtype_name(wdtype)) + " N=" + std::to_string(N) + " M=" +
+                       std::to_string(M) + " K=" + std::to_string(K) + ", rel err " + std::to_string(e);
+    if (repeats > 1) {
+        const double bytes = double(hetero::sdk::tensor_bytes(t[1]));
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "; %.3f ms/run, %.2f GB/s of weights, %.2f GFLOP/s", secs * 1e3, bytes / secs / 1e9,
+                      2.0 * double(N * M * K) / secs / 1e9);
+        what += buf;
+    }
+    expect(e < 1e-4, what);
+}
+
+void options_cases(hetero_ep_api const* a) {
+    hetero_option bad{"no_such_option", "1"};
+    hetero_ep* ep = nullptr;
+    hetero_status st = a->create(&bad, 1, &ep);
+    expect(st == HETERO_ERR_INVALID_ARGUMENT, std::string("unknown option refused: ") + a->last_error());
+    hetero_option bad_type{"device_types", "fpga"};
+    st = a->create(&bad_type, 1, &ep);
+    expect(st == HETERO_ERR_INVALID_ARGUMENT, std::string("bad device_types refused: ") + a->last_error());
+    hetero_option none{"platform", "no platform has this name"};
+    if (a->create(&none, 1, &ep) == HETERO_OK) {
+        expect(a->device_count(ep) == 0, "platform filter matching nothing gives 0 devices");
+        a->destroy(ep);
+    } else {
+        expect(false, "platform filter instance creation");
+    }
+}
+
+// Throughput of a chain of `layers` square matmuls (each its own weights, so
+// the chain streams more than a GPU's L2 when large); one node per layer.
+void chain_bench(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, int64_t D, int layers, int repeats) {
+    std::vector<hetero_tensor_desc> t;
+    t.push_back(desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {N, D}));
+    for (int i = 0; i < layers; ++i) t.push_back(desc(wdtype, HETERO_TENSOR_CONSTANT, {D, D}));
+    for (int i = 0; i < layers; ++i)
+        t.push_back(desc(HETERO_DTYPE_F32, i + 1 == layers ? HETERO_TENSOR_BOUND : HETERO_TENSOR_INTERNAL, {N, D}));
+    std::vector<hetero_node> nodes(static_cast<size_t>(layers));
+    for (int i = 0; i < layers; ++i) {
+        nodes[size_t(i)].op = HETERO_OP_MATMUL;
+        nodes[size_t(i)].n_inputs = 2;
+        nodes[size_t(i)].inputs[0] = i == 0 ? 0 : layers + i;
+        nodes[size_t(i)].inputs[1] = 1 + i;
+        nodes[size_t(i)].output = layers + 1 + i;
+    }
+    std::vector<hetero_buffer*> bufs;
+    std::vector<hetero_binding> consts;
+    const float amp = 1.f / std::sqrt(float(D));
+    for (int i = 0; i < layers; ++i) {
+        auto w = random_tensor(t[size_t(1 + i)], rng, -amp, amp);
+        hetero_buffer* b = nullptr;
+        api->buffer_alloc(ep, 0, w.size(), &b);
+        api->buffer_write(ep, b, 0, w.data(), w.size());
+        bufs.push_back(b);
+        consts.push_back(hetero_binding{1 + i, 0, b, 0});
+    }
+    const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, uint32_t(t.size()), uint32_t(nodes.size()), t.data(), nodes.data()};
+    hetero_executable* exe = nullptr;
+    if (api->compile(ep, 0, &g, consts.data(), consts.size(), &exe) != HETERO_OK) {
+        expect(false, std::string("bench compile: ") + api->last_error());
+        return;
+    }
+    auto x = random_tensor(t[0], rng, -1, 1);
+    hetero_buffer *xb = nullptr, *yb = nullptr;
+    api->buffer_alloc(ep, 0, x.size(), &xb);
+    api->buffer_alloc(ep, 0, x.size(), &yb);
+    api->buffer_write(ep, xb, 0, x.data(), x.size());
+    const hetero_binding bind[2] = {{0, 0, xb, 0}, {int32_t(t.size() - 1), 0, yb, 0}};
+    hetero_status st = api->execute(ep, exe, bind, 2, nullptr);  // warm-up
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < repeats && st == HETERO_OK; ++r) st = api->execute(ep, exe, bind, 2, nullptr);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeats;
+    const double bytes = double(hetero::sdk::tensor_bytes(t[1])) * layers;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "bench %s N=%lld D=%lld x%d layers: %.3f ms/run, %.1f GB/s of weights, %.1f GFLOP/s",
+                  hetero::sdk::dtype_name(wdtype), (long long)N, (long long)D, layers, secs * 1e3, bytes / secs / 1e9,
+                  2.0 * double(N) * double(D) * double(D) * layers / secs / 1e9);
+    expect(st == HETERO_OK, buf);
+    api->buffer_release(ep, xb);
+    api->buffer_release(ep, yb);
+    api->executable_release(ep, exe);
+    for (auto* b : bufs) api->buffer_release(ep, b);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s libhetero-ep-opencl.so\n", argv[0]);
+        return 2;
+    }
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        std::fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 2;
+    }
+    auto init = reinterpret_cast<hetero_ep_init_fn>(dlsym(lib, HETERO_EP_ENTRY_SYMBOL));
+    const char* reason = nullptr;
+    api = init ? init(nullptr, HETERO_ABI_VERSION, &reason) : nullptr;
+    if (!api) {
+        std::fprintf(stderr, "init failed: %s\n", reason ? reason : "no entry symbol");
+        return 2;
+    }
+    options_cases(api);
+    // Extra arguments key=value become instance options (e.g. gemm_tiling=16,8,8,8).
+    std::vector<std::string> kv;
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]).find('=') != std::string::npos) kv.push_back(argv[i]);
+    std::vector<std::string> keys, values;
+    for (const auto& a : kv) {
+        keys.push_back(a.substr(0, a.find('=')));
+        values.push_back(a.substr(a.find('=') + 1));
+    }
+    std::vector<hetero_option> opts;
+    for (size_t i = 0; i < kv.size(); ++i) opts.push_back(hetero_option{keys[i].c_str(), values[i].c_str()});
+    hetero_ep* ep = nullptr;
+    if (api->create(opts.data(), opts.size(), &ep) != HETERO_OK || api->device_count(ep) == 0) {
+        std::printf("no OpenCL device; device-dependent checks skipped\n");
+        if (ep) api->destroy(ep);
+        return failures ? 1 : 0;
+    }
+    std::mt19937 rng(7);
+    attention_case(ep, rng, HETERO_DTYPE_F32, 1500, {0, 511, 512, 1024, 1499});
+    attention_case(ep, rng, HETERO_DTYPE_F16, 1300, {1299, 700, 3});
+    for (uint32_t dt : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {
+        matmul_case(ep, rng, dt, 130, 200, 320, true);
+        matmul_case(ep, rng, dt, 1, 3000, 2048, false);
+    }
+    // Throughput: small by default, GPU-sized with --bench.
+    bool big = false;
+    for (int i = 2; i < argc; ++i) big = big || std::string(argv[i]) == "--bench";
+    for (uint32_t dt : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0, HETERO_DTYPE_F16})
+        chain_bench(ep, rng, dt, 1, big ? 4096 : 1024, big ? 16 : 2, big ? 50 : 3);
+    if (big) {
+        // Large rows: kernel bandwidth; tiny rows: per-node overhead.
+        for (uint32_t dt : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0}) chain_bench(ep, rng, dt, 1, 8192, 4, 50);
+        chain_bench(ep, rng, HETERO_DTYPE_Q4_0, 1, 128, 64, 50);
+    }
+    for (uint32_t dt : {HETERO_DTYPE_F32, HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0})
+        chain_bench(ep, rng, dt, big ? 512 : 64, big ? 2048 : 256, big ? 8 : 2, big ? 10 : 2);
+    api->destroy(ep);
+    std::printf("%s\n", failures ? "FAILED" : "all passed");
+    return failures ? 1 : 0;
+}
