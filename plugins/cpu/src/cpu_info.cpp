@@ -55,11 +55,11 @@ const char* isa_choices() {
 }
 
 const Kernels& select_kernels(const std::string& isa) {
+    if (isa == "scalar") return kernels_scalar();
+#if defined(HETERO_CPU_X86)
     auto unsupported = [&](const char* why) -> const Kernels& {
         sdk::fail(HETERO_ERR_UNSUPPORTED, "cpu: option 'isa' = '" + isa + "': " + why);
     };
-    if (isa == "scalar") return kernels_scalar();
-#if defined(HETERO_CPU_X86)
     if (isa == "auto") {
         if (has_avx512_vnni()) return kernels_avx512_vnni();
         if (has_avx512()) return kernels_avx512();

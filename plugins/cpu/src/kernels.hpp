@@ -13,12 +13,13 @@
 namespace hetero::cpu {
 
 // One Q8_0-quantized block of an activation row. Unlike the GGUF block, the
-// scale stays f32 and d * sum(qs) is kept, so a Q4_0 dot product can use the
+// scale stays f32 and -sum(qs) is kept, so a Q4_0 dot product can use the
 // stored nibbles (0..15) directly and fold their offset of 8 in afterwards:
-// sum((q - 8) * x) = sum(q * x) - 8 * sum(x).
+// sum((q - 8) * x) = sum(q * x) - 8 * sum(x); vector kernels add neg_sum to
+// each of their eight 32-bit lanes.
 struct ActBlock {
     float d;
-    float dsum;  // d * sum(qs)
+    int32_t neg_sum;  // -sum(qs)
     int8_t qs[32];
 };
 static_assert(sizeof(ActBlock) == 40, "ActBlock layout");

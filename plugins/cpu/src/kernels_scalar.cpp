@@ -27,7 +27,7 @@ void quantize_act(const float* x, ActBlock* out, int64_t k) {
             sum += q;
         }
         out[b].d = d;
-        out[b].dsum = d * float(sum);
+        out[b].neg_sum = -sum;
     }
 }
 
@@ -96,10 +96,11 @@ void matmul_q4_0(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_
             const ActBlock* x = a.xq + n * nb;
             float s = 0.f;
             for (int64_t b = 0; b < nb; ++b) {
-                int32_t isum = 0;
+                // The stored nibbles carry an offset of 8: sum((q - 8) x) = sum(q x) - 8 sum(x).
+                int32_t isum = 8 * x[b].neg_sum;
                 for (int j = 0; j < 16; ++j) {
-                    isum += (int32_t(w[b].qs[j] & 0x0f) - 8) * x[b].qs[j];
-                    isum += (int32_t(w[b].qs[j] >> 4) - 8) * x[b].qs[j + 16];
+                    isum += int32_t(w[b].qs[j] & 0x0f) * x[b].qs[j];
+                    isum += int32_t(w[b].qs[j] >> 4) * x[b].qs[j + 16];
                 }
                 s += sdk::f16_to_f32(w[b].d) * x[b].d * float(isum);
             }

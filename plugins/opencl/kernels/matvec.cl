@@ -33,47 +33,56 @@ inline float row_reduce(float v, local float* red, int lanes) {
     global const uchar *xb, ulong xoff, global const uchar *wb, ulong woff, global const uchar *bb, \
         ulong boff, int has_bias, global uchar *yb, ulong yoff, int M, int K, int lanes, local float *red
 
-// Quantized rows: the `lanes` work-items of a row walk (block, part) pairs
-// (4 parts per Q4_0 block, 8 per Q8_0 block), so neighbouring lanes share a
-// block and a 32-lane row reads consecutive blocks per step: few cache lines
-// per load instruction.
+// Quantized rows: the `lanes` work-items of a row walk (block, part) pairs,
+// 8 parts per block, so neighbouring lanes share a block and a 32-lane row
+// reads 4 consecutive blocks per step. Each step is unrolled MV_UNROLL times
+// with all loads issued before any math: decode is latency-bound unless every
+// lane keeps several independent loads in flight.
+#define MV_UNROLL 8
 
-kernel void matvec_q4_0(MATVEC_ARGS) {
-    MATVEC_PROLOGUE
-    if (row < M) {
-        const int nb = K / QK;
-        global const uchar* wrow = wb + woff + (ulong)row * nb * Q4_BYTES;
-        for (int v = lane; v < nb * 4; v += lanes) {
-            const int b = v >> 2, s = v & 3;
-            global const ushort* blk = (global const ushort*)(wrow + b * Q4_BYTES);
-            const float d = vload_half(0, (global const half*)blk);
-            // Bytes 4s..4s+3: elements 4s..4s+3 (low nibbles) and 4s+16..4s+19 (high).
-            const uchar4 q = as_uchar4(vload2(0, blk + 1 + 2 * s));
-            global const float* xp = x + b * QK + 4 * s;
-            const float4 lo = convert_float4(q & (uchar)15) - 8.f;
-            const float4 hi = convert_float4(q >> (uchar)4) - 8.f;
-            acc = fma(d, dot(lo, vload4(0, xp)) + dot(hi, vload4(0, xp + 16)), acc);
-        }
-    }
-    MATVEC_EPILOGUE
+inline float q4_part(global const uchar* wrow, global const float* x, int v) {
+    const int b = v >> 3, s = v & 7;
+    global const ushort* blk = (global const ushort*)(wrow + b * Q4_BYTES);
+    const float d = vload_half(0, (global const half*)blk);
+    // Bytes 2s and 2s+1: elements 2s, 2s+1 (low nibbles), 2s+16, 2s+17 (high).
+    const uint q = blk[1 + s];
+    global const float* xp = x + b * QK + 2 * s;
+    const float2 xl = vload2(0, xp);
+    const float2 xh = vload2(0, xp + 16);
+    float sum = ((float)(q & 15u) - 8.f) * xl.x;
+    sum = fma((float)((q >> 8) & 15u) - 8.f, xl.y, sum);
+    sum = fma((float)((q >> 4) & 15u) - 8.f, xh.x, sum);
+    sum = fma((float)(q >> 12) - 8.f, xh.y, sum);
+    return d * sum;
 }
 
-kernel void matvec_q8_0(MATVEC_ARGS) {
-    MATVEC_PROLOGUE
-    if (row < M) {
-        const int nb = K / QK;
-        global const uchar* wrow = wb + woff + (ulong)row * nb * Q8_BYTES;
-        for (int v = lane; v < nb * 8; v += lanes) {
-            const int b = v >> 3, s = v & 7;
-            global const ushort* blk = (global const ushort*)(wrow + b * Q8_BYTES);
-            const float d = vload_half(0, (global const half*)blk);
-            const float4 q = convert_float4(as_char4(vload2(0, blk + 1 + 2 * s)));
-            const float4 xv = vload4(0, x + b * QK + 4 * s);
-            acc = fma(d, dot(q, xv), acc);
-        }
-    }
-    MATVEC_EPILOGUE
+inline float q8_part(global const uchar* wrow, global const float* x, int v) {
+    const int b = v >> 3, s = v & 7;
+    global const ushort* blk = (global const ushort*)(wrow + b * Q8_BYTES);
+    const float d = vload_half(0, (global const half*)blk);
+    const float4 q = convert_float4(as_char4(vload2(0, blk + 1 + 2 * s)));
+    return d * dot(q, vload4(0, x + b * QK + 4 * s));
 }
+
+#define QUANT_MATVEC(NAME, BYTES, PART)                                              \
+    kernel void NAME(MATVEC_ARGS) {                                                  \
+        MATVEC_PROLOGUE                                                              \
+        if (row < M) {                                                               \
+            const int parts = (K / QK) * 8;                                          \
+            global const uchar* wrow = wb + woff + (ulong)row * (K / QK) * BYTES;    \
+            int v = lane;                                                            \
+            for (; v + (MV_UNROLL - 1) * lanes < parts; v += MV_UNROLL * lanes) {    \
+                float p[MV_UNROLL];                                                  \
+                for (int u = 0; u < MV_UNROLL; ++u) p[u] = PART(wrow, x, v + u * lanes); \
+                for (int u = 0; u < MV_UNROLL; ++u) acc += p[u];                     \
+            }                                                                        \
+            for (; v < parts; v += lanes) acc += PART(wrow, x, v);                   \
+        }                                                                            \
+        MATVEC_EPILOGUE                                                              \
+    }
+
+QUANT_MATVEC(matvec_q4_0, Q4_BYTES, q4_part)
+QUANT_MATVEC(matvec_q8_0, Q8_BYTES, q8_part)
 
 kernel void matvec_f32(MATVEC_ARGS) {
     MATVEC_PROLOGUE

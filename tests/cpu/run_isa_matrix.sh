@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Runs the conformance kit against the CPU provider on every kernel path:
+#   natively for each `isa` option (paths the CPU lacks must be refused cleanly),
+#   under qemu-x86_64 -cpu max (AVX2 without AVX-512),
+#   under qemu-x86_64 -cpu Nehalem (no AVX: the scalar path),
+#   and the aarch64 cross build under qemu-aarch64 (NEON and scalar).
+#
+# usage: tests/cpu/run_isa_matrix.sh BUILD_DIR AARCH64_BUILD_DIR
+# Each BUILD_DIR must hold bin/hetero-conformance and
+# lib/hetero/plugins/libhetero-ep-cpu.so. Exits non-zero if any run fails.
+set -u -o pipefail
+
+if [[ $# -ne 2 ]]; then
+    echo "usage: $0 BUILD_DIR AARCH64_BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$1
+ARM_BUILD=$2
+PLUGIN_REL=lib/hetero/plugins/libhetero-ep-cpu.so
+THREADS=${HETERO_TEST_THREADS:-2}
+AARCH64_SYSROOT=${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
+
+failures=()
+runs=0
+
+for f in "$BUILD/bin/hetero-conformance" "$BUILD/$PLUGIN_REL" "$ARM_BUILD/bin/hetero-conformance" "$ARM_BUILD/$PLUGIN_REL"; do
+    if [[ ! -f $f ]]; then
+        echo "FATAL: $f is missing (build hetero-conformance and hetero-ep-cpu first)" >&2
+        exit 2
+    fi
+done
+for tool in qemu-x86_64 qemu-aarch64; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "FATAL: $tool not found (apt-get install qemu-user)" >&2
+        exit 2
+    fi
+done
+
+# expect_pass LABEL EXPECTED_KERNELS COMMAND...: the run must pass every case
+# and report EXPECTED_KERNELS as its kernel path.
+expect_pass() {
+    local label=$1 kernels=$2
+    shift 2
+    runs=$((runs + 1))
+    echo "=== $label"
+    local log
+    log=$("$@" 2>&1)
+    local rc=$?
+    echo "$log" | tail -n 3
+    if [[ $rc -ne 0 ]]; then
+        echo "!!! FAILED: $label (exit $rc)"
+        echo "$log" | grep -E 'FAIL|mismatch|error' | head -n 20
+        failures+=("$label: exit $rc")
+    elif ! grep -q "$kernels kernels" <<<"$log"; then
+        echo "!!! FAILED: $label ran, but not on the $kernels kernels"
+        failures+=("$label: wrong kernel path")
+    fi
+}
+
+# expect_refusal LABEL COMMAND...: the plugin must refuse to start with a
+# message (exit 2 from the runner), not crash and not run.
+expect_refusal() {
+    local label=$1
+    shift
+    runs=$((runs + 1))
+    echo "=== $label"
+    local log
+    log=$("$@" 2>&1)
+    local rc=$?
+    echo "$log" | tail -n 1
+    if [[ $rc -ne 2 ]] || ! grep -q "did not start" <<<"$log"; then
+        echo "!!! FAILED: $label should have been refused cleanly (exit $rc)"
+        failures+=("$label: not refused cleanly")
+    fi
+}
+
+conf="$BUILD/bin/hetero-conformance"
+plugin="$BUILD/$PLUGIN_REL"
+flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+has() { grep -qw "$1" <<<"$flags"; }
+
+# --- native: every isa option --------------------------------------------
+case $(uname -m) in
+x86_64)
+    if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+        best=avx512
+        if has avx512_vnni; then best=avx512-vnni; fi
+    elif has avx2 && has fma && has f16c; then
+        best=avx2
+    else
+        best=scalar
+    fi
+    expect_pass "native isa=auto" "$best" "$conf" "$plugin" --option isa=auto --option threads="$THREADS"
+    expect_pass "native isa=scalar" scalar "$conf" "$plugin" --option isa=scalar --option threads="$THREADS"
+    if has avx2 && has fma && has f16c; then
+        expect_pass "native isa=avx2" avx2 "$conf" "$plugin" --option isa=avx2 --option threads="$THREADS"
+    else
+        expect_refusal "native isa=avx2 (CPU lacks AVX2)" "$conf" "$plugin" --option isa=avx2
+    fi
+    if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
+        avx512_kernels=avx512
+        if has avx512_vnni; then avx512_kernels=avx512-vnni; fi
+        expect_pass "native isa=avx512" "$avx512_kernels" "$conf" "$plugin" --option isa=avx512 --option threads="$THREADS"
+        expect_pass "native isa=avx512-novnni" avx512 "$conf" "$plugin" --option isa=avx512-novnni --option threads="$THREADS"
+    else
+        expect_refusal "native isa=avx512 (CPU lacks AVX-512)" "$conf" "$plugin" --option isa=avx512
+    fi
+    # One odd thread count, so work splits unevenly.
+    expect_pass "native isa=auto threads=3" "$best" "$conf" "$plugin" --option threads=3
+    ;;
+*)
+    echo "(native runs skipped: host is $(uname -m), the x86-64 build runs under qemu only)"
+    ;;
+esac
+
+# --- qemu-x86_64 -cpu max: AVX2/FMA/F16C, no AVX-512 ----------------------
+expect_pass "qemu-x86_64 -cpu max isa=auto" avx2 qemu-x86_64 -cpu max "$conf" "$plugin" --option threads="$THREADS"
+expect_refusal "qemu-x86_64 -cpu max isa=avx512" qemu-x86_64 -cpu max "$conf" "$plugin" --option isa=avx512
+
+# --- qemu-x86_64 -cpu Nehalem: SSE4.2 only, the scalar path ---------------
+expect_pass "qemu-x86_64 -cpu Nehalem isa=auto" scalar qemu-x86_64 -cpu Nehalem "$conf" "$plugin" --option threads="$THREADS"
+expect_refusal "qemu-x86_64 -cpu Nehalem isa=avx2" qemu-x86_64 -cpu Nehalem "$conf" "$plugin" --option isa=avx2
+
+# --- aarch64 cross build under qemu-aarch64 -------------------------------
+arm_conf="$ARM_BUILD/bin/hetero-conformance"
+arm_plugin="$ARM_BUILD/$PLUGIN_REL"
+expect_pass "qemu-aarch64 isa=auto" neon qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option threads="$THREADS"
+expect_pass "qemu-aarch64 isa=scalar" scalar qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option isa=scalar --option threads="$THREADS"
+expect_refusal "qemu-aarch64 isa=avx2" qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option isa=avx2
+
+echo
+if [[ ${#failures[@]} -ne 0 ]]; then
+    echo "ISA MATRIX FAILED: ${#failures[@]} of $runs runs"
+    for f in "${failures[@]}"; do echo "  - $f"; done
+    exit 1
+fi
+echo "ISA matrix passed: $runs runs"
