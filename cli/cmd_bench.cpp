@@ -37,9 +37,9 @@ void bench(const BenchOptions& o) {
     Runtime rt = open_runtime(o.providers);
     const std::string path = o.model.empty() ? default_model_path() : o.model;
     ModelFile model = load_model(path);
-    const Plan plan = plan_even_layers(int(model.hparams.n_layer), rt.devices);
     SessionOptions so;
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
+    const Plan plan = plan_even_layers(int(model.hparams.n_layer), devices_for_model(model, rt.devices, so.n_ctx));
     so.max_batch = std::max<int32_t>(1, o.n_prompt);
     Session session(model, plan, so);
     uint64_t weight_bytes = 0;

@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include <hetero/runtime/open_model.hpp>
+#include <hetero/runtime/session.hpp>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ void add_plan_command(CLI::App& app) {
         const auto& hp = m.file.hparams;
         fmt::print("model: {} ({}, {} layers, embedding {}, {} heads / {} kv heads, vocab {})\n", m.path, hp.arch, hp.n_layer,
                    hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab);
-        fmt::print("{}\n", plan_even_layers(int(hp.n_layer), rt.devices).describe());
+        fmt::print("{}\n", plan_even_layers(int(hp.n_layer), devices_for_model(m.file, rt.devices, context_length(hp, 0))).describe());
     });
 }
 

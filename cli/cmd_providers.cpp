@@ -35,7 +35,8 @@ void list(const ProviderFlags& flags, bool as_json) {
     nlohmann::json j = {{"abi_version", fmt::format("{}.{}", HETERO_ABI_VERSION_MAJOR, HETERO_ABI_VERSION_MINOR)},
                         {"plugin_dirs", reg.searched_dirs()}, {"plugins", nlohmann::json::array()}};
     for (const auto& r : reg.records()) {
-        nlohmann::json pj = {{"path", r.path}, {"status", r.status}, {"loaded", r.loaded}};
+        nlohmann::json pj = {{"path", r.path}, {"status", r.status}, {"loaded", r.loaded},
+                             {"open_ms", r.open_seconds * 1e3}, {"create_ms", r.create_seconds * 1e3}};
         if (!r.provider.empty()) pj["provider"] = r.provider;
         if (!r.version.empty()) pj["version"] = r.version;
         if (r.abi_version) pj["abi_version"] = fmt::format("{}.{}", HETERO_ABI_MAJOR_OF(r.abi_version), HETERO_ABI_MINOR_OF(r.abi_version));
@@ -68,7 +69,8 @@ void list(const ProviderFlags& flags, bool as_json) {
     for (const auto& d : reg.searched_dirs()) fmt::print("  {}\n", d);
     fmt::print("plugins:\n");
     for (const auto& pj : j["plugins"]) {
-        fmt::print("  {}\n    {}{}\n", pj["path"].get<std::string>(),
+        fmt::print("  {} (open {:.1f} ms, create {:.1f} ms)\n    {}{}\n", pj["path"].get<std::string>(), pj["open_ms"].get<double>(),
+                   pj["create_ms"].get<double>(),
                    pj.contains("provider") ? fmt::format("provider {} {} (ABI {}): ", pj["provider"].get<std::string>(),
                                                          pj.value("version", ""), pj.value("abi_version", "?"))
                                            : "",

@@ -4,6 +4,7 @@
 
 #include <hetero/runtime/generate.hpp>
 #include <hetero/runtime/open_model.hpp>
+#include <hetero/runtime/session.hpp>
 
 #include <fmt/format.h>
 
@@ -27,7 +28,7 @@ void run(const RunOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     Runtime rt = open_runtime(o.providers);
     OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
-    const Plan plan = plan_even_layers(int(m.file.hparams.n_layer), rt.devices);
+    const Plan plan = plan_even_layers(int(m.file.hparams.n_layer), devices_for_model(m.file, rt.devices, context_length(m.file.hparams, o.ctx)));
     SessionOptions so;
     so.n_ctx = o.ctx;
     Session session(m.file, plan, so);

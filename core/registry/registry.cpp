@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -121,6 +122,10 @@ Registry::Registry(const RegistryOptions& options) {
                 log(LogLevel::warn, fmt::format("skipping plugin {}: {}", rec.path, why));
                 records_.push_back(rec);
             };
+            const auto t_open = std::chrono::steady_clock::now();
+            auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+                return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+            };
             std::unique_ptr<Provider> p(new Provider());
             p->lib_ = std::make_unique<Provider::Library>();
             try {
@@ -165,12 +170,15 @@ Registry::Registry(const RegistryOptions& options) {
                 records_.push_back(rec);
                 continue;
             }
+            rec.open_seconds = seconds_since(t_open);
+            const auto t_create = std::chrono::steady_clock::now();
             std::vector<hetero_option> opts;
             auto oit = options.provider_options.find(rec.provider);
             if (oit != options.provider_options.end())
                 for (const auto& [k, v] : oit->second) opts.push_back({k.c_str(), v.c_str()});
             hetero_ep* ep = nullptr;
             const hetero_status st = api->create(opts.data(), opts.size(), &ep);
+            rec.create_seconds = seconds_since(t_create);
             if (st != HETERO_OK || !ep) {
                 refuse(fmt::format("create failed: {}", api->last_error()));
                 continue;

@@ -70,12 +70,14 @@ struct Session::SegmentState {
     }
 };
 
+int32_t context_length(const LlamaHParams& hp, int32_t requested) {
+    return requested > 0 ? requested : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
+}
+
 Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions& options)
     : model_(model), plan_(plan), options_(options) {
     const LlamaHParams& hp = model.hparams;
-    // Default: the training context, at least 512 (some converters record less
-    // than the model was trained with), at most 4096.
-    n_ctx_ = options.n_ctx > 0 ? options.n_ctx : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
+    n_ctx_ = context_length(hp, options.n_ctx);
     if (options_.max_batch < 1) throw Error("max_batch must be at least 1");
     options_.max_batch = std::min(options_.max_batch, n_ctx_);
     const int64_t D = hp.n_embd, kv_dim = hp.n_head_kv * hp.head_dim;

@@ -21,6 +21,8 @@ struct PluginRecord {
     uint32_t abi_version = 0;
     bool loaded = false;
     std::string status;     // "loaded", or why it was refused / skipped
+    double open_seconds = 0;    // dlopen + entry point + ABI check
+    double create_seconds = 0;  // the provider's create() (device discovery)
 };
 
 // A loaded plugin and its provider instance. Not copyable; owned by Registry.

@@ -2,6 +2,10 @@
 
 #include <hetero/sdk/provider.hpp>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <exception>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,7 +23,15 @@ inline void cpu_relax() {
 #endif
 }
 
-// Roughly 20-50 microseconds of polling before a worker goes to sleep: long
+// Sleeps while *word == expected (returns at once if it already differs).
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+void futex_wake_all(std::atomic<uint32_t>& word) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 0x7fffffff, nullptr, nullptr, 0);
+}
+
+// Roughly 20-50 microseconds of polling before a thread goes to sleep: long
 // enough to bridge the gap between two ops of one graph, short enough not to
 // burn a shared core for long.
 constexpr int kSpinIterations = 2000;
@@ -27,13 +39,16 @@ constexpr int kSpinIterations = 2000;
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    // Workers start from the generation of construction, not the one they see
+    // when they first run: a job may already have been submitted by then.
+    const uint32_t start = generation_.load();
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i, start] { worker_loop(i, start); });
 }
 
 ThreadPool::~ThreadPool() {
-    stop_.store(true, std::memory_order_release);
-    generation_.fetch_add(1, std::memory_order_release);
-    generation_.notify_all();
+    stop_.store(true);
+    generation_.fetch_add(1);
+    futex_wake_all(generation_);
     for (auto& t : workers_) t.join();
 }
 
@@ -54,8 +69,7 @@ void ThreadPool::drain(int thread) {
     }
 }
 
-void ThreadPool::worker_loop(int index) {
-    uint32_t seen = generation_.load(std::memory_order_acquire);
+void ThreadPool::worker_loop(int index, uint32_t seen) {
     for (;;) {
         uint32_t g = generation_.load(std::memory_order_acquire);
         for (int i = 0; g == seen && i < kSpinIterations; ++i) {
@@ -63,13 +77,18 @@ void ThreadPool::worker_loop(int index) {
             g = generation_.load(std::memory_order_acquire);
         }
         while (g == seen) {
-            generation_.wait(seen, std::memory_order_acquire);
-            g = generation_.load(std::memory_order_acquire);
+            // Announce the sleep before the last check (both seq_cst): either
+            // the submitter sees the announcement or this thread sees the job.
+            sleeping_workers_.fetch_add(1);
+            g = generation_.load();
+            if (g == seen) futex_wait(generation_, seen);
+            sleeping_workers_.fetch_sub(1);
+            g = generation_.load();
         }
         seen = g;
-        if (stop_.load(std::memory_order_acquire)) return;
+        if (stop_.load()) return;
         drain(index);
-        if (busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_workers_.notify_one();
+        if (busy_workers_.fetch_sub(1) == 1 && submitter_sleeping_.load()) futex_wake_all(busy_workers_);
     }
 }
 
@@ -84,18 +103,21 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {
     if (workers_.empty() || n_tasks == 1) {
         drain(0);
     } else {
-        busy_workers_.store(int32_t(workers_.size()), std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
-        generation_.notify_all();
+        busy_workers_.store(uint32_t(workers_.size()));
+        generation_.fetch_add(1);
+        if (sleeping_workers_.load()) futex_wake_all(generation_);
         drain(0);
-        int32_t busy = busy_workers_.load(std::memory_order_acquire);
+        uint32_t busy = busy_workers_.load(std::memory_order_acquire);
         for (int i = 0; busy != 0 && i < kSpinIterations * 8; ++i) {
             cpu_relax();
             busy = busy_workers_.load(std::memory_order_acquire);
         }
         while (busy != 0) {
-            busy_workers_.wait(busy, std::memory_order_acquire);
-            busy = busy_workers_.load(std::memory_order_acquire);
+            submitter_sleeping_.store(1);
+            busy = busy_workers_.load();
+            if (busy != 0) futex_wait(busy_workers_, busy);
+            submitter_sleeping_.store(0);
+            busy = busy_workers_.load();
         }
     }
     if (failed_.load(std::memory_order_acquire)) sdk::fail(HETERO_ERR_INTERNAL, "cpu: " + failure_);

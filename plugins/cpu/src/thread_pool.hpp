@@ -35,14 +35,20 @@ public:
 private:
     using TaskFn = void (*)(void* ctx, int64_t task, int thread);
     void run(int64_t n_tasks, TaskFn fn, void* ctx);
-    void worker_loop(int index);
+    void worker_loop(int index, uint32_t seen);
     void drain(int thread);
 
     std::vector<std::thread> workers_;
     std::mutex submit_;  // one job at a time; calls may come from several threads
+    // Futex words: a job counter the workers wait on, and the number of
+    // workers still inside the current job, which the submitter waits on.
+    // The sleeper counts let the other side skip the wake-up system call
+    // when nobody sleeps.
     std::atomic<uint32_t> generation_{0};
+    std::atomic<uint32_t> busy_workers_{0};
+    std::atomic<uint32_t> sleeping_workers_{0};
+    std::atomic<uint32_t> submitter_sleeping_{0};
     std::atomic<int64_t> next_task_{0};
-    std::atomic<int32_t> busy_workers_{0};
     std::atomic<bool> stop_{false};
     std::atomic<bool> failed_{false};
     std::string failure_;

@@ -146,17 +146,24 @@ size_t Program::group_size(const char* kernel, size_t cap) const {
     return s;
 }
 
-ClDevice::ClDevice(cl_platform_id platform, cl_device_id device) : platform_(platform), device_(device) {
-    info_ = query_info(platform, device);
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+ClDevice::ClDevice(cl_platform_id platform, cl_device_id device)
+    : info_(query_info(platform, device)), platform_(platform), device_(device) {}
+
+void ClDevice::open_slow() const {
+    std::lock_guard<std::mutex> lock(open_mutex_);
+    if (opened_.load(std::memory_order_relaxed)) return;
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform_), 0};
     cl_int err = CL_SUCCESS;
-    context_ = clCreateContext(props, 1, &device_, nullptr, nullptr, &err);
+    cl_context context = clCreateContext(props, 1, &device_, nullptr, nullptr, &err);
     cl_check(err, "clCreateContext", HETERO_ERR_DEVICE_LOST);
-    queue_ = clCreateCommandQueue(context_, device_, 0, &err);
+    cl_command_queue queue = clCreateCommandQueue(context, device_, 0, &err);
     if (err != CL_SUCCESS) {
-        clReleaseContext(context_);
+        clReleaseContext(context);
         cl_check(err, "clCreateCommandQueue", HETERO_ERR_DEVICE_LOST);
     }
+    context_ = context;
+    queue_ = queue;
+    opened_.store(true, std::memory_order_release);
 }
 
 ClDevice::~ClDevice() {
@@ -198,7 +205,7 @@ const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig*
                                    info_.driver_version;
     for (;;) {
         const std::string options = build_options(info_, gemm);
-        BuiltProgram built = build_program(context_, device_, kKernelSource, options, device_key, cache_dir);
+        BuiltProgram built = build_program(context(), device_, kKernelSource, options, device_key, cache_dir);
         auto prog = std::make_unique<Program>(built.program, device_, gemm, built.from_cache);
         // The GEMM needs its whole tile's work-items in one group; shrink the
         // tiling when the compiled kernel allows fewer.

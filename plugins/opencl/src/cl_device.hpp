@@ -1,10 +1,12 @@
-// One OpenCL device of a provider instance: what it reports, its context and
-// in-order queue, and the provider's program built for it (once, on demand).
+// One OpenCL device of a provider instance: what it reports (queried when the
+// provider starts), and, created by the first call that needs them, its
+// context and in-order queue and the provider's program built for it.
 #pragma once
 
 #include <CL/cl.h>
 #include <hetero/ep_api.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,7 +62,7 @@ private:
 
 class ClDevice {
 public:
-    // Creates the device's context and queue; throws sdk::Error on failure.
+    // Reads the device's properties; creates nothing on the device.
     ClDevice(cl_platform_id platform, cl_device_id device);
     ~ClDevice();
     ClDevice(const ClDevice&) = delete;
@@ -69,19 +71,37 @@ public:
     const DeviceInfo& info() const { return info_; }
     void fill_props(hetero_device_props& props) const;
     cl_device_id id() const { return device_; }
-    cl_context context() const { return context_; }
-    cl_command_queue queue() const { return queue_; }
+    // The context and queue, created by the first call (thread-safe). A
+    // failure throws sdk::Error and leaves them uncreated, so a later call
+    // tries again.
+    cl_context context() const {
+        open();
+        return context_;
+    }
+    cl_command_queue queue() const {
+        open();
+        return queue_;
+    }
     // The provider's program for this device; built (or loaded from the cache
     // in `cache_dir`) by the first caller. `gemm` overrides the GEMM tiling
     // chosen from the device limits. Thread-safe.
     const Program& program(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
 
 private:
+    // A context costs milliseconds to create (about 5 ms on PoCL), so
+    // listing devices does not create one.
+    void open() const {
+        if (!opened_.load(std::memory_order_acquire)) open_slow();
+    }
+    void open_slow() const;
+
     DeviceInfo info_;
     cl_platform_id platform_;
     cl_device_id device_;
-    cl_context context_ = nullptr;
-    cl_command_queue queue_ = nullptr;
+    mutable std::mutex open_mutex_;
+    mutable std::atomic<bool> opened_{false};  // set once context_ and queue_ are valid
+    mutable cl_context context_ = nullptr;
+    mutable cl_command_queue queue_ = nullptr;
     std::mutex program_mutex_;
     std::unique_ptr<Program> program_;
 };

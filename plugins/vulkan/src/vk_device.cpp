@@ -19,7 +19,27 @@ bool has_extension(VkPhysicalDevice phys, const char* name) {
     return false;
 }
 
+// Prefers a compute queue without graphics: on GPUs it is the async compute engine.
+int pick_compute_family(VkPhysicalDevice phys) {
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, qf.data());
+    for (uint32_t i = 0; i < nq; ++i)
+        if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) return int(i);
+    for (uint32_t i = 0; i < nq; ++i)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return int(i);
+    return -1;
+}
+
 }  // namespace
+
+std::string unusable_reason(const DeviceInfo& info) {
+    if (info.props.apiVersion < VK_API_VERSION_1_2) return "needs Vulkan 1.2";
+    if (info.compute_family < 0) return "has no compute queue";
+    if (!info.timeline_semaphore) return "lacks timeline semaphores (Vulkan 1.2)";
+    return {};
+}
 
 DeviceInfo describe(VkPhysicalDevice phys) {
     DeviceInfo d;
@@ -51,6 +71,8 @@ DeviceInfo describe(VkPhysicalDevice phys) {
     d.storage16 = f11.storageBuffer16BitAccess;
     d.storage8 = f12.storageBuffer8BitAccess;
     d.update_after_bind = f12.descriptorBindingStorageBufferUpdateAfterBind;
+    d.timeline_semaphore = f12.timelineSemaphore;
+    d.compute_family = pick_compute_family(phys);
     const bool fp16 = f12.shaderFloat16, int8 = f12.shaderInt8;
     d.cooperative_matrix = has_extension(phys, "VK_KHR_cooperative_matrix") || has_extension(phys, "VK_NV_cooperative_matrix");
 
@@ -134,19 +156,9 @@ DeviceBuffer::~DeviceBuffer() {
 
 // ------------------------------------------------------------------ device
 
-Device::Device(VkInstance, const DeviceInfo& info, uint32_t index) : info_(info), index_(index) {
-    uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(info.phys, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> qf(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(info.phys, &nq, qf.data());
-    // Prefer a compute queue without graphics: on GPUs it is the async compute engine.
-    int chosen = -1;
-    for (uint32_t i = 0; i < nq; ++i)
-        if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) { chosen = int(i); break; }
-    for (uint32_t i = 0; i < nq && chosen < 0; ++i)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) chosen = int(i);
-    if (chosen < 0) sdk::fail(HETERO_ERR_UNSUPPORTED, "vulkan: " + info.name + " has no compute queue");
-    family_ = uint32_t(chosen);
+Device::Device(const DeviceInfo& info, uint32_t index) : info_(info), index_(index) {
+    if (const std::string why = unusable_reason(info); !why.empty()) sdk::fail(HETERO_ERR_UNSUPPORTED, "vulkan: " + info.name + " " + why);
+    family_ = uint32_t(info.compute_family);
 
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -154,7 +166,6 @@ Device::Device(VkInstance, const DeviceInfo& info, uint32_t index) : info_(info)
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     vkGetPhysicalDeviceFeatures2(info.phys, &f2);
-    if (!f12.timelineSemaphore) sdk::fail(HETERO_ERR_UNSUPPORTED, "vulkan: " + info.name + " lacks timeline semaphores (Vulkan 1.2)");
     // Enable only what the shaders use.
     VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     e12.timelineSemaphore = VK_TRUE;
@@ -215,6 +226,16 @@ void Device::release() noexcept {
     if (timeline_) vkDestroySemaphore(dev_, timeline_, nullptr);
     vkDestroyDevice(dev_, nullptr);
     dev_ = VK_NULL_HANDLE;
+}
+
+Device& LazyDevice::open() {
+    if (Device* d = opened_.load(std::memory_order_acquire)) return *d;
+    std::lock_guard<std::mutex> lock(open_mu_);
+    if (!device_) {
+        device_ = std::make_unique<Device>(info_, index_);
+        opened_.store(device_.get(), std::memory_order_release);
+    }
+    return *device_;
 }
 
 uint64_t Device::submit(VkCommandBuffer cb) {

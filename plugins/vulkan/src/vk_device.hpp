@@ -1,6 +1,7 @@
-// One Vulkan physical device opened for compute: its properties as the ABI
-// reports them, the logical device and queue, a timeline semaphore that
-// orders every submission, the memory allocator, the pipelines, and the
+// One Vulkan physical device: its properties as the ABI reports them
+// (DeviceInfo, read when the provider starts) and, opened for compute on
+// first use (LazyDevice), the logical device and queue, a timeline semaphore
+// that orders every submission, the memory allocator, the pipelines, and the
 // blocking buffer transfers.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include "vk_memory.hpp"
 #include "vk_pipelines.hpp"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,10 +35,16 @@ struct DeviceInfo {
     uint64_t min_offset_align = 16;
     uint64_t max_storage_range = 1ull << 27;
     uint32_t max_groups_x = 65535;
+    int compute_family = -1;  // queue family the device opens with; -1 = none
+    bool timeline_semaphore = false;
 };
 
 // Reads the properties and features of `phys`; never throws.
 DeviceInfo describe(VkPhysicalDevice phys);
+
+// Why the provider cannot open `info` for compute, or "" when it can. Only
+// queries the physical device, so unusable devices are dropped at startup.
+std::string unusable_reason(const DeviceInfo& info);
 
 class Device;
 
@@ -60,7 +68,7 @@ private:
 
 class Device {
 public:
-    Device(VkInstance instance, const DeviceInfo& info, uint32_t index);
+    Device(const DeviceInfo& info, uint32_t index);
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
@@ -106,6 +114,28 @@ private:
 
     std::unique_ptr<MemoryAllocator> memory_;
     std::unique_ptr<Pipelines> pipelines_;
+};
+
+// A device as the provider lists it: described at startup, opened (VkDevice,
+// queue, allocator, pipeline cache...) by the first call that needs it, so
+// listing devices stays cheap. Thread-safe.
+class LazyDevice {
+public:
+    LazyDevice(const DeviceInfo& info, uint32_t index) : info_(info), index_(index) {}
+    LazyDevice(const LazyDevice&) = delete;
+    LazyDevice& operator=(const LazyDevice&) = delete;
+
+    const DeviceInfo& info() const { return info_; }
+    // The opened device; the first call creates it. A failure throws
+    // sdk::Error and leaves the device closed, so a later call tries again.
+    Device& open();
+
+private:
+    DeviceInfo info_;
+    uint32_t index_;
+    std::mutex open_mu_;
+    std::atomic<Device*> opened_{nullptr};  // set once `device_` is complete
+    std::unique_ptr<Device> device_;
 };
 
 }  // namespace hetero::vk

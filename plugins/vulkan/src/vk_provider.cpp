@@ -1,6 +1,8 @@
 // The Vulkan execution provider: one instance, every usable physical device.
-// No loader ICD, no Vulkan 1.2 device, or a device that fails to open just
-// leaves fewer (possibly zero) devices, with the reason logged.
+// No loader ICD or no Vulkan 1.2 device just leaves fewer (possibly zero)
+// devices, with the reason logged. Starting the provider only creates the
+// instance and describes the physical devices; each device is opened on its
+// first buffer or compile, and an error there is that call's error.
 #include "vk_device.hpp"
 #include "vk_executable.hpp"
 
@@ -64,15 +66,11 @@ public:
             if (only >= 0 && int64_t(i) != only) continue;
             DeviceInfo info = describe(phys[i]);
             if (portable) info.subgroup_arithmetic = info.update_after_bind = false;
-            if (info.props.apiVersion < VK_API_VERSION_1_2) {
-                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, needs Vulkan 1.2");
+            if (const std::string why = unusable_reason(info); !why.empty()) {
+                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, " + why);
                 continue;
             }
-            try {
-                devices_.push_back(std::make_unique<Device>(instance_, info, uint32_t(devices_.size())));
-            } catch (const sdk::Error& e) {
-                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped: " + e.what());
-            }
+            devices_.push_back(std::make_unique<LazyDevice>(info, uint32_t(devices_.size())));
         }
     }
 
@@ -110,22 +108,22 @@ public:
     }
 
     std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
-        return std::make_unique<DeviceBuffer>(*devices_[device], device, size, MemoryUse::Device);
+        return std::make_unique<DeviceBuffer>(devices_[device]->open(), device, size, MemoryUse::Device);
     }
 
     void* host_ptr(sdk::Buffer& b) override { return static_cast<DeviceBuffer&>(b).mapped(); }
 
     void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
-        devices_[dst.device()]->write(static_cast<DeviceBuffer&>(dst), offset, src, size);
+        devices_[dst.device()]->open().write(static_cast<DeviceBuffer&>(dst), offset, src, size);
     }
 
     void read(sdk::Buffer& src, uint64_t offset, void* dst, uint64_t size) override {
-        devices_[src.device()]->read(static_cast<DeviceBuffer&>(src), offset, dst, size);
+        devices_[src.device()]->open().read(static_cast<DeviceBuffer&>(src), offset, dst, size);
     }
 
     void copy(sdk::Buffer& src, uint64_t so, sdk::Buffer& dst, uint64_t d, uint64_t size) override {
         if (src.device() == dst.device()) {
-            devices_[src.device()]->copy(static_cast<DeviceBuffer&>(src), so, static_cast<DeviceBuffer&>(dst), d, size);
+            devices_[src.device()]->open().copy(static_cast<DeviceBuffer&>(src), so, static_cast<DeviceBuffer&>(dst), d, size);
             return;
         }
         std::vector<uint8_t> tmp(size);  // between two devices: through the host
@@ -134,7 +132,7 @@ public:
     }
 
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
-        return std::make_unique<VkExecutable>(*devices_[device], device, std::move(graph), constants);
+        return std::make_unique<VkExecutable>(devices_[device]->open(), device, std::move(graph), constants);
     }
 
     std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound, bool want_event) override {
@@ -187,7 +185,7 @@ private:
 
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-    std::vector<std::unique_ptr<Device>> devices_;
+    std::vector<std::unique_ptr<LazyDevice>> devices_;
 };
 
 }  // namespace hetero::vk

@@ -3,6 +3,7 @@
 // embeds the tokens and the last one computes the logits.
 #pragma once
 
+#include <hetero/model/model.hpp>
 #include <hetero/registry.hpp>
 
 #include <string>
@@ -28,6 +29,11 @@ struct Plan {
     std::vector<Segment> segments;
     std::string describe() const;
 };
+
+// Keeps the devices that can run every op the model needs (asked through
+// op_supported with the model's real shapes and dtypes); each dropped device
+// is logged with the provider's reason. Throws when none is left.
+std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vector<DeviceRef>& devices, int32_t n_ctx);
 
 // Splits n_layer layers over the devices in the given order, as evenly as the
 // layer count allows (devices beyond n_layer get nothing).

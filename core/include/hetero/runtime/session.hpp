@@ -17,6 +17,11 @@ struct SessionOptions {
     int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size
 };
 
+// The context a session uses: `requested` when > 0, else the training
+// context clamped to [512, 4096] (some converters record less than the model
+// was trained with).
+int32_t context_length(const LlamaHParams& hp, int32_t requested);
+
 // Time spent per segment, for the "which provider ran what" report.
 struct SegmentStats {
     std::string label;
