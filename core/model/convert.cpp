@@ -80,6 +80,19 @@ void add_weight(GgufWriter& out, const WeightView& w, uint32_t dtype) {
 
 }  // namespace
 
+void add_llama_hparams(GgufWriter& w, const LlamaHParams& hp) {
+    w.add_uint32("llama.vocab_size", uint32_t(hp.n_vocab));
+    w.add_uint32("llama.context_length", uint32_t(hp.n_ctx_train));
+    w.add_uint32("llama.embedding_length", uint32_t(hp.n_embd));
+    w.add_uint32("llama.block_count", uint32_t(hp.n_layer));
+    w.add_uint32("llama.feed_forward_length", uint32_t(hp.n_ff));
+    w.add_uint32("llama.attention.head_count", uint32_t(hp.n_head));
+    w.add_uint32("llama.attention.head_count_kv", uint32_t(hp.n_head_kv));
+    w.add_uint32("llama.rope.dimension_count", uint32_t(hp.rope_dims));
+    w.add_float32("llama.rope.freq_base", hp.rope_freq_base);
+    w.add_float32("llama.attention.layer_norm_rms_epsilon", hp.norm_eps);
+}
+
 void convert_llama2c_to_gguf(const std::string& bin, const std::string& tokenizer_bin, const std::string& out_gguf,
                              uint32_t out_dtype) {
     check_out_dtype(out_dtype);
@@ -91,16 +104,7 @@ void convert_llama2c_to_gguf(const std::string& bin, const std::string& tokenize
     w.add_string("general.architecture", "llama");
     w.add_string("general.name", std::filesystem::path(bin).stem().string());
     w.add_uint32("general.file_type", file_type_of(out_dtype));
-    w.add_uint32("llama.vocab_size", uint32_t(hp.n_vocab));
-    w.add_uint32("llama.context_length", uint32_t(hp.n_ctx_train));
-    w.add_uint32("llama.embedding_length", uint32_t(hp.n_embd));
-    w.add_uint32("llama.block_count", uint32_t(hp.n_layer));
-    w.add_uint32("llama.feed_forward_length", uint32_t(hp.n_ff));
-    w.add_uint32("llama.attention.head_count", uint32_t(hp.n_head));
-    w.add_uint32("llama.attention.head_count_kv", uint32_t(hp.n_head_kv));
-    w.add_uint32("llama.rope.dimension_count", uint32_t(hp.rope_dims));
-    w.add_float32("llama.rope.freq_base", hp.rope_freq_base);
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", hp.norm_eps);
+    add_llama_hparams(w, hp);
 
     // llama2.c writes SentencePiece's word marker as a plain space and wraps
     // BOS/EOS in newlines for printing; GGUF keeps SentencePiece's own pieces.

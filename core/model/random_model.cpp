@@ -1,4 +1,5 @@
 #include <hetero/error.hpp>
+#include <hetero/model/convert.hpp>
 #include <hetero/model/ggml_types.hpp>
 #include <hetero/model/gguf_writer.hpp>
 #include <hetero/model/random_model.hpp>
@@ -57,15 +58,16 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     GgufWriter w;
     w.add_string("general.architecture", "llama");
     w.add_string("general.name", "random");
-    w.add_uint32("llama.context_length", uint32_t(s.n_ctx));
-    w.add_uint32("llama.embedding_length", uint32_t(s.n_embd));
-    w.add_uint32("llama.block_count", uint32_t(s.n_layer));
-    w.add_uint32("llama.feed_forward_length", uint32_t(s.n_ff));
-    w.add_uint32("llama.attention.head_count", uint32_t(s.n_head));
-    w.add_uint32("llama.attention.head_count_kv", uint32_t(s.n_head_kv));
-    w.add_uint32("llama.rope.dimension_count", uint32_t(hd));
-    w.add_float32("llama.rope.freq_base", 10000.f);
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    LlamaHParams hp;
+    hp.n_vocab = s.n_vocab;
+    hp.n_ctx_train = s.n_ctx;
+    hp.n_embd = s.n_embd;
+    hp.n_layer = s.n_layer;
+    hp.n_ff = s.n_ff;
+    hp.n_head = s.n_head;
+    hp.n_head_kv = s.n_head_kv;
+    hp.rope_dims = hd;
+    add_llama_hparams(w, hp);
     std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
     std::vector<int32_t> types = {2, 3, 3};
     for (int b = 0; b < 256; ++b) {

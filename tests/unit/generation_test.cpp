@@ -82,23 +82,18 @@ std::vector<int32_t> run_greedy(const Case& c, const std::string& prompt, int32_
     return std::vector<int32_t>(r.tokens.begin() + 1, r.tokens.end());  // after BOS
 }
 
-TEST_P(GreedyReference, OnceUponATime) {
-    const auto expected = reference_ids("Token ids after BOS");
-    ASSERT_EQ(expected.size(), 256u);
-    if (!registry().find(GetParam().provider)) GTEST_SKIP() << GetParam().provider << " provider not available";
-    const auto got = run_greedy(GetParam(), "Once upon a time", 256);
+void expect_reference(const Case& c, const std::string& marker, const std::string& prompt) {
+    const auto expected = reference_ids(marker);
+    ASSERT_EQ(expected.size(), 256u) << "reference ids not found after '" << marker << "'";
+    if (!registry().find(c.provider)) GTEST_SKIP() << c.provider << " provider not available";
+    const auto got = run_greedy(c, prompt, 256);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "first difference at token " << i;
 }
 
-TEST_P(GreedyReference, EmptyPrompt) {
-    const auto expected = reference_ids("With an empty prompt the 256 ids are");
-    ASSERT_EQ(expected.size(), 256u);
-    if (!registry().find(GetParam().provider)) GTEST_SKIP() << GetParam().provider << " provider not available";
-    const auto got = run_greedy(GetParam(), "", 256);
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "first difference at token " << i;
-}
+TEST_P(GreedyReference, OnceUponATime) { expect_reference(GetParam(), "Token ids after BOS", "Once upon a time"); }
+
+TEST_P(GreedyReference, EmptyPrompt) { expect_reference(GetParam(), "With an empty prompt the 256 ids are", ""); }
 
 INSTANTIATE_TEST_SUITE_P(Models, GreedyReference, testing::ValuesIn(cases()), case_name);
 

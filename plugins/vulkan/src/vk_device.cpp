@@ -150,6 +150,7 @@ DeviceBuffer::DeviceBuffer(Device& dev, uint32_t index, uint64_t size, MemoryUse
 }
 
 DeviceBuffer::~DeviceBuffer() {
+    dev_.flush_writes();  // a recorded write must not outlive its buffer
     vkDestroyBuffer(dev_.handle(), buffer_, nullptr);
     dev_.memory().free(alloc_);
 }
@@ -206,6 +207,12 @@ Device::Device(const DeviceInfo& info, uint32_t index) : info_(info), index_(ind
         ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         ai.commandBufferCount = 1;
         check(vkAllocateCommandBuffers(dev_, &ai, &transfer_cb_), "vkAllocateCommandBuffers");
+        check(vkCreateCommandPool(dev_, &pi, nullptr, &pending_pool_), "vkCreateCommandPool");
+        pending_ring_.resize(4);
+        for (PendingCb& p : pending_ring_) {
+            ai.commandPool = pending_pool_;
+            check(vkAllocateCommandBuffers(dev_, &ai, &p.cb), "vkAllocateCommandBuffers");
+        }
         memory_ = std::make_unique<MemoryAllocator>(info.phys, dev_, (info.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) != 0);
         pipelines_ = std::make_unique<Pipelines>(dev_, info.uuid, info.driver_version, info.update_after_bind);
     } catch (...) {
@@ -223,6 +230,7 @@ void Device::release() noexcept {
     pipelines_.reset();
     memory_.reset();
     if (transfer_pool_) vkDestroyCommandPool(dev_, transfer_pool_, nullptr);
+    if (pending_pool_) vkDestroyCommandPool(dev_, pending_pool_, nullptr);
     if (timeline_) vkDestroySemaphore(dev_, timeline_, nullptr);
     vkDestroyDevice(dev_, nullptr);
     dev_ = VK_NULL_HANDLE;
@@ -239,20 +247,81 @@ Device& LazyDevice::open() {
 }
 
 uint64_t Device::submit(VkCommandBuffer cb) {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    return submit_locked(cb);
+}
+
+// Recorded writes go first, in the same vkQueueSubmit: no extra round trip.
+uint64_t Device::submit_locked(VkCommandBuffer cb) {
+    const VkCommandBuffer writes = close_pending();
     std::lock_guard<std::mutex> lock(submit_mu_);
     const uint64_t value = last_value_ + 1;
+    VkCommandBuffer cbs[2];
+    uint32_t n = 0;
+    if (writes) cbs[n++] = writes;
+    if (cb) cbs[n++] = cb;
     VkTimelineSemaphoreSubmitInfo ti{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     ti.signalSemaphoreValueCount = 1;
     ti.pSignalSemaphoreValues = &value;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.pNext = &ti;
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
+    si.commandBufferCount = n;
+    si.pCommandBuffers = cbs;
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &timeline_;
     check(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
     last_value_ = value;
+    if (writes) pending_ring_[(pending_next_ + pending_ring_.size() - 1) % pending_ring_.size()].done_at = value;
     return value;
+}
+
+VkCommandBuffer Device::close_pending() {
+    if (!pending_) return VK_NULL_HANDLE;
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(pending_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                         &mb, 0, nullptr, 0, nullptr);
+    const VkCommandBuffer cb = pending_;
+    pending_ = VK_NULL_HANDLE;
+    check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    return cb;
+}
+
+bool Device::record_small_write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t size) {
+    // vkCmdUpdateBuffer: 4-byte aligned, at most 64 KiB, data copied into the command buffer.
+    if (size == 0 || size > 65536 || size % 4 || offset % 4) return false;
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    if (!pending_) {
+        PendingCb& p = pending_ring_[pending_next_];
+        if (p.done_at) wait(p.done_at);
+        pending_next_ = (pending_next_ + 1) % pending_ring_.size();
+        check(vkResetCommandBuffer(p.cb, 0), "vkResetCommandBuffer");
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        check(vkBeginCommandBuffer(p.cb, &bi), "vkBeginCommandBuffer");
+        p.done_at = 0;
+        pending_ = p.cb;
+        // Earlier work may still read or write the targets.
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        vkCmdPipelineBarrier(pending_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    } else {
+        // Writes within one buffer stay in call order.
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        vkCmdPipelineBarrier(pending_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    }
+    vkCmdUpdateBuffer(pending_, dst.handle(), offset, size, src);
+    return true;
+}
+
+void Device::flush_writes() {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    if (pending_) submit_locked(VK_NULL_HANDLE);
 }
 
 void Device::wait(uint64_t value) {
@@ -270,6 +339,7 @@ bool Device::reached(uint64_t value) {
 }
 
 void Device::wait_all() {
+    flush_writes();
     uint64_t v;
     {
         std::lock_guard<std::mutex> lock(submit_mu_);
@@ -309,6 +379,7 @@ void Device::write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t
         std::memcpy(dst.mapped() + offset, src, size);
         return;
     }
+    if (record_small_write(dst, offset, src, size)) return;
     std::lock_guard<std::mutex> lock(transfer_mu_);
     if (!staging_) staging_ = std::make_unique<DeviceBuffer>(*this, index_, kStagingBytes, MemoryUse::Host);
     const auto* s = static_cast<const uint8_t*>(src);

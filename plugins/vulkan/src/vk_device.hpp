@@ -87,7 +87,11 @@ public:
     bool reached(uint64_t value);
     // Waits for every submission so far (host access to device memory).
     void wait_all();
+    // Submits recorded small writes now (before a buffer they target goes away).
+    void flush_writes();
 
+    // Small writes are recorded (vkCmdUpdateBuffer) and go to the GPU with the
+    // next submission instead of a blocking round trip of their own.
     void write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t size);
     void read(DeviceBuffer& src, uint64_t offset, void* dst, uint64_t size);
     void copy(DeviceBuffer& src, uint64_t src_offset, DeviceBuffer& dst, uint64_t dst_offset, uint64_t size);
@@ -106,6 +110,19 @@ private:
     VkSemaphore timeline_ = VK_NULL_HANDLE;
     std::mutex submit_mu_;
     uint64_t last_value_ = 0;
+
+    // Recorded small writes: a ring of command buffers, each reusable once
+    // the timeline passes the value of its last submission.
+    struct PendingCb { VkCommandBuffer cb = VK_NULL_HANDLE; uint64_t done_at = 0; };
+    std::mutex pending_mu_;  // taken before submit_mu_
+    VkCommandPool pending_pool_ = VK_NULL_HANDLE;
+    std::vector<PendingCb> pending_ring_;
+    size_t pending_next_ = 0;
+    VkCommandBuffer pending_ = VK_NULL_HANDLE;  // open, holding unsubmitted writes
+    bool record_small_write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t size);
+    // Closes the open write buffer; returns it (or null). Call with pending_mu_ held.
+    VkCommandBuffer close_pending();
+    uint64_t submit_locked(VkCommandBuffer cb);
 
     std::mutex transfer_mu_;
     VkCommandPool transfer_pool_ = VK_NULL_HANDLE;

@@ -40,6 +40,8 @@ void ExecShared::finish(RunState& run) {
         run.message = e.what();
         return;
     }
+    if (profiler)
+        profiler->collect(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - run.submitted).count());
     const auto* m = reinterpret_cast<const uint32_t*>(meta->mapped());
     if (m[0] != 0) {
         const uint32_t node = m[1];
@@ -74,6 +76,26 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             for (Dispatch& d : lower_node(dev.info(), node, n, g.tensors.data())) dispatches_.push_back(std::move(d));
         }
         for (const Dispatch& d : dispatches_) pipelines_.push_back(dev.pipelines().get(d.shader, d.spec));
+        if (profiling_enabled()) {
+            std::vector<std::string> labels;
+            std::vector<uint64_t> bytes;
+            for (const Dispatch& d : dispatches_) {
+                std::string l = d.shader;
+                uint64_t b = 0;
+                for (uint32_t i = 0; i < kOperandBindings; ++i) {
+                    const int32_t t = d.operand[i];
+                    if (t < 0) continue;
+                    b += sdk::tensor_bytes(g.tensors[t]);
+                    l += i == 0 ? " " : i + 1 == kOperandBindings ? " -> " : ", ";
+                    l += sdk::dtype_name(g.tensors[t].dtype);
+                    for (uint32_t k = 0; k < g.tensors[t].ndim; ++k) l += (k ? "x" : "[") + std::to_string(g.tensors[t].shape[k]);
+                    l += "]";
+                }
+                labels.push_back(l);
+                bytes.push_back(b);
+            }
+            shared_->profiler = std::make_unique<DispatchProfiler>(dev, std::move(labels), std::move(bytes));
+        }
 
         // Internal tensors share one arena laid out by the static memory plan.
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
@@ -179,6 +201,8 @@ VkExecutable::~VkExecutable() {
     {
         std::lock_guard<std::mutex> lock(shared_->mu);
         if (shared_->last) shared_->finish(*shared_->last);
+        if (shared_->profiler) shared_->profiler->report();
+        shared_->profiler.reset();
     }
     release();
 }
@@ -242,6 +266,7 @@ void VkExecutable::record() {
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    if (shared_->profiler) shared_->profiler->record_start(cmd_);
     for (size_t i = 0; i < dispatches_.size(); ++i) {
         const Dispatch& d = dispatches_[i];
         if (barrier_before_[i]) {
@@ -255,6 +280,7 @@ void VkExecutable::record() {
         vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_.pipelines().layout(), 0, 1, &sets_[i], 0, nullptr);
         vkCmdPushConstants(cmd_, dev_.pipelines().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &d.push);
         vkCmdDispatch(cmd_, d.groups[0], d.groups[1], d.groups[2]);
+        if (shared_->profiler) shared_->profiler->record_after(cmd_, i);
     }
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -296,6 +322,7 @@ std::unique_ptr<sdk::Event> VkExecutable::execute(const std::vector<sdk::BoundTe
         if (!recorded_) record();
         std::memset(shared_->meta->mapped(), 0, 4 * kMetaHeaderWords);
         run = std::make_shared<RunState>();
+        run->submitted = std::chrono::steady_clock::now();
         run->value = dev_.submit(cmd_);
         shared_->last = run;
     }

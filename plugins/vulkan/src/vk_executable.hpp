@@ -6,9 +6,11 @@
 
 #include "vk_device.hpp"
 #include "vk_lowering.hpp"
+#include "vk_profile.hpp"
 
 #include <hetero/sdk/host_memory.hpp>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -18,6 +20,7 @@ namespace hetero::vk {
 // waited on after the executable is gone).
 struct RunState {
     uint64_t value = 0;
+    std::chrono::steady_clock::time_point submitted;
     bool finished = false;
     hetero_status status = HETERO_OK;
     std::string message;
@@ -29,6 +32,7 @@ struct ExecShared {
     std::unique_ptr<DeviceBuffer> meta;      // error flag + per-tensor byte offsets
     std::vector<std::string> node_names;     // for error messages
     std::shared_ptr<RunState> last;
+    std::unique_ptr<DispatchProfiler> profiler;  // HETERO_VK_PROFILE=1 only
 
     explicit ExecShared(Device& d) : dev(d) {}
     // Waits for `run` and collects its error flag; call with `mu` held.

@@ -1,10 +1,16 @@
 // Model conversion to GGUF.
 #pragma once
 
+#include <hetero/model/gguf_writer.hpp>
+#include <hetero/model/model.hpp>
+
 #include <cstdint>
 #include <string>
 
 namespace hetero {
+
+// The llama.* hyper-parameter keys of a llama-architecture GGUF.
+void add_llama_hparams(GgufWriter& w, const LlamaHParams& hp);
 
 // Writes a llama2.c checkpoint and its tokenizer.bin as a GGUF (architecture
 // llama, tokenizer metadata as llama.cpp names it). `out_dtype` (hetero_dtype:

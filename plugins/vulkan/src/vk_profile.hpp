@@ -1,0 +1,44 @@
+// Per-dispatch GPU timing, on when HETERO_VK_PROFILE=1: timestamps after each
+// dispatch of a compiled subgraph, summed over its runs and logged (grouped by
+// shader and shape) when the executable is released. Shows where a token's
+// time goes without an external profiler.
+#pragma once
+
+#include "vk_common.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetero::vk {
+
+class Device;
+
+bool profiling_enabled();
+
+class DispatchProfiler {
+public:
+    // labels[i] and bytes[i] describe dispatch i (bytes: operand traffic, for GB/s).
+    DispatchProfiler(Device& dev, std::vector<std::string> labels, std::vector<uint64_t> bytes);
+    ~DispatchProfiler();
+    DispatchProfiler(const DispatchProfiler&) = delete;
+    DispatchProfiler& operator=(const DispatchProfiler&) = delete;
+
+    void record_start(VkCommandBuffer cb);
+    void record_after(VkCommandBuffer cb, size_t dispatch);
+    // Reads the timestamps of the run that just finished; `host_us` is its submit-to-done wall time.
+    void collect(double host_us);
+    void report() const;
+
+private:
+    Device& dev_;
+    VkQueryPool pool_ = VK_NULL_HANDLE;
+    std::vector<std::string> labels_;
+    std::vector<uint64_t> bytes_;
+    std::vector<double> sum_us_;
+    double gpu_us_ = 0, host_us_ = 0;
+    uint64_t runs_ = 0;
+    double period_ns_ = 1;
+    uint64_t mask_ = ~uint64_t(0);
+};
+
+}  // namespace hetero::vk
