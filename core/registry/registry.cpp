@@ -85,8 +85,11 @@ std::vector<std::string> Registry::default_dirs() {
     // Install layout: <prefix>/lib/libhetero.so and <prefix>/lib/hetero/plugins/.
     boost::system::error_code ec;
     const boost::dll::fs::path self = boost::dll::this_line_location(ec);
+    // The build tree mirrors that layout (build/lib/hetero/plugins), so the same
+    // rule finds an uninstalled build's plugins; an installed libhetero never
+    // looks into the tree it was built in.
     if (!ec) append_unique(dirs, (fs::path(self.string()).parent_path() / HETERO_PLUGIN_SUBDIR_FROM_LIB).string());
-    append_unique(dirs, HETERO_BUILD_PLUGIN_DIR);
+    else append_unique(dirs, HETERO_BUILD_PLUGIN_DIR);
     if (const char* env = std::getenv("HETERO_PLUGIN_PATH")) {
         std::string s = env;
         size_t start = 0;

@@ -1,9 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // out[n, r] = dot(x[n, :], W[r, :]) (+ bias[r]) for few tokens (decode).
-// A workgroup owns NR consecutive rows; its invocations stride over K in
-// chunks so neighbouring invocations read neighbouring bytes, then the
-// partial sums are reduced with subgroupAdd (SUBGROUP=1) or shared memory.
+// A workgroup owns NR consecutive rows; its invocations stride over K (one
+// quantization block or element per step) so neighbouring invocations read
+// neighbouring bytes, then the partial sums are reduced with subgroupAdd
+// (SUBGROUP=1) or shared memory.
 // WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = has bias.
 // Grid: groups (2-D) over row blocks, z over tokens.
 #include "common.glsl"
@@ -15,6 +16,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint NR = 2;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };  // same data, when 16-byte aligned
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
@@ -26,43 +28,61 @@ shared float red[NR * 32];  // one slot per subgroup per row (>= 4 lanes per sub
 shared float red[NR * WG];
 #endif
 
+// x[xb + e .. +4) (e a multiple of 4) as one load when the row is 16-byte aligned.
+vec4 xv4(uint xb, uint e) {
+    uint i = xb + e;
+    if ((xb & 3u) == 0u) return x4[i >> 2];
+    return vec4(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
+}
+
 // Partial dot product of one row of W with x over this invocation's chunks.
 float row_partial(uint row, uint K, uint wbase, uint xb) {
     uint t = gl_LocalInvocationID.x;
     float sum = 0.0;
 #if WTYPE == 4
-    // Q4_0: a chunk is 8 bytes of a block: elements 8c..8c+7 (low nibbles)
-    // and 16+8c..16+8c+7 (high nibbles), c = 0/1.
-    uint nchunks = K / 16u;
-    uint rb = wbase + row * (K / 32u) * 18u;
-    for (uint c = t; c < nchunks; c += WG) {
-        uint blk = rb + (c >> 1) * 18u;
-        float d = unpackHalf2x16(w_u16(blk)).x;
-        uint qb = blk + 2u + (c & 1u) * 8u;
-        uint xo = xb + (c >> 1) * 32u + (c & 1u) * 8u;
-        float s = 0.0, xs = 0.0;
-        for (uint k = 0u; k < 4u; ++k) {
-            uint v = w_u16(qb + 2u * k);
-            float x0 = x[xo + 2u * k], x1 = x[xo + 2u * k + 1u];
-            float x2 = x[xo + 16u + 2u * k], x3 = x[xo + 17u + 2u * k];
-            s += float(v & 15u) * x0 + float((v >> 8) & 15u) * x1 + float((v >> 4) & 15u) * x2 + float(v >> 12) * x3;
-            xs += x0 + x1 + x2 + x3;
-        }
-        sum += d * (s - 8.0 * xs);
+    // Q4_0: one 18-byte block per step, read as 5 words (blocks are only
+    // 2-byte aligned). Word i of the quants holds elements 4i..4i+3 in its
+    // low nibbles and 16+4i..16+4i+3 in its high nibbles.
+    uint nb = K / 32u;
+    uint rb = wbase + row * nb * 18u;
+    for (uint b = t; b < nb; b += WG) {
+        uint off = rb + b * 18u;
+        uint w0 = off >> 2;
+        bool odd = (off & 2u) != 0u;
+        uint a0 = ww[w0], a1 = ww[w0 + 1u], a2 = ww[w0 + 2u], a3 = ww[w0 + 3u], a4 = ww[w0 + 4u];
+        float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;
+        uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);
+        uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);
+        uint q2 = odd ? a3 : (a2 >> 16) | (a3 << 16);
+        uint q3 = odd ? a4 : (a3 >> 16) | (a4 << 16);
+        vec4 xa0 = xv4(xb, b * 32u), xa1 = xv4(xb, b * 32u + 4u), xa2 = xv4(xb, b * 32u + 8u), xa3 = xv4(xb, b * 32u + 12u);
+        vec4 xh0 = xv4(xb, b * 32u + 16u), xh1 = xv4(xb, b * 32u + 20u), xh2 = xv4(xb, b * 32u + 24u), xh3 = xv4(xb, b * 32u + 28u);
+        // unpackUnorm4x8 of nibbles gives q/255: the 255 is folded into the scale.
+        float s = dot(unpackUnorm4x8(q0 & 0x0f0f0f0fu), xa0) + dot(unpackUnorm4x8((q0 >> 4) & 0x0f0f0f0fu), xh0) +
+                  dot(unpackUnorm4x8(q1 & 0x0f0f0f0fu), xa1) + dot(unpackUnorm4x8((q1 >> 4) & 0x0f0f0f0fu), xh1) +
+                  dot(unpackUnorm4x8(q2 & 0x0f0f0f0fu), xa2) + dot(unpackUnorm4x8((q2 >> 4) & 0x0f0f0f0fu), xh2) +
+                  dot(unpackUnorm4x8(q3 & 0x0f0f0f0fu), xa3) + dot(unpackUnorm4x8((q3 >> 4) & 0x0f0f0f0fu), xh3);
+        vec4 xs4 = xa0 + xa1 + xa2 + xa3 + xh0 + xh1 + xh2 + xh3;
+        float xs = xs4.x + xs4.y + xs4.z + xs4.w;
+        sum += d * (255.0 * s - 8.0 * xs);
     }
 #elif WTYPE == 3
-    // Q8_0: a chunk is half a block, 16 int8 values.
-    uint nchunks = K / 16u;
-    uint rb = wbase + row * (K / 32u) * 34u;
-    for (uint c = t; c < nchunks; c += WG) {
-        uint blk = rb + (c >> 1) * 34u;
-        float d = unpackHalf2x16(w_u16(blk)).x;
-        uint qb = blk + 2u + (c & 1u) * 16u;
-        uint xo = xb + c * 16u;
+    // Q8_0: one 34-byte block per step, read as 9 words.
+    uint nb = K / 32u;
+    uint rb = wbase + row * nb * 34u;
+    for (uint b = t; b < nb; b += WG) {
+        uint off = rb + b * 34u;
+        uint w0 = off >> 2;
+        bool odd = (off & 2u) != 0u;
+        uint prev = ww[w0];
+        float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;
         float s = 0.0;
-        for (uint k = 0u; k < 8u; ++k) {
-            uint v = w_u16(qb + 2u * k);
-            s += float(int(v << 24) >> 24) * x[xo + 2u * k] + float(int(v << 16) >> 24) * x[xo + 2u * k + 1u];
+        for (uint i = 0u; i < 8u; ++i) {
+            uint next = ww[w0 + 1u + i];
+            uint q = odd ? next : (prev >> 16) | (next << 16);
+            prev = next;
+            vec4 qv = vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24);
+            s += dot(qv, xv4(xb, b * 32u + 4u * i));
         }
         sum += d * s;
     }

@@ -150,7 +150,7 @@ DeviceBuffer::DeviceBuffer(Device& dev, uint32_t index, uint64_t size, MemoryUse
 }
 
 DeviceBuffer::~DeviceBuffer() {
-    dev_.flush_writes();  // a recorded write must not outlive its buffer
+    dev_.flush_writes(true);  // a recorded write must not outlive its buffer
     vkDestroyBuffer(dev_.handle(), buffer_, nullptr);
     dev_.memory().free(alloc_);
 }
@@ -319,9 +319,13 @@ bool Device::record_small_write(DeviceBuffer& dst, uint64_t offset, const void* 
     return true;
 }
 
-void Device::flush_writes() {
-    std::lock_guard<std::mutex> lock(pending_mu_);
-    if (pending_) submit_locked(VK_NULL_HANDLE);
+void Device::flush_writes(bool wait_done) {
+    uint64_t value = 0;
+    {
+        std::lock_guard<std::mutex> lock(pending_mu_);
+        if (pending_) value = submit_locked(VK_NULL_HANDLE);
+    }
+    if (value && wait_done) wait(value);
 }
 
 void Device::wait(uint64_t value) {

@@ -87,8 +87,9 @@ public:
     bool reached(uint64_t value);
     // Waits for every submission so far (host access to device memory).
     void wait_all();
-    // Submits recorded small writes now (before a buffer they target goes away).
-    void flush_writes();
+    // Submits recorded small writes now and, with `wait`, waits for them
+    // (before a buffer they may target goes away).
+    void flush_writes(bool wait = false);
 
     // Small writes are recorded (vkCmdUpdateBuffer) and go to the GPU with the
     // next submission instead of a blocking round trip of their own.

@@ -1,6 +1,9 @@
 #include "vk_lowering.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
 
 namespace hetero::vk {
 
@@ -12,10 +15,24 @@ using sdk::fail;
 // token, reductions across invocations); larger ones the tiled GEMM.
 constexpr int64_t kMatvecMaxRows = 4;
 constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
+// Quantized rows are walked one 32-element block per invocation and step.
+constexpr uint32_t kMatvecQuantWG = 64, kMatvecQuantRowsPerWG = 2;
 constexpr uint32_t kGemmTile = 64;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
+// HETERO_VK_MATVEC="WG,ROWS" overrides the quantized matvec shape (tuning aid).
+void matvec_shape(uint32_t& wg, uint32_t& rows) {
+    static const std::pair<uint32_t, uint32_t> env = [] {
+        const char* e = std::getenv("HETERO_VK_MATVEC");
+        unsigned a = 0, b = 0;
+        if (e && std::sscanf(e, "%u,%u", &a, &b) == 2 && a >= 4 && a <= 256 && (a & (a - 1)) == 0 && b >= 1 && b <= 16)
+            return std::pair<uint32_t, uint32_t>(a, b);
+        return std::pair<uint32_t, uint32_t>(0, 0);
+    }();
+    if (env.first) { wg = env.first; rows = env.second; }
+}
 
 // `count` workgroups as a 2-D grid (one dimension is limited to maxComputeWorkGroupCount[0]).
 void grid(Dispatch& d, const DeviceInfo& dev, uint64_t count) {
@@ -93,8 +110,14 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             Dispatch d;
             if (N <= kMatvecMaxRows) {
                 d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
-                d.spec = {kMatvecWG, kMatvecRowsPerWG};
-                grid(d, dev, ceil_div(uint64_t(M), kMatvecRowsPerWG));
+                uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
+                if (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) {
+                    wg = kMatvecQuantWG;
+                    rows = kMatvecQuantRowsPerWG;
+                    matvec_shape(wg, rows);
+                }
+                d.spec = {wg, rows};
+                grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
             } else {
                 d = make("matmul_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
