@@ -56,18 +56,18 @@ void main() {
     uint n = g / H, h = g % H;
     uint kvh = h / (H / Hkv);
     uint t = gl_LocalInvocationID.x;
-    int p = pos[(meta.base[pc.t3] >> 2) + n];
-    uint ob = (meta.base[pc.t4] >> 2) + g * Hd;
+    int p = pos[(pc.t3 >> 2) + n];
+    uint ob = (pc.t4 >> 2) + g * Hd;
     if (p < 0 || uint(p) >= C) {
         if (t == 0u) report_error(ERR_BAD_POSITION, uint(p));
         for (uint d = t; d < Hd; d += WG) o[ob + d] = 0.0;
         return;
     }
-    uint qb = (meta.base[pc.t0] >> 2) + g * Hd;
+    uint qb = (pc.t0 >> 2) + g * Hd;
     for (uint d = t; d < Hd; d += WG) q_s[d] = q[qb + d];
     barrier();
 
-    uint kb = meta.base[pc.t1], vb = meta.base[pc.t2];
+    uint kb = pc.t1, vb = pc.t2;
     uint row_stride = Hkv * Hd;
     float m = -1.0 / 0.0, l = 0.0;
     float acc[ACC];

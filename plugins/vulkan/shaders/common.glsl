@@ -1,6 +1,6 @@
-// Shared by every shader: the per-executable meta buffer (error flag and the
-// byte offset of each tensor inside its descriptor range), the push-constant
-// block, and index helpers.
+// Shared by every shader: the per-executable meta buffer (error flag), the
+// push-constant block (with each operand's byte offset inside its descriptor
+// range, so no shader starts with a dependent memory read), and index helpers.
 #extension GL_KHR_shader_subgroup_basic : enable
 
 layout(std430, set = 0, binding = 0) buffer Meta {
@@ -8,12 +8,11 @@ layout(std430, set = 0, binding = 0) buffer Meta {
     uint err_node;   // node index of the failure
     uint err_value;  // offending id / position
     uint err_pad;
-    uint base[];     // per tensor: byte offset inside its binding
 } meta;
 
 layout(push_constant) uniform Push {
     uint node;
-    uint t0, t1, t2, t3, t4;  // tensor ids of in0..in3 and out (index meta.base)
+    uint t0, t1, t2, t3, t4;  // byte offsets of in0..in3 and out inside their bindings
     uint u[16];
     float f[4];
 } pc;

@@ -12,12 +12,12 @@ layout(std430, binding = 5) writeonly buffer O { float o[]; };
 void main() {
     uint i = flat_invocation();
     if (i >= pc.u[0]) return;
-    float x = a[(meta.base[pc.t0] >> 2) + i];
+    float x = a[(pc.t0 >> 2) + i];
     uint j = pc.u[1] != 0u ? i % pc.u[1] : i;
-    float y = b[(meta.base[pc.t1] >> 2) + j];
+    float y = b[(pc.t1 >> 2) + j];
     float r;
     if (pc.u[2] == 0u) r = x + y;
     else if (pc.u[2] == 1u) r = x * y;
     else r = x / (1.0 + exp(-x)) * y;
-    o[(meta.base[pc.t4] >> 2) + i] = r;
+    o[(pc.t4 >> 2) + i] = r;
 }

@@ -16,11 +16,11 @@ void main() {
     uint N = pc.u[0], D = pc.u[1], V = pc.u[2];
     if (i >= N * D) return;
     uint n = i / D, d = i % D;
-    int id = ids[(meta.base[pc.t1] >> 2) + n];
+    int id = ids[(pc.t1 >> 2) + n];
     if (id < 0 || uint(id) >= V) {
         report_error(ERR_BAD_ID, uint(id));
-        o[(meta.base[pc.t4] >> 2) + i] = 0.0;
+        o[(pc.t4 >> 2) + i] = 0.0;
         return;
     }
-    o[(meta.base[pc.t4] >> 2) + i] = table_elem(pc.u[3], meta.base[pc.t0], uint(id) * D + d);
+    o[(pc.t4 >> 2) + i] = table_elem(pc.u[3], pc.t0, uint(id) * D + d);
 }

@@ -12,7 +12,7 @@ layout(std430, binding = 5) writeonly buffer O { uint16_t o[]; };
 void main() {
     uint i = flat_invocation();
     if (i >= pc.u[0]) return;
-    float v = s[(meta.base[pc.t0] >> 2) + i];
+    float v = s[(pc.t0 >> 2) + i];
     uint h = pc.u[1] == 1u ? f32_to_f16_bits(v) : f32_to_bf16_bits(v);
-    o[(meta.base[pc.t4] >> 1) + i] = uint16_t(h);
+    o[(pc.t4 >> 1) + i] = uint16_t(h);
 }

@@ -21,7 +21,7 @@ int round_away(float v) {
 void main() {
     uint blk = flat_invocation();
     if (blk >= pc.u[0]) return;
-    uint sb = (meta.base[pc.t0] >> 2) + blk * 32u;
+    uint sb = (pc.t0 >> 2) + blk * 32u;
     float v[32];
     for (uint i = 0u; i < 32u; ++i) v[i] = s[sb + i];
     if (pc.u[1] == 3u) {
@@ -29,7 +29,7 @@ void main() {
         for (uint i = 0u; i < 32u; ++i) amax = max(amax, abs(v[i]));
         float d = div_rn(amax, 127.0);
         float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
-        uint ob = (meta.base[pc.t4] >> 1) + blk * 17u;
+        uint ob = (pc.t4 >> 1) + blk * 17u;
         o[ob] = uint16_t(f32_to_f16_bits(d));
         for (uint i = 0u; i < 16u; ++i) {
             precise float x0 = v[2u * i] * id;
@@ -43,7 +43,7 @@ void main() {
             if (abs(v[i]) > amax) { amax = abs(v[i]); mx = v[i]; }
         float d = div_rn(mx, -8.0);
         float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
-        uint ob = (meta.base[pc.t4] >> 1) + blk * 9u;
+        uint ob = (pc.t4 >> 1) + blk * 9u;
         o[ob] = uint16_t(f32_to_f16_bits(d));
         uint q[16];
         for (uint j = 0u; j < 16u; ++j) {

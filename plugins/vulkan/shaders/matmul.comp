@@ -25,8 +25,8 @@ void main() {
     uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
     uint t = gl_LocalInvocationID.x;
     uint tx = t % 16u, ty = t / 16u;
-    uint xb = meta.base[pc.t0] >> 2;
-    uint wbase = meta.base[pc.t1];
+    uint xb = pc.t0 >> 2;
+    uint wbase = pc.t1;
     // Loader roles: 4 invocations per row of a tile, 8 consecutive k each.
     uint lr = t / 4u, lp = t % 4u;
     float acc[TN][TM];
@@ -79,7 +79,7 @@ void main() {
         }
         barrier();
     }
-    uint ob = meta.base[pc.t4] >> 2;
+    uint ob = pc.t4 >> 2;
     for (uint j = 0u; j < TN; ++j) {
         uint n = n0 + ty + 16u * j;
         if (n >= N) continue;
@@ -87,7 +87,7 @@ void main() {
             uint m = m0 + tx + 16u * i;
             if (m >= M) continue;
             float v = acc[j][i];
-            if (pc.u[3] != 0u) v += bias[(meta.base[pc.t2] >> 2) + m];
+            if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + m];
             o[ob + n * M + m] = v;
         }
     }

@@ -105,8 +105,8 @@ void main() {
     uint row0 = flat_group() * NR;
     if (row0 >= M) return;
     uint t = gl_LocalInvocationID.x;
-    uint xb = (meta.base[pc.t0] >> 2) + n * K;
-    uint wbase = meta.base[pc.t1];
+    uint xb = (pc.t0 >> 2) + n * K;
+    uint wbase = pc.t1;
     float part[NR];
     for (uint r = 0u; r < NR; ++r) part[r] = row0 + r < M ? row_partial(row0 + r, K, wbase, xb) : 0.0;
 #if SUBGROUP
@@ -118,8 +118,8 @@ void main() {
     if (t < NR && row0 + t < M) {
         float s = 0.0;
         for (uint i = 0u; i < gl_NumSubgroups; ++i) s += red[t * 32u + i];
-        if (pc.u[3] != 0u) s += bias[(meta.base[pc.t2] >> 2) + row0 + t];
-        o[(meta.base[pc.t4] >> 2) + n * M + row0 + t] = s;
+        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + row0 + t];
+        o[(pc.t4 >> 2) + n * M + row0 + t] = s;
     }
 #else
     for (uint r = 0u; r < NR; ++r) red[r * WG + t] = part[r];
@@ -131,8 +131,8 @@ void main() {
     }
     if (t < NR && row0 + t < M) {
         float s = red[t * WG];
-        if (pc.u[3] != 0u) s += bias[(meta.base[pc.t2] >> 2) + row0 + t];
-        o[(meta.base[pc.t4] >> 2) + n * M + row0 + t] = s;
+        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + row0 + t];
+        o[(pc.t4 >> 2) + n * M + row0 + t] = s;
     }
 #endif
 }

@@ -14,7 +14,7 @@ void main() {
     if (row >= pc.u[0]) return;
     uint D = pc.u[1];
     uint t = gl_LocalInvocationID.x;
-    uint xb = (meta.base[pc.t0] >> 2) + row * D;
+    uint xb = (pc.t0 >> 2) + row * D;
     float s = 0.0;
     for (uint i = t; i < D; i += WG) { float v = x[xb + i]; s += v * v; }
     red[t] = s;
@@ -24,7 +24,7 @@ void main() {
         barrier();
     }
     float inv = 1.0 / sqrt(red[0] / float(D) + pc.f[0]);
-    uint wb = meta.base[pc.t1] >> 2;
-    uint ob = (meta.base[pc.t4] >> 2) + row * D;
+    uint wb = pc.t1 >> 2;
+    uint ob = (pc.t4 >> 2) + row * D;
     for (uint i = t; i < D; i += WG) o[ob + i] = x[xb + i] * inv * w[wb + i];
 }

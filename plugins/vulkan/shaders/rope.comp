@@ -27,8 +27,8 @@ void main() {
     uint p = i % half_hd;
     uint rowhead = i / half_hd;  // n * H + h
     uint n = rowhead / H;
-    uint xb = (meta.base[pc.t0] >> 2) + rowhead * Hd;
-    uint ob = (meta.base[pc.t4] >> 2) + rowhead * Hd;
+    uint xb = (pc.t0 >> 2) + rowhead * Hd;
+    uint ob = (pc.t4 >> 2) + rowhead * Hd;
     uint half_rot = rot / 2u;
     if (p >= half_rot) {
         // not rotated: copy two elements beyond the rotated span
@@ -39,7 +39,7 @@ void main() {
     }
     uint e0 = pc.u[4] == 0u ? 2u * p : p;
     uint e1 = pc.u[4] == 0u ? 2u * p + 1u : p + half_rot;
-    float position = float(pos[(meta.base[pc.t1] >> 2) + n]);
+    float position = float(pos[(pc.t1 >> 2) + n]);
     float inv_freq = pow(pc.f[0], -float(2u * p) / float(rot));
     vec2 cs = cos_sin(position * inv_freq);
     float a = x[xb + e0], b = x[xb + e1];

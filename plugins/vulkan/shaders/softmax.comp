@@ -14,7 +14,7 @@ void main() {
     uint D = pc.u[1];
     uint t = gl_LocalInvocationID.x;
     float scale = pc.f[0] == 0.0 ? 1.0 : pc.f[0];
-    uint xb = (meta.base[pc.t0] >> 2) + row * D;
+    uint xb = (pc.t0 >> 2) + row * D;
     float m = -1.0 / 0.0;
     for (uint i = t; i < D; i += WG) m = max(m, x[xb + i] * scale);
     red[t] = m;
@@ -34,6 +34,6 @@ void main() {
         barrier();
     }
     float inv = 1.0 / red[0];
-    uint ob = (meta.base[pc.t4] >> 2) + row * D;
+    uint ob = (pc.t4 >> 2) + row * D;
     for (uint i = t; i < D; i += WG) o[ob + i] = exp(x[xb + i] * scale - m) * inv;
 }

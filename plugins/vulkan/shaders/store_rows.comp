@@ -17,13 +17,13 @@ void main() {
     uint N = pc.u[0], D = pc.u[1];
     if (i >= N * D) return;
     uint n = i / D, d = i % D;
-    int p = pos[(meta.base[pc.t1] >> 2) + n];
+    int p = pos[(pc.t1 >> 2) + n];
     if (p < 0 || uint(p) >= pc.u[2]) {
         report_error(ERR_BAD_POSITION, uint(p));
         return;
     }
-    float v = s[(meta.base[pc.t0] >> 2) + i];
+    float v = s[(pc.t0 >> 2) + i];
     uint dst = uint(p) * D + d;
-    if (pc.u[3] != 0u) o16[(meta.base[pc.t4] >> 1) + dst] = uint16_t(f32_to_f16_bits(v));
-    else o32[(meta.base[pc.t4] >> 2) + dst] = v;
+    if (pc.u[3] != 0u) o16[(pc.t4 >> 1) + dst] = uint16_t(f32_to_f16_bits(v));
+    else o32[(pc.t4 >> 2) + dst] = v;
 }

@@ -12,5 +12,5 @@ DEFINE_LOADERS(src, sw)
 void main() {
     uint i = flat_invocation();
     if (i >= pc.u[0]) return;
-    o[(meta.base[pc.t4] >> 2) + i] = src_elem(pc.u[1], meta.base[pc.t0], i);
+    o[(pc.t4 >> 2) + i] = src_elem(pc.u[1], pc.t0, i);
 }

@@ -100,7 +100,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         // Internal tensors share one arena laid out by the static memory plan.
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
         arena_ = std::make_unique<DeviceBuffer>(dev, device, std::max<uint64_t>(plan.arena_bytes, 64), MemoryUse::Device);
-        shared_->meta = std::make_unique<DeviceBuffer>(dev, device, 4 * (kMetaHeaderWords + std::max(nt, 1u)), MemoryUse::Shared);
+        shared_->meta = std::make_unique<DeviceBuffer>(dev, device, 4 * kMetaHeaderWords, MemoryUse::Shared);
         std::memset(shared_->meta->mapped(), 0, shared_->meta->size());
         slots_.resize(nt);
         for (uint32_t t = 0; t < nt; ++t) {
@@ -215,7 +215,7 @@ void VkExecutable::release() noexcept {
     arena_.reset();
 }
 
-void VkExecutable::place(uint32_t t, const DeviceBuffer& buf, uint64_t offset) {
+bool VkExecutable::place(uint32_t t, const DeviceBuffer& buf, uint64_t offset) {
     const hetero_tensor_desc& desc = graph().tensors[t];
     const uint64_t bytes = sdk::tensor_bytes(desc);
     if (offset % element_alignment(desc.dtype) != 0)
@@ -232,8 +232,10 @@ void VkExecutable::place(uint32_t t, const DeviceBuffer& buf, uint64_t offset) {
     s.desc_range = std::min(round_up(rem + bytes, 4), round_up(buf.size(), 16) - s.desc_offset);
     if (rem + bytes > dev_.info().max_storage_range)
         sdk::fail(HETERO_ERR_UNSUPPORTED, "vulkan: " + tensor_label(graph(), t) + " exceeds the device's storage buffer range");
+    s.rem = uint32_t(rem);
+    const bool moved = slots_[t].rem != s.rem;
     slots_[t] = s;
-    reinterpret_cast<uint32_t*>(shared_->meta->mapped())[kMetaHeaderWords + t] = uint32_t(rem);
+    return moved;
 }
 
 void VkExecutable::write_descriptors(const std::vector<bool>& tensors) {
@@ -278,7 +280,9 @@ void VkExecutable::record() {
         }
         vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_[i]);
         vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_.pipelines().layout(), 0, 1, &sets_[i], 0, nullptr);
-        vkCmdPushConstants(cmd_, dev_.pipelines().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &d.push);
+        PushConstants push = d.push;
+        for (uint32_t b = 0; b < kOperandBindings; ++b) push.tensor[b] = d.operand[b] >= 0 ? slots_[d.operand[b]].rem : 0u;
+        vkCmdPushConstants(cmd_, dev_.pipelines().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &push);
         vkCmdDispatch(cmd_, d.groups[0], d.groups[1], d.groups[2]);
         if (shared_->profiler) shared_->profiler->record_after(cmd_, i);
     }
@@ -300,24 +304,25 @@ std::unique_ptr<sdk::Event> VkExecutable::execute(const std::vector<sdk::BoundTe
         if (shared_->last) shared_->finish(*shared_->last);
         const uint32_t nt = uint32_t(slots_.size());
         std::vector<bool> changed(nt, false);
-        bool any = false;
+        bool any = false, moved = false;
         for (uint32_t t = 0; t < nt; ++t) {
             if (!bound[t].buffer) continue;
             const auto& buf = static_cast<const DeviceBuffer&>(*bound[t].buffer);
             if (slots_[t].buffer_id == buf.id() && slots_[t].offset == bound[t].offset) continue;
             try {
-                place(t, buf, bound[t].offset);
+                moved = place(t, buf, bound[t].offset) || moved;
             } catch (...) {
                 // Forget half-applied bindings so the next execute places them again.
                 for (uint32_t c = 0; c < nt; ++c)
                     if (changed[c]) slots_[c].buffer_id = 0;
+                if (moved) recorded_ = false;  // offsets already placed are not in the command buffer yet
                 throw;
             }
             changed[t] = any = true;
         }
         if (any) {
             write_descriptors(changed);
-            if (!dev_.info().update_after_bind) recorded_ = false;
+            if (!dev_.info().update_after_bind || moved) recorded_ = false;
         }
         if (!recorded_) record();
         std::memset(shared_->meta->mapped(), 0, 4 * kMetaHeaderWords);

@@ -61,8 +61,10 @@ private:
         uint64_t buffer_id = 0;
         uint64_t offset = ~uint64_t(0);  // bound offset (cache key with buffer_id)
         VkDeviceSize desc_offset = 0, desc_range = 0;
+        uint32_t rem = 0;  // offset - desc_offset: pushed to the shaders
     };
-    void place(uint32_t tensor, const DeviceBuffer& buf, uint64_t offset);
+    // Returns true when the tensor's in-range offset changed (push constants must be re-recorded).
+    bool place(uint32_t tensor, const DeviceBuffer& buf, uint64_t offset);
     void write_descriptors(const std::vector<bool>& tensors);
     void record();
     void release() noexcept;

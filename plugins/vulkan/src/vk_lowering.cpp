@@ -46,13 +46,8 @@ Dispatch make(const std::string& shader, uint32_t node_index, std::initializer_l
     d.shader = shader;
     d.push.node = node_index;
     uint32_t i = 0;
-    for (int32_t t : operands) {
-        d.operand[i] = t;
-        d.push.tensor[i] = uint32_t(std::max(t, 0));
-        ++i;
-    }
-    d.operand[4] = out;
-    d.push.tensor[4] = uint32_t(out);
+    for (int32_t t : operands) d.operand[i++] = t;
+    d.operand[4] = out;  // push.tensor[] is filled with byte offsets when recording
     return d;
 }
 

@@ -16,7 +16,7 @@ namespace hetero::vk {
 // Mirrors `Push` in shaders/common.glsl.
 struct PushConstants {
     uint32_t node = 0;
-    uint32_t tensor[5] = {0, 0, 0, 0, 0};  // in0..in3, out (indices into meta.base)
+    uint32_t tensor[5] = {0, 0, 0, 0, 0};  // in0..in3, out: byte offset inside the descriptor range
     uint32_t u[16] = {};
     float f[4] = {};
 };
