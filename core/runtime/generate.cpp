@@ -22,8 +22,9 @@ GenerationResult generate(Session& session, const Tokenizer& tokenizer, const st
     if (r.stats.n_prompt > session.n_ctx())
         throw Error(fmt::format("the prompt has {} tokens but the context holds {}", r.stats.n_prompt, session.n_ctx()));
     if (on_text) {
-        for (size_t i = 1; i < r.tokens.size(); ++i) on_text(tokenizer.decode_next(r.tokens[i - 1], r.tokens[i]));
-        if (!r.tokens.empty() && r.tokens[0] != tokenizer.bos()) on_text(tokenizer.decode(r.tokens[0]));
+        // The prompt is echoed piece by piece, exactly as generated text will be.
+        for (size_t i = 0; i < r.tokens.size(); ++i)
+            on_text(i == 0 ? tokenizer.decode(r.tokens[0]) : tokenizer.decode_next(r.tokens[i - 1], r.tokens[i]));
     }
     const auto t_prefill = std::chrono::steady_clock::now();
     const std::vector<float>* logits = &session.forward(r.tokens, 0);

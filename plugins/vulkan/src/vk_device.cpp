@@ -32,6 +32,30 @@ int pick_compute_family(VkPhysicalDevice phys) {
     return -1;
 }
 
+// Whether the device multiplies 16x16x16 f16 tiles into f32 on tensor cores
+// through VK_NV_cooperative_matrix (the extension the shader compiler here speaks).
+bool has_f16_coopmat(VkInstance instance, VkPhysicalDevice phys) {
+    if (!instance || !has_extension(phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &cf;
+    vkGetPhysicalDeviceFeatures2(phys, &f2);
+    if (!cf.cooperativeMatrix) return false;
+    auto props_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    if (!props_fn) return false;
+    uint32_t n = 0;
+    if (props_fn(phys, &n, nullptr) != VK_SUCCESS || n == 0) return false;
+    std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    if (props_fn(phys, &n, props.data()) != VK_SUCCESS) return false;
+    for (const auto& p : props)
+        if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV && p.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            p.scope == VK_SCOPE_SUBGROUP_NV)
+            return true;
+    return false;
+}
+
 }  // namespace
 
 std::string unusable_reason(const DeviceInfo& info) {
@@ -41,7 +65,7 @@ std::string unusable_reason(const DeviceInfo& info) {
     return {};
 }
 
-DeviceInfo describe(VkPhysicalDevice phys) {
+DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys) {
     DeviceInfo d;
     d.phys = phys;
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -75,6 +99,7 @@ DeviceInfo describe(VkPhysicalDevice phys) {
     d.compute_family = pick_compute_family(phys);
     const bool fp16 = f12.shaderFloat16, int8 = f12.shaderInt8;
     d.cooperative_matrix = has_extension(phys, "VK_KHR_cooperative_matrix") || has_extension(phys, "VK_NV_cooperative_matrix");
+    d.coopmat_f16 = fp16 && d.subgroup_size == 32 && has_f16_coopmat(instance, phys);
 
     switch (d.props.deviceType) {
         case VK_PHYSICAL_DEVICE_TYPE_CPU: d.kind = HETERO_DEVICE_CPU; break;
@@ -114,7 +139,7 @@ DeviceInfo describe(VkPhysicalDevice phys) {
     drv += "; subgroup " + std::to_string(d.subgroup_size);
     if (fp16) drv += "; fp16";
     if (int8) drv += "; int8";
-    if (d.cooperative_matrix) drv += "; coopmat";
+    if (d.cooperative_matrix) drv += d.coopmat_f16 ? "; coopmat (f16 GEMM)" : "; coopmat";
     d.driver = drv;
     return d;
 }
@@ -186,8 +211,17 @@ Device::Device(const DeviceInfo& info, uint32_t index) : info_(info), index_(ind
     qi.queueFamilyIndex = family_;
     qi.queueCount = 1;
     qi.pQueuePriorities = &priority;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV ecm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    std::vector<const char*> extensions;
+    if (info.coopmat_f16) {
+        ecm.cooperativeMatrix = VK_TRUE;
+        e12.pNext = &ecm;
+        extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
     VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     di.pNext = &e2;
+    di.enabledExtensionCount = uint32_t(extensions.size());
+    di.ppEnabledExtensionNames = extensions.data();
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
     check(vkCreateDevice(info.phys, &di, nullptr, &dev_), "vkCreateDevice");

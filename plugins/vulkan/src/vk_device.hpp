@@ -30,6 +30,9 @@ struct DeviceInfo {
     bool storage8 = false;
     bool update_after_bind = false;
     bool cooperative_matrix = false;
+    // Tensor-core GEMM: VK_NV_cooperative_matrix with 16x16x16 f16 x f16 + f32
+    // subgroup matrices, f16 arithmetic and 32-wide subgroups.
+    bool coopmat_f16 = false;
     uint8_t uuid[VK_UUID_SIZE]{};
     uint32_t driver_version = 0;
     uint64_t min_offset_align = 16;
@@ -40,7 +43,7 @@ struct DeviceInfo {
 };
 
 // Reads the properties and features of `phys`; never throws.
-DeviceInfo describe(VkPhysicalDevice phys);
+DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys);
 
 // Why the provider cannot open `info` for compute, or "" when it can. Only
 // queries the physical device, so unusable devices are dropped at startup.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace hetero::vk {
@@ -21,6 +22,16 @@ constexpr uint32_t kGemmTile = 64;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
+// Tensor-core GEMM for quantized weights where the device has it;
+// HETERO_VK_COOPMAT=0 keeps the f32 GEMM (for comparisons).
+bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
+    static const bool disabled = [] {
+        const char* e = std::getenv("HETERO_VK_COOPMAT");
+        return e && std::strcmp(e, "0") == 0;
+    }();
+    return dev.coopmat_f16 && !disabled && (w_dtype == HETERO_DTYPE_Q4_0 || w_dtype == HETERO_DTYPE_Q8_0);
+}
 
 // HETERO_VK_MATVEC="WG,ROWS" overrides the quantized matvec shape (tuning aid).
 void matvec_shape(uint32_t& wg, uint32_t& rows) {
@@ -114,6 +125,10 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 d.spec = {wg, rows};
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
+            } else if (use_coopmat(dev, w.dtype)) {
+                d = make("matmul_coop_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
+                d.groups[1] = ceil_div(uint64_t(N), kGemmTile);
             } else {
                 d = make("matmul_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
                 d.groups[0] = ceil_div(uint64_t(M), kGemmTile);

@@ -64,8 +64,8 @@ public:
         if (vkEnumeratePhysicalDevices(instance_, &n, phys.data()) != VK_SUCCESS) return;
         for (uint32_t i = 0; i < n; ++i) {
             if (only >= 0 && int64_t(i) != only) continue;
-            DeviceInfo info = describe(phys[i]);
-            if (portable) info.subgroup_arithmetic = info.update_after_bind = false;
+            DeviceInfo info = describe(instance_, phys[i]);
+            if (portable) info.subgroup_arithmetic = info.update_after_bind = info.coopmat_f16 = false;
             if (const std::string why = unusable_reason(info); !why.empty()) {
                 sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, " + why);
                 continue;
