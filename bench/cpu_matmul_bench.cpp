@@ -6,8 +6,9 @@
 //
 // The plugin comes from the build tree (HETERO_BUILD_PLUGIN_DIR) unless
 // $HETERO_CPU_PLUGIN names another file. For N = 1 every iteration uses the
-// next of several copies of the weights (256 MiB in all), so the weights
-// stream from DRAM as in real decoding instead of sitting in the L3 cache.
+// next of several copies of the weights (1 GiB or twice the L3 cache in all,
+// whichever is larger), so the weights stream from DRAM as in real decoding
+// instead of sitting in the L3 cache.
 #include "bench_threads.hpp"
 #include "plugin_loader.hpp"
 
@@ -15,6 +16,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,11 +25,22 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 using hetero::bench::LoadedProvider;
 
-constexpr uint64_t kStreamBytes = uint64_t(256) << 20;
+// Cycling through more than the cache holds defeats it (LRU misses every
+// line of a cyclic stream larger than itself).
+uint64_t stream_bytes() {
+    uint64_t bytes = uint64_t(1) << 30;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) bytes = std::max(bytes, 2 * uint64_t(l3));
+#endif
+    return bytes;
+}
 
 std::string g_isa = "auto";
 int g_threads = 2;
@@ -65,7 +78,7 @@ public:
         std::vector<float> x(size_t(c.n * c.k));
         for (auto& v : x) v = dist(rng);
 
-        const size_t copies = c.n == 1 ? size_t((kStreamBytes + wbytes - 1) / wbytes) : 1;
+        const size_t copies = c.n == 1 ? size_t((stream_bytes() + wbytes - 1) / wbytes) : 1;
         tensors_[0] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.k, 0, 0}, "x"};
         tensors_[1] = {c.dtype, HETERO_TENSOR_CONSTANT, 2, 0, {c.m, c.k, 0, 0}, "w"};
         tensors_[2] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.m, 0, 0}, "y"};

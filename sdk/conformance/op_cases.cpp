@@ -10,7 +10,7 @@
 namespace hetero::conformance {
 namespace {
 
-constexpr uint32_t B = HETERO_TENSOR_BOUND;
+constexpr uint32_t B = HETERO_TENSOR_BOUND, C = HETERO_TENSOR_CONSTANT;
 constexpr uint32_t F32 = HETERO_DTYPE_F32, I32 = HETERO_DTYPE_I32;
 const uint32_t kWeightDtypes[] = {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0};
 
@@ -53,6 +53,17 @@ void matmul_cases(std::vector<Case>& out) {
             if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
             b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
             out.push_back(b.done());
+        }
+        // Weights given as compile-time constants: providers may repack these
+        // (the CPU provider's packed kernels), so they need their own cases.
+        if (sdk::is_block_dtype(dtype)) {
+            for (const Shape& sh : block_shapes) {
+                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + "_const_w");
+                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
+                const int32_t w = b.tensor("w", dtype, C, {sh.m, sh.k}, uniform(-0.5, 0.5));
+                b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {sh.n, sh.m}));
+                out.push_back(b.done());
+            }
         }
         // Every batch size from 1 to 17: catches row-blocking remainders.
         for (int64_t n = 1; n <= 17; ++n) {
@@ -141,6 +152,29 @@ void attention_cases(std::vector<Case>& out) {
                     b.node(HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {n, hh.h, hd})).fparams[0] = float(1.0 / std::sqrt(double(hd)));
                     out.push_back(b.done());
                 }
+}
+
+// Long prefills: many query rows per head, where providers switch to tiled
+// kernels (row counts around and across 32-row tiles, causal masks that cut
+// tiles part way).
+void attention_long_cases(std::vector<Case>& out) {
+    struct Long { int64_t n, c, h, kv, hd; bool scattered; };
+    const Long cases[] = {{8, 8, 2, 1, 8, false},     {9, 40, 4, 2, 64, false},   {32, 32, 2, 2, 64, false},
+                          {33, 70, 3, 1, 16, false},  {64, 64, 4, 1, 64, false},  {100, 300, 2, 1, 48, false},
+                          {70, 257, 4, 4, 80, false}, {40, 129, 8, 2, 64, true},  {17, 17, 1, 1, 128, false}};
+    for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+        for (const Long& l : cases) {
+            CaseBuilder b("attention/" + dt(dtype) + "/n" + s(l.n) + "_h" + s(l.h) + "_kv" + s(l.kv) + "_hd" + s(l.hd) + "_c" + s(l.c) +
+                          (l.scattered ? "_long_scattered" : "_long_prefill"));
+            Rng rng(b.get().seed);
+            const std::vector<int32_t> pos = l.scattered ? distinct_positions(rng, l.n, l.c) : contiguous_positions(l.c - l.n, l.n);
+            const int32_t q = b.tensor("q", F32, B, {l.n, l.h, l.hd}, uniform(-2, 2));
+            const int32_t k = b.tensor("k_cache", dtype, B, {l.c, l.kv, l.hd}, uniform(-2, 2));
+            const int32_t v = b.tensor("v_cache", dtype, B, {l.c, l.kv, l.hd});
+            const int32_t p = b.tensor("positions", I32, B, {l.n}, values(pos));
+            b.node(HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {l.n, l.h, l.hd})).fparams[0] = float(1.0 / std::sqrt(double(l.hd)));
+            out.push_back(b.done());
+        }
 }
 
 struct RowShape { int64_t n, d; };
@@ -246,6 +280,7 @@ void add_op_cases(std::vector<Case>& out) {
     rmsnorm_cases(out);
     rope_cases(out);
     attention_cases(out);
+    attention_long_cases(out);
     elementwise_cases(out);
     softmax_cases(out);
     convert_cases(out);

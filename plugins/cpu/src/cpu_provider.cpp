@@ -4,6 +4,7 @@
 #include "cpu_info.hpp"
 #include "kernels.hpp"
 #include "ops.hpp"
+#include "packed_weights.hpp"
 #include "thread_pool.hpp"
 
 #include <hetero/sdk/graph_check.hpp>
@@ -24,6 +25,8 @@ class CpuExecutable final : public sdk::HostExecutable {
 public:
     using HostExecutable::HostExecutable;
     Scratch scratch;
+    std::vector<std::shared_ptr<const PackedWeights>> packed_owners;
+    std::vector<const uint8_t*> packed;  // per tensor id, or empty when nothing is packed
 };
 
 void copy_text(char (&dst)[128], const std::string& src) {
@@ -51,7 +54,8 @@ double node_flops(const hetero_node& node, const hetero_tensor_desc* t) {
 class CpuProvider final : public sdk::HostMemoryProvider {
 public:
     explicit CpuProvider(const sdk::Options& options)
-        : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_) {
+        : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_),
+          pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
         model_ = cpu_model_name();
         const double ghz = cpu_mhz_hint() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -91,22 +95,44 @@ public:
     }
 
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
-        return std::make_unique<CpuExecutable>(device, std::move(graph), constants);
+        auto exe = std::make_unique<CpuExecutable>(device, std::move(graph), constants);
+        if (pack_weights_) pack_constant_weights(*exe, constants);
+        return exe;
     }
 
     std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound, bool) override {
         auto& x = static_cast<CpuExecutable&>(exe);
         const std::vector<uint8_t*>& ptrs = x.pointers(bound);
         const NodeTensors tensors{x.graph().tensors.data(), ptrs.data()};
-        const OpContext ctx{kernels_, pool_, x.scratch};
+        const OpContext ctx{kernels_, pool_, x.scratch, x.packed.empty() ? nullptr : x.packed.data()};
         for (const hetero_node& node : x.graph().nodes) run_node(ctx, node, tensors);
         return nullptr;  // synchronous: done on return
     }
 
 private:
     static int init_threads(const sdk::Options& options) {
-        sdk::require_known_options(options, {"threads", "isa"}, "cpu");
+        sdk::require_known_options(options, {"threads", "isa", "pack_weights"}, "cpu");
         return int(sdk::option_int(options, "threads", available_cores(), 1, 1024));
+    }
+
+    // Repacks the constant Q4_0/Q8_0 weights of matmuls for the packed
+    // kernels when this ISA has them (cuts the per-block work several times).
+    void pack_constant_weights(CpuExecutable& exe, const std::vector<sdk::BoundTensor>& constants) {
+        const auto& tensors = exe.graph().tensors;
+        for (const hetero_node& node : exe.graph().nodes) {
+            if (node.op != HETERO_OP_MATMUL) continue;
+            const int32_t w = node.inputs[1];
+            const hetero_tensor_desc& wd = tensors[size_t(w)];
+            if (wd.kind != HETERO_TENSOR_CONSTANT) continue;
+            const bool supported = (wd.dtype == HETERO_DTYPE_Q4_0 && kernels_.matmul_q4_0_packed) ||
+                                   (wd.dtype == HETERO_DTYPE_Q8_0 && kernels_.matmul_q8_0_packed);
+            if (!supported || (!exe.packed.empty() && exe.packed[size_t(w)])) continue;
+            auto packed = packed_cache_.get(sdk::host_data(constants[size_t(w)]), wd.dtype, wd.shape[0], sdk::row_width(wd), pool_);
+            if (!packed) continue;
+            if (exe.packed.empty()) exe.packed.assign(tensors.size(), nullptr);
+            exe.packed[size_t(w)] = packed->data.get();
+            exe.packed_owners.push_back(std::move(packed));
+        }
     }
     static std::string isa_option(const sdk::Options& options) {
         const auto it = options.find("isa");
@@ -116,6 +142,8 @@ private:
     int threads_;
     const Kernels& kernels_;
     ThreadPool pool_;
+    bool pack_weights_;
+    PackedWeightCache packed_cache_;
     std::string model_;
     double peak_gflops_ = 0.0;
     double bandwidth_gbs_ = 0.0;

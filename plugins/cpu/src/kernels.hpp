@@ -30,12 +30,25 @@ struct MatmulArgs {
     uint64_t w_row_bytes;     // bytes per weight row
     const float* x;           // activations [N, K] f32 (float-weight paths)
     const ActBlock* xq;       // activations quantized [N, K/32] (block-weight paths)
+    const uint8_t* wp;        // weights in the packed layout (packed paths only)
     const float* bias;        // [M] or null
     float* y;                 // output [N, M]
     int64_t k, m;             // row width and output width (y's row stride)
 };
 
-// Computes y[n0..n1) x [m0..m1) of one matmul.
+// Packed layout of Q4_0/Q8_0 weights for the packed matmul kernels: groups of
+// kPackRows rows; per group, block by block, the kPackRows f16 scales and then
+// the quants transposed in 4-byte slices (slice i of every row, row after
+// row), so one vector holds the same four weights of all rows of the group.
+// Q4_0 keeps its nibble bytes as stored (slices i = 0..3 of the 16 bytes);
+// Q8_0 quants are stored offset by +128 (xor 0x80) so they are unsigned.
+constexpr int64_t kPackRows = 16;
+constexpr uint64_t kPackScaleBytes = 2 * kPackRows;
+constexpr uint64_t kPackGroupBlockQ4 = kPackScaleBytes + 16 * kPackRows;  // 288
+constexpr uint64_t kPackGroupBlockQ8 = kPackScaleBytes + 32 * kPackRows;  // 544
+
+// Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
+// and m1 to be multiples of kPackRows.
 using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 struct Kernels {
@@ -49,6 +62,9 @@ struct Kernels {
     MatmulTileFn matmul_bf16;
     MatmulTileFn matmul_q8_0;
     MatmulTileFn matmul_q4_0;
+    // Matmul over the packed layout; null where the ISA has no packed kernel.
+    MatmulTileFn matmul_q8_0_packed;
+    MatmulTileFn matmul_q4_0_packed;
 
     // Attention helpers over one cache row of n elements.
     float (*dot_f32)(const float* a, const float* b, int64_t n);

@@ -213,6 +213,7 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
 const Kernels& kernels_neon() {
     static constexpr Kernels k{"neon",    &quantize_act, &matmul_float<WeightsF32>, &matmul_float<WeightsF16>,
                                &matmul_float<WeightsBF16>, &matmul_quant<WeightsQ8>, &matmul_quant<WeightsQ4>,
+                               nullptr,   nullptr,
                                &dot_f32,  &dot_f16,       &axpy_f32,                 &axpy_f16,
                                &f32_to_f16_row, &f16_to_f32_row};
     return k;

@@ -136,7 +136,7 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
 
 const Kernels& kernels_scalar() {
     static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
-                           &matmul_q8_0, &matmul_q4_0, &dot_f32,   &dot_f16,    &axpy_f32,
+                           &matmul_q8_0, &matmul_q4_0, nullptr, nullptr, &dot_f32,   &dot_f16,    &axpy_f32,
                            &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row};
     return k;
 }

@@ -28,6 +28,8 @@ struct OpContext {
     const Kernels& kernels;
     ThreadPool& pool;
     Scratch& scratch;
+    // Per tensor id: the packed copy of a constant matmul weight, or null.
+    const uint8_t* const* packed = nullptr;
 };
 
 // Tensor descriptors and data pointers of one node's graph, by tensor id.

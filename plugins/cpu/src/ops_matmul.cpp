@@ -41,6 +41,12 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     a.k = k;
     a.m = m;
     const MatmulTileFn fn = tile_fn(ctx.kernels, wd.dtype);
+    // Rows [0, m_packed) use the packed copy when compile made one.
+    a.wp = ctx.packed ? ctx.packed[node.inputs[1]] : nullptr;
+    const MatmulTileFn packed_fn = !a.wp ? nullptr
+                                   : wd.dtype == HETERO_DTYPE_Q4_0 ? ctx.kernels.matmul_q4_0_packed
+                                                                  : ctx.kernels.matmul_q8_0_packed;
+    const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
     if (sdk::is_block_dtype(wd.dtype)) {
         // Quantize every activation row once; all threads share the result.
@@ -62,12 +68,16 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     const int64_t want_tasks = int64_t(ctx.pool.size()) * 8;
     int64_t tile_m = std::max<int64_t>(16, (m * n_tiles + want_tasks - 1) / want_tasks);
     tile_m = std::min<int64_t>({tile_m, m, 256});
+    if (packed_fn) tile_m = (tile_m + kPackRows - 1) / kPackRows * kPackRows;  // tiles start on a group
     const int64_t m_tiles = (m + tile_m - 1) / tile_m;
     ctx.pool.parallel_for(n_tiles * m_tiles, [&](int64_t task, int) {
         // Consecutive tasks share an activation tile, which stays in cache.
         const int64_t nt = task / m_tiles, mt = task % m_tiles;
         const int64_t m0 = mt * tile_m, n0 = nt * tile_n;
-        fn(a, m0, std::min(m, m0 + tile_m), n0, std::min(n, n0 + tile_n));
+        const int64_t m1 = std::min(m, m0 + tile_m), n1 = std::min(n, n0 + tile_n);
+        const int64_t split = std::clamp(m_packed, m0, m1);
+        if (split > m0) packed_fn(a, m0, split, n0, n1);
+        if (m1 > split) fn(a, split, m1, n0, n1);
     });
 }
 

@@ -1,6 +1,11 @@
 // A persistent pool of worker threads for the many small ops of decoding:
-// dispatching a job is a counter bump; idle workers spin briefly on it (the
-// next op usually follows within microseconds) and then sleep on a futex.
+// dispatching a job is a few atomic stores; idle workers spin briefly on the
+// job word (the next op usually follows within microseconds) and then sleep
+// on a futex.
+//
+// The submitter waits only for tasks, never for workers: a worker that is
+// descheduled (the cores are shared with other processes) when a job is
+// posted simply finds no task left, so it cannot stall the job.
 #pragma once
 
 #include <atomic>
@@ -36,25 +41,28 @@ private:
     using TaskFn = void (*)(void* ctx, int64_t task, int thread);
     void run(int64_t n_tasks, TaskFn fn, void* ctx);
     void worker_loop(int index, uint32_t seen);
-    void drain(int thread);
+    void drain(int thread, uint32_t job);
+    void run_task(TaskFn fn, void* ctx, int64_t task, int thread);
 
     std::vector<std::thread> workers_;
     std::mutex submit_;  // one job at a time; calls may come from several threads
-    // Futex words: a job counter the workers wait on, and the number of
-    // workers still inside the current job, which the submitter waits on.
-    // The sleeper counts let the other side skip the wake-up system call
-    // when nobody sleeps.
-    std::atomic<uint32_t> generation_{0};
-    std::atomic<uint32_t> busy_workers_{0};
+    uint32_t last_job_ = 0;  // guarded by submit_
+    // The job word workers wait on (a futex word), and the sleeper counts that
+    // let each side skip the wake-up system call when nobody sleeps.
+    std::atomic<uint32_t> job_{0};
     std::atomic<uint32_t> sleeping_workers_{0};
     std::atomic<uint32_t> submitter_sleeping_{0};
-    std::atomic<int64_t> next_task_{0};
+    // Task claims: job id in the high half, next task in the low half, so a
+    // worker still holding an old job id cannot claim a task of a newer job.
+    // limit_ tags the task count with its job the same way.
+    std::atomic<uint64_t> claim_{0};
+    std::atomic<uint64_t> limit_{0};
+    std::atomic<uint32_t> done_{0};  // tasks finished in the current job (futex word)
+    std::atomic<TaskFn> fn_{nullptr};
+    std::atomic<void*> ctx_{nullptr};
     std::atomic<bool> stop_{false};
     std::atomic<bool> failed_{false};
     std::string failure_;
-    int64_t n_tasks_ = 0;
-    TaskFn fn_ = nullptr;
-    void* ctx_ = nullptr;
 };
 
 }  // namespace hetero::cpu

@@ -13,6 +13,7 @@ const uint MAX_HD = 512;
 const uint ACC = MAX_HD / 32;  // accumulators per invocation for WG >= 32
 layout(std430, binding = 1) readonly buffer Q { float q[]; };
 layout(std430, binding = 2) readonly buffer K { uint kw[]; };
+layout(std430, binding = 2) readonly buffer K4 { vec4 k4[]; };  // same data
 layout(std430, binding = 3) readonly buffer V { uint vw[]; };
 layout(std430, binding = 4) readonly buffer P { int pos[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
@@ -69,6 +70,9 @@ void main() {
 
     uint kb = pc.t1, vb = pc.t2;
     uint row_stride = Hkv * Hd;
+    // Small heads: spread the keys of the value sum over WG / Hd groups of invocations.
+    uint G = 2u * Hd <= WG ? WG / Hd : 1u;
+    bool vec_keys = dt == DT_F32 && (kb & 15u) == 0u && (Hd & 3u) == 0u && (row_stride & 3u) == 0u;
     float m = -1.0 / 0.0, l = 0.0;
     float acc[ACC];
     for (uint i = 0u; i < ACC; ++i) acc[i] = 0.0;
@@ -78,9 +82,16 @@ void main() {
         float s = -1.0 / 0.0;
         if (j <= last) {
             uint e = j * row_stride + kvh * Hd;
-            float dot = 0.0;
-            for (uint d = 0u; d < Hd; ++d) dot += q_s[d] * kc_elem(dt, kb, e + d);
-            s = dot * pc.f[0];
+            float qk = 0.0;
+            if (vec_keys) {
+                // f32 cache rows 16-byte aligned: whole vec4 loads.
+                uint e4 = ((kb >> 2) + e) >> 2;
+                for (uint d = 0u; d < Hd; d += 4u)
+                    qk += dot(vec4(q_s[d], q_s[d + 1u], q_s[d + 2u], q_s[d + 3u]), k4[e4 + d / 4u]);
+            } else {
+                for (uint d = 0u; d < Hd; ++d) qk += q_s[d] * kc_elem(dt, kb, e + d);
+            }
+            s = qk * pc.f[0];
         }
         float new_m = max(m, reduce_max(s));
         float pj = j <= last ? exp(s - new_m) : 0.0;
@@ -89,7 +100,15 @@ void main() {
         l = l * corr + reduce_sum(pj);  // reduce_sum's barriers also publish p_s
         m = new_m;
         uint cnt = min(WG, last + 1u - j0);
-        for (uint i = 0u; i * WG + t < Hd; ++i) {
+        if (G > 1u) {
+            // Key groups: invocation t sums every G-th key of the tile for dimension t % Hd.
+            if (t < G * Hd) {
+                float a = acc[0] * corr;
+                for (uint jj = t / Hd; jj < cnt; jj += G)
+                    a += p_s[jj] * vc_elem(dt, vb, (j0 + jj) * row_stride + kvh * Hd + t % Hd);
+                acc[0] = a;
+            }
+        } else for (uint i = 0u; i * WG + t < Hd; ++i) {
             uint d = i * WG + t;
             float a = acc[i] * corr;
             for (uint jj = 0u; jj < cnt; ++jj)
@@ -99,5 +118,16 @@ void main() {
         barrier();
     }
     float inv = 1.0 / l;
+    if (G > 1u) {
+        // Every group's sum was scaled by the same corrections: add them up.
+        red[t] = t < G * Hd ? acc[0] : 0.0;
+        barrier();
+        if (t < Hd) {
+            float a = 0.0;
+            for (uint g2 = 0u; g2 < G; ++g2) a += red[g2 * Hd + t];
+            o[ob + t] = a * inv;
+        }
+        return;
+    }
     for (uint i = 0u; i * WG + t < Hd; ++i) o[ob + i * WG + t] = acc[i] * inv;
 }

@@ -6,7 +6,7 @@
 // quantization block) W's tile is dequantized into shared memory once and
 // x's tile is staged next to it, both k-major so the inner loop reads
 // consecutive words.
-// WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = has bias.
+// WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x = 256) in;
@@ -87,7 +87,7 @@ void main() {
             uint m = m0 + tx + 16u * i;
             if (m >= M) continue;
             float v = acc[j][i];
-            if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + m];
+            if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + m];
             o[ob + n * M + m] = v;
         }
     }

@@ -12,7 +12,7 @@
 // it; edge tiles are zero-padded and the result goes out through shared
 // memory so any N and M work. Used only where the device reports 16x16x16
 // f16 x f16 + f32 subgroup matrices and a subgroup size of 32.
-// WTYPE: 3 (Q8_0) or 4 (Q4_0). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = has bias.
+// WTYPE: 3 (Q8_0) or 4 (Q4_0). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 #include "common.glsl"
 layout(local_size_x = 128) in;
 const uint BM = 64, BN = 64, BK = 32;
@@ -108,7 +108,7 @@ void main() {
                 uint n = n0 + wn + 16u * i + e / 16u, m = m0 + wm + 16u * j + e % 16u;
                 if (n < N && m < M) {
                     float v = cs[sg * 256u + e];
-                    if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + m];
+                    if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + m];
                     o[ob + n * M + m] = v;
                 }
             }

@@ -5,7 +5,7 @@
 // quantization block or element per step) so neighbouring invocations read
 // neighbouring bytes, then the partial sums are reduced with subgroupAdd
 // (SUBGROUP=1) or shared memory.
-// WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = has bias.
+// WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 // Grid: groups (2-D) over row blocks, z over tokens.
 #include "common.glsl"
 #include "load.glsl"
@@ -35,58 +35,70 @@ vec4 xv4(uint xb, uint e) {
     return vec4(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
 }
 
+#if WTYPE == 4
+// Q4_0 block b of `row` against x's block (xv; xsum = sum of its 32 values).
+// The 18-byte block is read as 5 words (blocks are only 2-byte aligned);
+// word i of the quants holds elements 4i..4i+3 in its low nibbles and
+// 16+4i..16+4i+3 in its high nibbles.
+float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
+    uint off = wbase + (row * nb + b) * 18u;
+    uint w0 = off >> 2;
+    bool odd = (off & 2u) != 0u;
+    uint a0 = ww[w0], a1 = ww[w0 + 1u], a2 = ww[w0 + 2u], a3 = ww[w0 + 3u], a4 = ww[w0 + 4u];
+    float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;
+    uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);
+    uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);
+    uint q2 = odd ? a3 : (a2 >> 16) | (a3 << 16);
+    uint q3 = odd ? a4 : (a3 >> 16) | (a4 << 16);
+    // unpackUnorm4x8 of nibbles gives q/255: the 255 is folded into the scale.
+    float s = dot(unpackUnorm4x8(q0 & 0x0f0f0f0fu), xv[0]) + dot(unpackUnorm4x8((q0 >> 4) & 0x0f0f0f0fu), xv[4]) +
+              dot(unpackUnorm4x8(q1 & 0x0f0f0f0fu), xv[1]) + dot(unpackUnorm4x8((q1 >> 4) & 0x0f0f0f0fu), xv[5]) +
+              dot(unpackUnorm4x8(q2 & 0x0f0f0f0fu), xv[2]) + dot(unpackUnorm4x8((q2 >> 4) & 0x0f0f0f0fu), xv[6]) +
+              dot(unpackUnorm4x8(q3 & 0x0f0f0f0fu), xv[3]) + dot(unpackUnorm4x8((q3 >> 4) & 0x0f0f0f0fu), xv[7]);
+    return d * (255.0 * s - 8.0 * xsum);
+}
+#elif WTYPE == 3
+// Q8_0 block b of `row` against x's block, the 34 bytes read as 9 words.
+float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
+    uint off = wbase + (row * nb + b) * 34u;
+    uint w0 = off >> 2;
+    bool odd = (off & 2u) != 0u;
+    uint prev = ww[w0];
+    float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;
+    float s = 0.0;
+    for (uint i = 0u; i < 8u; ++i) {
+        uint next = ww[w0 + 1u + i];
+        uint q = odd ? next : (prev >> 16) | (next << 16);
+        prev = next;
+        s += dot(vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24), xv[i]);
+    }
+    return d * s;
+}
+#endif
+
+#if WTYPE == 3 || WTYPE == 4
+// Quantized rows: one 32-element block per invocation and step, x's block
+// loaded once and used for all NR rows (their weight loads overlap).
+void quant_partials(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NR]) {
+    uint nb = K / 32u;
+    for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {
+        vec4 xv[8];
+        vec4 xs4 = vec4(0.0);
+        for (uint i = 0u; i < 8u; ++i) {
+            xv[i] = xv4(xb, b * 32u + 4u * i);
+            xs4 += xv[i];
+        }
+        float xsum = xs4.x + xs4.y + xs4.z + xs4.w;
+        for (uint r = 0u; r < NR; ++r)
+            if (row0 + r < M) part[r] += block_dot(wbase, row0 + r, nb, b, xv, xsum);
+    }
+}
+#else
 // Partial dot product of one row of W with x over this invocation's chunks.
 float row_partial(uint row, uint K, uint wbase, uint xb) {
     uint t = gl_LocalInvocationID.x;
     float sum = 0.0;
-#if WTYPE == 4
-    // Q4_0: one 18-byte block per step, read as 5 words (blocks are only
-    // 2-byte aligned). Word i of the quants holds elements 4i..4i+3 in its
-    // low nibbles and 16+4i..16+4i+3 in its high nibbles.
-    uint nb = K / 32u;
-    uint rb = wbase + row * nb * 18u;
-    for (uint b = t; b < nb; b += WG) {
-        uint off = rb + b * 18u;
-        uint w0 = off >> 2;
-        bool odd = (off & 2u) != 0u;
-        uint a0 = ww[w0], a1 = ww[w0 + 1u], a2 = ww[w0 + 2u], a3 = ww[w0 + 3u], a4 = ww[w0 + 4u];
-        float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;
-        uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);
-        uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);
-        uint q2 = odd ? a3 : (a2 >> 16) | (a3 << 16);
-        uint q3 = odd ? a4 : (a3 >> 16) | (a4 << 16);
-        vec4 xa0 = xv4(xb, b * 32u), xa1 = xv4(xb, b * 32u + 4u), xa2 = xv4(xb, b * 32u + 8u), xa3 = xv4(xb, b * 32u + 12u);
-        vec4 xh0 = xv4(xb, b * 32u + 16u), xh1 = xv4(xb, b * 32u + 20u), xh2 = xv4(xb, b * 32u + 24u), xh3 = xv4(xb, b * 32u + 28u);
-        // unpackUnorm4x8 of nibbles gives q/255: the 255 is folded into the scale.
-        float s = dot(unpackUnorm4x8(q0 & 0x0f0f0f0fu), xa0) + dot(unpackUnorm4x8((q0 >> 4) & 0x0f0f0f0fu), xh0) +
-                  dot(unpackUnorm4x8(q1 & 0x0f0f0f0fu), xa1) + dot(unpackUnorm4x8((q1 >> 4) & 0x0f0f0f0fu), xh1) +
-                  dot(unpackUnorm4x8(q2 & 0x0f0f0f0fu), xa2) + dot(unpackUnorm4x8((q2 >> 4) & 0x0f0f0f0fu), xh2) +
-                  dot(unpackUnorm4x8(q3 & 0x0f0f0f0fu), xa3) + dot(unpackUnorm4x8((q3 >> 4) & 0x0f0f0f0fu), xh3);
-        vec4 xs4 = xa0 + xa1 + xa2 + xa3 + xh0 + xh1 + xh2 + xh3;
-        float xs = xs4.x + xs4.y + xs4.z + xs4.w;
-        sum += d * (255.0 * s - 8.0 * xs);
-    }
-#elif WTYPE == 3
-    // Q8_0: one 34-byte block per step, read as 9 words.
-    uint nb = K / 32u;
-    uint rb = wbase + row * nb * 34u;
-    for (uint b = t; b < nb; b += WG) {
-        uint off = rb + b * 34u;
-        uint w0 = off >> 2;
-        bool odd = (off & 2u) != 0u;
-        uint prev = ww[w0];
-        float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;
-        float s = 0.0;
-        for (uint i = 0u; i < 8u; ++i) {
-            uint next = ww[w0 + 1u + i];
-            uint q = odd ? next : (prev >> 16) | (next << 16);
-            prev = next;
-            vec4 qv = vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24);
-            s += dot(qv, xv4(xb, b * 32u + 4u * i));
-        }
-        sum += d * s;
-    }
-#elif WTYPE == 0
+#if WTYPE == 0
     uint rb = (wbase >> 2) + row * K;
     for (uint k = t; k < K; k += WG) sum += uintBitsToFloat(ww[rb + k]) * x[xb + k];
 #elif WTYPE == 1
@@ -98,6 +110,7 @@ float row_partial(uint row, uint K, uint wbase, uint xb) {
 #endif
     return sum;
 }
+#endif
 
 void main() {
     uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
@@ -108,7 +121,12 @@ void main() {
     uint xb = (pc.t0 >> 2) + n * K;
     uint wbase = pc.t1;
     float part[NR];
+#if WTYPE == 3 || WTYPE == 4
+    for (uint r = 0u; r < NR; ++r) part[r] = 0.0;
+    quant_partials(row0, M, K, wbase, xb, part);
+#else
     for (uint r = 0u; r < NR; ++r) part[r] = row0 + r < M ? row_partial(row0 + r, K, wbase, xb) : 0.0;
+#endif
 #if SUBGROUP
     for (uint r = 0u; r < NR; ++r) {
         float s = subgroupAdd(part[r]);
@@ -118,7 +136,7 @@ void main() {
     if (t < NR && row0 + t < M) {
         float s = 0.0;
         for (uint i = 0u; i < gl_NumSubgroups; ++i) s += red[t * 32u + i];
-        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + row0 + t];
+        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
         o[(pc.t4 >> 2) + n * M + row0 + t] = s;
     }
 #else
@@ -131,7 +149,7 @@ void main() {
     }
     if (t < NR && row0 + t < M) {
         float s = red[t * WG];
-        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + row0 + t];
+        if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
         o[(pc.t4 >> 2) + n * M + row0 + t] = s;
     }
 #endif

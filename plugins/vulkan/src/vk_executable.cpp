@@ -26,6 +26,37 @@ std::string tensor_label(const sdk::Graph& g, uint32_t t) {
     return "tensor " + std::to_string(t) + (n && *n ? " (" + std::string(n) + ")" : "");
 }
 
+// Per node: the fusion of a MATMUL without bias with the ADD right after it
+// that consumes its result (the residual connection), which saves a dispatch
+// and a round trip of the sum through memory. Only when it cannot change the
+// result: the product feeds nothing else, shapes match element for element,
+// and the ADD's output is not bound memory that may alias the matmul's input.
+std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
+    std::vector<ResidualFusion> f(g.nodes.size());
+    std::vector<uint32_t> uses(g.tensors.size(), 0);
+    for (const hetero_node& n : g.nodes)
+        for (uint32_t i = 0; i < n.n_inputs; ++i) ++uses[size_t(n.inputs[i])];
+    auto kind = [&](int32_t t) { return g.tensors[t].kind; };
+    for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
+        const hetero_node& mm = g.nodes[i];
+        const hetero_node& add = g.nodes[i + 1];
+        if (mm.op != HETERO_OP_MATMUL || mm.n_inputs != 2 || add.op != HETERO_OP_ADD || add.n_inputs != 2) continue;
+        const int32_t prod = mm.output;
+        if (kind(prod) != HETERO_TENSOR_INTERNAL || uses[size_t(prod)] != 1) continue;
+        const int side = add.inputs[0] == prod ? 0 : add.inputs[1] == prod ? 1 : -1;
+        if (side < 0) continue;
+        const int32_t other = add.inputs[1 - side];
+        const int64_t count = sdk::element_count(g.tensors[prod]);
+        if (other == prod || sdk::element_count(g.tensors[other]) != count || sdk::element_count(g.tensors[add.output]) != count ||
+            g.tensors[other].dtype != HETERO_DTYPE_F32 || g.tensors[add.output].dtype != HETERO_DTYPE_F32)
+            continue;
+        if (kind(add.output) == HETERO_TENSOR_CONSTANT || (kind(add.output) == HETERO_TENSOR_BOUND && kind(mm.inputs[0]) == HETERO_TENSOR_BOUND))
+            continue;
+        f[i] = ResidualFusion{other, add.output};
+    }
+    return f;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ runs
@@ -73,7 +104,21 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             } catch (const sdk::Error& e) {
                 sdk::fail(e.status(), "vulkan: cannot compile node " + std::to_string(n) + ": " + e.what());
             }
-            for (Dispatch& d : lower_node(dev.info(), node, n, g.tensors.data())) dispatches_.push_back(std::move(d));
+        }
+        // Internal tensors share one arena laid out by the static memory plan.
+        // A fused matmul writes the ADD's output while still reading its own
+        // input, so the plan keeps that input alive through the ADD.
+        std::vector<ResidualFusion> fusions = find_residual_fusions(g);
+        sdk::Graph planned = g;
+        for (size_t n = 0; n + 1 < g.nodes.size(); ++n) {
+            hetero_node& add = planned.nodes[n + 1];
+            if (fusions[n].residual >= 0 && add.n_inputs < HETERO_MAX_INPUTS) add.inputs[add.n_inputs++] = g.nodes[n].inputs[0];
+            else fusions[n] = ResidualFusion{};
+        }
+        const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
+        for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+            if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it
+            for (Dispatch& d : lower_node(dev.info(), g.nodes[n], n, g.tensors.data(), fusions[n])) dispatches_.push_back(std::move(d));
         }
         for (const Dispatch& d : dispatches_) pipelines_.push_back(dev.pipelines().get(d.shader, d.spec));
         if (profiling_enabled()) {
@@ -97,8 +142,6 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             shared_->profiler = std::make_unique<DispatchProfiler>(dev, std::move(labels), std::move(bytes));
         }
 
-        // Internal tensors share one arena laid out by the static memory plan.
-        const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
         arena_ = std::make_unique<DeviceBuffer>(dev, device, std::max<uint64_t>(plan.arena_bytes, 64), MemoryUse::Device);
         shared_->meta = std::make_unique<DeviceBuffer>(dev, device, 4 * kMetaHeaderWords, MemoryUse::Shared);
         std::memset(shared_->meta->mapped(), 0, shared_->meta->size());

@@ -17,9 +17,14 @@ using sdk::fail;
 constexpr int64_t kMatvecMaxRows = 4;
 constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
 // Quantized rows are walked one 32-element block per invocation and step.
-constexpr uint32_t kMatvecQuantWG = 64, kMatvecQuantRowsPerWG = 2;
+// Shapes measured on an H100 (decode of a TinyLlama-sized model).
+constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 4;
 constexpr uint32_t kGemmTile = 64;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
+// Many query rows: the key/value-tile kernel (shaders/attention_tiled.comp).
+constexpr int64_t kAttentionTiledMinRows = 8;
+constexpr uint32_t kAttentionTiledRows = 32, kAttentionTiledMaxHeadDim = 64;
+constexpr uint32_t kAttentionTiledSharedBytes = 4 * (2 * 32 * 65 + 32 * 64 + 32 * 33 + 128 + 32);
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
@@ -89,9 +94,10 @@ void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const 
         fail(HETERO_ERR_UNSUPPORTED, "matmul: too many rows for one dispatch");
 }
 
-std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t ni, const hetero_tensor_desc* t) {
+std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t ni, const hetero_tensor_desc* t,
+                                 const ResidualFusion& fusion) {
     const int32_t* in = node.inputs;
-    const int32_t out = node.output;
+    const int32_t out = fusion.residual >= 0 ? fusion.out : node.output;
     const hetero_tensor_desc& o = t[out];
     std::vector<Dispatch> ds;
     switch (node.op) {
@@ -112,13 +118,14 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             const hetero_tensor_desc& w = t[in[1]];
             const int64_t N = x.shape[0], K = sdk::row_width(x), M = w.shape[0];
             const bool bias = node.n_inputs == 3;
+            const int32_t extra = fusion.residual >= 0 ? fusion.residual : bias ? in[2] : -1;
             const std::string wt = "w" + std::to_string(w.dtype);
             Dispatch d;
             if (N <= kMatvecMaxRows) {
-                d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], extra}, out);
                 uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
                 if (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) {
-                    wg = kMatvecQuantWG;
+                    wg = w.dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG;
                     rows = kMatvecQuantRowsPerWG;
                     matvec_shape(wg, rows);
                 }
@@ -126,25 +133,25 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
             } else if (use_coopmat(dev, w.dtype)) {
-                d = make("matmul_coop_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d = make("matmul_coop_" + wt, ni, {in[0], in[1], extra}, out);
                 d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
                 d.groups[1] = ceil_div(uint64_t(N), kGemmTile);
             } else {
-                d = make("matmul_" + wt, ni, {in[0], in[1], bias ? in[2] : -1}, out);
+                d = make("matmul_" + wt, ni, {in[0], in[1], extra}, out);
                 d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
                 d.groups[1] = ceil_div(uint64_t(N), kGemmTile);
             }
             d.push.u[0] = uint32_t(N);
             d.push.u[1] = uint32_t(M);
             d.push.u[2] = uint32_t(K);
-            d.push.u[3] = bias ? 1u : 0u;
+            d.push.u[3] = fusion.residual >= 0 ? 2u : bias ? 1u : 0u;
             ds.push_back(d);
             break;
         }
         case HETERO_OP_RMSNORM:
         case HETERO_OP_SOFTMAX: {
             const bool rms = node.op == HETERO_OP_RMSNORM;
-            Dispatch d = rms ? make("rmsnorm", ni, {in[0], in[1]}, out) : make("softmax", ni, {in[0]}, out);
+            Dispatch d = rms ? make(dev.subgroup_arithmetic ? "rmsnorm_sg" : "rmsnorm", ni, {in[0], in[1]}, out) : make("softmax", ni, {in[0]}, out);
             const int64_t D = sdk::inner_dim(t[in[0]]), rows = sdk::outer_rows(t[in[0]]);
             d.push.u[0] = uint32_t(rows);
             d.push.u[1] = uint32_t(D);
@@ -180,8 +187,15 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[4] = uint32_t(k.shape[0]);
             d.push.u[5] = k.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
             d.push.f[0] = node.fparams[0];
-            d.spec = {128};
-            grid(d, dev, uint64_t(q.shape[0] * q.shape[1]));
+            if (q.shape[0] >= kAttentionTiledMinRows && q.shape[2] <= int64_t(kAttentionTiledMaxHeadDim) &&
+                dev.props.limits.maxComputeSharedMemorySize >= kAttentionTiledSharedBytes && q.shape[1] <= 65535) {
+                d.shader = "attention_tiled";
+                d.groups[0] = ceil_div(uint64_t(q.shape[0]), kAttentionTiledRows);
+                d.groups[1] = uint32_t(q.shape[1]);
+            } else {
+                d.spec = {128};
+                grid(d, dev, uint64_t(q.shape[0] * q.shape[1]));
+            }
             ds.push_back(d);
             break;
         }
