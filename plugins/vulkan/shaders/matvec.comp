@@ -7,8 +7,15 @@
 // (SUBGROUP=1) or shared memory.
 // WTYPE: hetero_dtype of W. u[0] = N, u[1] = M, u[2] = K, u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 // Grid: groups (2-D) over row blocks, z over tokens.
+// MULTI=1 (quantized W only): up to three matrices that share x in one
+// dispatch (e.g. the Q, K and V projections): W0..W2 at bindings 2..4, outputs
+// at 5..7; u[1], u[4], u[5] = their row counts (0 = absent); row blocks of W0
+// come first, then W1's, then W2's.
 #include "common.glsl"
 #include "load.glsl"
+#ifndef MULTI
+#define MULTI 0
+#endif
 #if SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -17,10 +24,25 @@ layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint NR = 2;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };  // same data, when 16-byte aligned
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+#if MULTI
+#if WTYPE != 3 && WTYPE != 4
+#error "MULTI is for quantized weights"
+#endif
+layout(std430, binding = 2) readonly buffer W0 { uint ww0[]; };
+layout(std430, binding = 3) readonly buffer W1 { uint ww1[]; };
+layout(std430, binding = 4) readonly buffer W2 { uint ww2[]; };
+layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
+layout(std430, binding = 7) writeonly buffer O2 { float o2[]; };
+uint g_mat = 0u;  // which matrix this workgroup works on (uniform per workgroup)
+uint wword(uint i) { return g_mat == 0u ? ww0[i] : g_mat == 1u ? ww1[i] : ww2[i]; }
+#define WW(i) wword(i)
+#else
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 5) writeonly buffer O { float o[]; };
 DEFINE_LOADERS(w, ww)
+#define WW(i) ww[i]
+#endif
 
 #if SUBGROUP
 shared float red[NR * 32];  // one slot per subgroup per row (>= 4 lanes per subgroup)
@@ -44,7 +66,7 @@ float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
     uint off = wbase + (row * nb + b) * 18u;
     uint w0 = off >> 2;
     bool odd = (off & 2u) != 0u;
-    uint a0 = ww[w0], a1 = ww[w0 + 1u], a2 = ww[w0 + 2u], a3 = ww[w0 + 3u], a4 = ww[w0 + 4u];
+    uint a0 = WW(w0), a1 = WW(w0 + 1u), a2 = WW(w0 + 2u), a3 = WW(w0 + 3u), a4 = WW(w0 + 4u);
     float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;
     uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);
     uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);
@@ -63,11 +85,11 @@ float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
     uint off = wbase + (row * nb + b) * 34u;
     uint w0 = off >> 2;
     bool odd = (off & 2u) != 0u;
-    uint prev = ww[w0];
+    uint prev = WW(w0);
     float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;
     float s = 0.0;
     for (uint i = 0u; i < 8u; ++i) {
-        uint next = ww[w0 + 1u + i];
+        uint next = WW(w0 + 1u + i);
         uint q = odd ? next : (prev >> 16) | (next << 16);
         prev = next;
         s += dot(vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24), xv[i]);
@@ -112,14 +134,38 @@ float row_partial(uint row, uint K, uint wbase, uint xb) {
 }
 #endif
 
+#if MULTI
+void store(uint i, float s) {
+    if (g_mat == 0u) o[(pc.t4 >> 2) + i] = s;
+    else if (g_mat == 1u) o1[(pc.t5 >> 2) + i] = s;
+    else o2[(pc.t6 >> 2) + i] = s;
+}
+#else
+void store(uint i, float s) { o[(pc.t4 >> 2) + i] = s; }
+#endif
+
 void main() {
     uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
     uint n = gl_WorkGroupID.z;
     uint row0 = flat_group() * NR;
+    uint wbase = pc.t1;
+#if MULTI
+    uint g0 = (M + NR - 1u) / NR, g1 = (pc.u[4] + NR - 1u) / NR;
+    if (flat_group() >= g0 + g1) {
+        g_mat = 2u;
+        row0 -= (g0 + g1) * NR;
+        M = pc.u[5];
+        wbase = pc.t3;
+    } else if (flat_group() >= g0) {
+        g_mat = 1u;
+        row0 -= g0 * NR;
+        M = pc.u[4];
+        wbase = pc.t2;
+    }
+#endif
     if (row0 >= M) return;
     uint t = gl_LocalInvocationID.x;
     uint xb = (pc.t0 >> 2) + n * K;
-    uint wbase = pc.t1;
     float part[NR];
 #if WTYPE == 3 || WTYPE == 4
     for (uint r = 0u; r < NR; ++r) part[r] = 0.0;
@@ -136,8 +182,10 @@ void main() {
     if (t < NR && row0 + t < M) {
         float s = 0.0;
         for (uint i = 0u; i < gl_NumSubgroups; ++i) s += red[t * 32u + i];
+#if !MULTI
         if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
-        o[(pc.t4 >> 2) + n * M + row0 + t] = s;
+#endif
+        store(n * M + row0 + t, s);
     }
 #else
     for (uint r = 0u; r < NR; ++r) red[r * WG + t] = part[r];
@@ -149,8 +197,10 @@ void main() {
     }
     if (t < NR && row0 + t < M) {
         float s = red[t * WG];
+#if !MULTI
         if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
-        o[(pc.t4 >> 2) + n * M + row0 + t] = s;
+#endif
+        store(n * M + row0 + t, s);
     }
 #endif
 }

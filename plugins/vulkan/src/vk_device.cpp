@@ -62,6 +62,10 @@ std::string unusable_reason(const DeviceInfo& info) {
     if (info.props.apiVersion < VK_API_VERSION_1_2) return "needs Vulkan 1.2";
     if (info.compute_family < 0) return "has no compute queue";
     if (!info.timeline_semaphore) return "lacks timeline semaphores (Vulkan 1.2)";
+    if (info.props.limits.maxPerStageDescriptorStorageBuffers < kOperandBindings + 1)
+        return "allows only " + std::to_string(info.props.limits.maxPerStageDescriptorStorageBuffers) + " storage buffers per shader (needs " +
+               std::to_string(kOperandBindings + 1) + ")";
+    if (info.props.limits.maxPushConstantsSize < sizeof(PushConstants)) return "has too little push-constant space";
     return {};
 }
 

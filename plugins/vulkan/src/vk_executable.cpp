@@ -1,7 +1,9 @@
 #include "vk_executable.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 namespace hetero::vk {
 
@@ -55,6 +57,34 @@ std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
         f[i] = ResidualFusion{other, add.output};
     }
     return f;
+}
+
+// Per node: the size of the multi-matvec group starting there (1 = none).
+// Members are consecutive plain decode matvecs (see can_join_matvec_group)
+// outside residual fusions, and the node after the group must have a free
+// input slot to carry the shared input's extended lifetime in the plan.
+std::vector<size_t> find_matvec_groups(const sdk::Graph& g, const std::vector<ResidualFusion>& fusions) {
+    std::vector<size_t> group(g.nodes.size(), 1);
+    static const bool enabled = [] {
+        const char* e = std::getenv("HETERO_VK_GROUP_MATVEC");
+        return !(e && std::string(e) == "0");
+    }();
+    if (!enabled) return group;
+    auto fused = [&](size_t n) { return fusions[n].residual >= 0 || (n > 0 && fusions[n - 1].residual >= 0); };
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+        if (fused(n)) continue;
+        size_t len = 1;
+        while (len < kMaxMatvecGroup && n + len < g.nodes.size() && !fused(n + len)) {
+            bool ok = true;
+            for (size_t m = n; m < n + len && ok; ++m) ok = can_join_matvec_group(g.nodes[m], g.nodes[n + len], g.tensors.data());
+            if (!ok) break;
+            ++len;
+        }
+        if (len < 2 || n + len >= g.nodes.size() || g.nodes[n + len].n_inputs >= HETERO_MAX_INPUTS) continue;
+        group[n] = len;
+        n += len - 1;
+    }
+    return group;
 }
 
 }  // namespace
@@ -115,9 +145,23 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             if (fusions[n].residual >= 0 && add.n_inputs < HETERO_MAX_INPUTS) add.inputs[add.n_inputs++] = g.nodes[n].inputs[0];
             else fusions[n] = ResidualFusion{};
         }
+        // A multi-matvec writes every member's output when the first member
+        // runs, so the plan keeps the shared input alive past the group.
+        std::vector<size_t> group = find_matvec_groups(g, fusions);
+        for (size_t n = 0; n < g.nodes.size(); ++n) {
+            if (group[n] < 2) continue;
+            hetero_node& after = planned.nodes[n + group[n]];
+            after.inputs[after.n_inputs++] = g.nodes[n].inputs[0];
+        }
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
             if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it
+            if (group[n] > 1) {
+                const std::vector<hetero_node> members(g.nodes.begin() + n, g.nodes.begin() + n + group[n]);
+                dispatches_.push_back(lower_matvec_group(dev.info(), members, n, g.tensors.data()));
+                n += uint32_t(group[n] - 1);
+                continue;
+            }
             for (Dispatch& d : lower_node(dev.info(), g.nodes[n], n, g.tensors.data(), fusions[n])) dispatches_.push_back(std::move(d));
         }
         for (const Dispatch& d : dispatches_) pipelines_.push_back(dev.pipelines().get(d.shader, d.spec));
@@ -131,7 +175,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
                     const int32_t t = d.operand[i];
                     if (t < 0) continue;
                     b += sdk::tensor_bytes(g.tensors[t]);
-                    l += i == 0 ? " " : i + 1 == kOperandBindings ? " -> " : ", ";
+                    l += i == 0 ? " " : i == kFirstOutput ? " -> " : ", ";
                     l += sdk::dtype_name(g.tensors[t].dtype);
                     for (uint32_t k = 0; k < g.tensors[t].ndim; ++k) l += (k ? "x" : "[") + std::to_string(g.tensors[t].shape[k]);
                     l += "]";
@@ -166,21 +210,20 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         };
         std::vector<Region> written, read;
         for (const Dispatch& d : dispatches_) {
-            std::vector<Region> reads;
-            for (uint32_t b = 0; b + 1 < kOperandBindings; ++b)
-                if (auto r = region(d.operand[b])) reads.push_back(*r);
-            const std::optional<Region> w = region(d.operand[4]);
+            std::vector<Region> reads, writes;
+            for (uint32_t b = 0; b < kOperandBindings; ++b)
+                if (auto r = region(d.operand[b])) (b < kFirstOutput ? reads : writes).push_back(*r);
             bool need = false;
             for (const Region& r : reads)
                 for (const Region& x : written) need = need || overlap(r, x);
-            if (w) {
-                for (const Region& x : written) need = need || overlap(*w, x);
-                for (const Region& x : read) need = need || overlap(*w, x);
+            for (const Region& w : writes) {
+                for (const Region& x : written) need = need || overlap(w, x);
+                for (const Region& x : read) need = need || overlap(w, x);
             }
             barrier_before_.push_back(need);
             if (need) { written.clear(); read.clear(); }
             read.insert(read.end(), reads.begin(), reads.end());
-            if (w) written.push_back(*w);
+            written.insert(written.end(), writes.begin(), writes.end());
         }
 
         // One descriptor set per dispatch.

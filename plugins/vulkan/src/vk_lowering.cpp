@@ -256,4 +256,50 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
     return ds;
 }
 
+bool can_join_matvec_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* t) {
+    auto plain_matvec = [&](const hetero_node& n) {
+        if (n.op != HETERO_OP_MATMUL || n.n_inputs != 2) return false;
+        const hetero_tensor_desc& w = t[n.inputs[1]];
+        return t[n.inputs[0]].shape[0] <= kMatvecMaxRows && (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) &&
+               t[n.output].kind == HETERO_TENSOR_INTERNAL;
+    };
+    if (!plain_matvec(first) || !plain_matvec(next) || first.inputs[0] != next.inputs[0]) return false;
+    const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
+    // The later matvec must not read what the earlier one writes.
+    return wa.dtype == wb.dtype && sdk::row_width(wa) == sdk::row_width(wb) && next.inputs[1] != first.output &&
+           next.output != first.output && first.output != first.inputs[0];
+}
+
+Dispatch lower_matvec_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                            const hetero_tensor_desc* t) {
+    if (members.size() < 2 || members.size() > kMaxMatvecGroup) fail(HETERO_ERR_INTERNAL, "vulkan: bad matvec group");
+    const hetero_tensor_desc& x = t[members[0].inputs[0]];
+    const hetero_tensor_desc& w = t[members[0].inputs[1]];
+    const int32_t none = -1;
+    const std::string wt = "w" + std::to_string(w.dtype);
+    Dispatch d = make((dev.subgroup_arithmetic ? "matvec_multi_sg_" : "matvec_multi_") + wt, first_index,
+                      {members[0].inputs[0], members[0].inputs[1], members[1].inputs[1], members.size() > 2 ? members[2].inputs[1] : none},
+                      members[0].output);
+    d.operand[kFirstOutput + 1] = members[1].output;
+    d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
+    uint32_t wg = w.dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG, rows = kMatvecQuantRowsPerWG;
+    matvec_shape(wg, rows);
+    d.spec = {wg, rows};
+    uint32_t m[kMaxMatvecGroup] = {0, 0, 0};
+    uint64_t blocks = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+        m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
+        blocks += ceil_div(m[i], rows);
+    }
+    grid(d, dev, blocks);
+    d.groups[2] = uint32_t(x.shape[0]);
+    d.push.u[0] = uint32_t(x.shape[0]);
+    d.push.u[1] = m[0];
+    d.push.u[2] = uint32_t(sdk::row_width(x));
+    d.push.u[3] = 0;
+    d.push.u[4] = m[1];
+    d.push.u[5] = m[2];
+    return d;
+}
+
 }  // namespace hetero::vk

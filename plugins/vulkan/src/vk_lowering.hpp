@@ -16,7 +16,7 @@ struct Dispatch {
     std::vector<uint32_t> spec;
     PushConstants push;
     uint32_t groups[3] = {1, 1, 1};
-    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1};  // in0..in3, out
+    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1};  // in0..in3, out0..out2
 };
 
 // Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
@@ -32,5 +32,13 @@ struct ResidualFusion {
 // The dispatches of one (well-formed, supported) node.
 std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t node_index,
                                  const hetero_tensor_desc* tensors, const ResidualFusion& fusion = {});
+
+// Decode-time MATMULs reading the same activations with quantized weights of
+// one type and row width run as one multi-matvec dispatch (up to three, e.g.
+// the Q, K and V projections), which saves the fixed cost of a dispatch.
+constexpr size_t kMaxMatvecGroup = 3;
+bool can_join_matvec_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
+Dispatch lower_matvec_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                            const hetero_tensor_desc* tensors);
 
 }  // namespace hetero::vk

@@ -16,13 +16,16 @@ namespace hetero::vk {
 // Mirrors `Push` in shaders/common.glsl.
 struct PushConstants {
     uint32_t node = 0;
-    uint32_t tensor[5] = {0, 0, 0, 0, 0};  // in0..in3, out: byte offset inside the descriptor range
+    uint32_t tensor[7] = {};  // in0..in3, out0..out2: byte offset inside the descriptor range
     uint32_t u[16] = {};
     float f[4] = {};
 };
-static_assert(sizeof(PushConstants) == 104, "push constants must match shaders/common.glsl");
+static_assert(sizeof(PushConstants) == 112, "push constants must match shaders/common.glsl");
 
-inline constexpr uint32_t kOperandBindings = 5;  // bindings 1..5; binding 0 is the meta buffer
+// Bindings 1..7 (binding 0 is the meta buffer): inputs 0..3, then outputs
+// 0..2 (only multi-matvec dispatches write more than one).
+inline constexpr uint32_t kOperandBindings = 7;
+inline constexpr uint32_t kFirstOutput = 4;
 
 class Pipelines {
 public:
