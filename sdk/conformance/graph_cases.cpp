@@ -143,7 +143,39 @@ void embed_to_probs_cases(std::vector<Case>& out) {
 
 }  // namespace
 
+// Two projections, each roped, then summed: the first rope's input dies at
+// that rope, so a memory plan may reuse its memory for the second rope's
+// output. Catches providers that run neighbouring nodes together (one
+// dispatch for both ropes) without keeping every input alive through both.
+void paired_rope_cases(std::vector<Case>& out) {
+    for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_Q8_0})
+        for (int64_t n : {1, 4}) {
+            const int64_t d = 64, h = 2, hd = 32;
+            CaseBuilder b("graph/paired_rope/" + std::string(sdk::dtype_name(w)) + "/n" + s(n));
+            Rng rng(b.get().seed);
+            const int32_t x = b.tensor("x", F32, B, {n, d});
+            const int32_t wq = b.tensor("wq", w, C, {h * hd, d}, uniform(-0.3, 0.3));
+            const int32_t wk = b.tensor("wk", w, C, {h * hd, d}, uniform(-0.3, 0.3));
+            const int32_t pos = b.tensor("positions", I32, B, {n}, values(distinct_positions(rng, n, 100)));
+            const int32_t q = b.tensor("q", F32, I, {n, h, hd});
+            const int32_t k = b.tensor("k", F32, I, {n, h, hd});
+            const int32_t qr = b.tensor("q_rope", F32, I, {n, h, hd});
+            const int32_t kr = b.tensor("k_rope", F32, I, {n, h, hd});
+            const int32_t y = b.output("out", F32, {n, h, hd});
+            b.node(HETERO_OP_MATMUL, {x, wq}, q);
+            b.node(HETERO_OP_MATMUL, {x, wk}, k);
+            for (auto [in, o] : {std::pair{q, qr}, std::pair{k, kr}}) {
+                hetero_node& r = b.node(HETERO_OP_ROPE, {in, pos}, o);
+                r.fparams[0] = 10000.f;
+                r.iparams[0] = HETERO_ROPE_HALVES;
+            }
+            b.node(HETERO_OP_ADD, {qr, kr}, y);
+            out.push_back(b.done());
+        }
+}
+
 void add_graph_cases(std::vector<Case>& out) {
+    paired_rope_cases(out);
     ffn_cases(out);
     attention_block_cases(out);
     store_then_attend_cases(out);

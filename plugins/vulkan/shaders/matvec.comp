@@ -35,13 +35,10 @@ layout(std430, binding = 4) readonly buffer W2 { uint ww2[]; };
 layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
 layout(std430, binding = 7) writeonly buffer O2 { float o2[]; };
 uint g_mat = 0u;  // which matrix this workgroup works on (uniform per workgroup)
-uint wword(uint i) { return g_mat == 0u ? ww0[i] : g_mat == 1u ? ww1[i] : ww2[i]; }
-#define WW(i) wword(i)
 #else
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
 DEFINE_LOADERS(w, ww)
-#define WW(i) ww[i]
 #endif
 
 #if SUBGROUP
@@ -57,64 +54,80 @@ vec4 xv4(uint xb, uint e) {
     return vec4(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
 }
 
+// Quantized rows: one 32-element block per invocation and step, x's block
+// loaded once and used for all NR rows (their weight loads overlap).
+// The functions are stamped out per weight array (macros) so a multi-matvec
+// picks its matrix with one branch per workgroup, not one per load.
 #if WTYPE == 4
 // Q4_0 block b of `row` against x's block (xv; xsum = sum of its 32 values).
 // The 18-byte block is read as 5 words (blocks are only 2-byte aligned);
 // word i of the quants holds elements 4i..4i+3 in its low nibbles and
-// 16+4i..16+4i+3 in its high nibbles.
-float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
-    uint off = wbase + (row * nb + b) * 18u;
-    uint w0 = off >> 2;
-    bool odd = (off & 2u) != 0u;
-    uint a0 = WW(w0), a1 = WW(w0 + 1u), a2 = WW(w0 + 2u), a3 = WW(w0 + 3u), a4 = WW(w0 + 4u);
-    float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;
-    uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);
-    uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);
-    uint q2 = odd ? a3 : (a2 >> 16) | (a3 << 16);
-    uint q3 = odd ? a4 : (a3 >> 16) | (a4 << 16);
-    // unpackUnorm4x8 of nibbles gives q/255: the 255 is folded into the scale.
-    float s = dot(unpackUnorm4x8(q0 & 0x0f0f0f0fu), xv[0]) + dot(unpackUnorm4x8((q0 >> 4) & 0x0f0f0f0fu), xv[4]) +
-              dot(unpackUnorm4x8(q1 & 0x0f0f0f0fu), xv[1]) + dot(unpackUnorm4x8((q1 >> 4) & 0x0f0f0f0fu), xv[5]) +
-              dot(unpackUnorm4x8(q2 & 0x0f0f0f0fu), xv[2]) + dot(unpackUnorm4x8((q2 >> 4) & 0x0f0f0f0fu), xv[6]) +
-              dot(unpackUnorm4x8(q3 & 0x0f0f0f0fu), xv[3]) + dot(unpackUnorm4x8((q3 >> 4) & 0x0f0f0f0fu), xv[7]);
-    return d * (255.0 * s - 8.0 * xsum);
-}
+// 16+4i..16+4i+3 in its high nibbles. unpackUnorm4x8 of nibbles gives q/255:
+// the 255 is folded into the scale.
+#define DEFINE_BLOCK_DOT(SFX, ARR)                                                                                        \
+    float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {                                 \
+        uint off = wbase + (row * nb + b) * 18u;                                                                          \
+        uint w0 = off >> 2;                                                                                               \
+        bool odd = (off & 2u) != 0u;                                                                                      \
+        uint a0 = ARR[w0], a1 = ARR[w0 + 1u], a2 = ARR[w0 + 2u], a3 = ARR[w0 + 3u], a4 = ARR[w0 + 4u];                   \
+        float d = unpackHalf2x16(odd ? (a0 >> 16) : (a0 & 0xffffu)).x;                                                    \
+        uint q0 = odd ? a1 : (a0 >> 16) | (a1 << 16);                                                                     \
+        uint q1 = odd ? a2 : (a1 >> 16) | (a2 << 16);                                                                     \
+        uint q2 = odd ? a3 : (a2 >> 16) | (a3 << 16);                                                                     \
+        uint q3 = odd ? a4 : (a3 >> 16) | (a4 << 16);                                                                     \
+        float s = dot(unpackUnorm4x8(q0 & 0x0f0f0f0fu), xv[0]) + dot(unpackUnorm4x8((q0 >> 4) & 0x0f0f0f0fu), xv[4]) +   \
+                  dot(unpackUnorm4x8(q1 & 0x0f0f0f0fu), xv[1]) + dot(unpackUnorm4x8((q1 >> 4) & 0x0f0f0f0fu), xv[5]) +   \
+                  dot(unpackUnorm4x8(q2 & 0x0f0f0f0fu), xv[2]) + dot(unpackUnorm4x8((q2 >> 4) & 0x0f0f0f0fu), xv[6]) +   \
+                  dot(unpackUnorm4x8(q3 & 0x0f0f0f0fu), xv[3]) + dot(unpackUnorm4x8((q3 >> 4) & 0x0f0f0f0fu), xv[7]);    \
+        return d * (255.0 * s - 8.0 * xsum);                                                                              \
+    }
 #elif WTYPE == 3
 // Q8_0 block b of `row` against x's block, the 34 bytes read as 9 words.
-float block_dot(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {
-    uint off = wbase + (row * nb + b) * 34u;
-    uint w0 = off >> 2;
-    bool odd = (off & 2u) != 0u;
-    uint prev = WW(w0);
-    float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;
-    float s = 0.0;
-    for (uint i = 0u; i < 8u; ++i) {
-        uint next = WW(w0 + 1u + i);
-        uint q = odd ? next : (prev >> 16) | (next << 16);
-        prev = next;
-        s += dot(vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24), xv[i]);
+#define DEFINE_BLOCK_DOT(SFX, ARR)                                                                \
+    float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {         \
+        uint off = wbase + (row * nb + b) * 34u;                                                  \
+        uint w0 = off >> 2;                                                                       \
+        bool odd = (off & 2u) != 0u;                                                              \
+        uint prev = ARR[w0];                                                                      \
+        float d = unpackHalf2x16(odd ? (prev >> 16) : (prev & 0xffffu)).x;                        \
+        float s = 0.0;                                                                            \
+        for (uint i = 0u; i < 8u; ++i) {                                                          \
+            uint next = ARR[w0 + 1u + i];                                                         \
+            uint q = odd ? next : (prev >> 16) | (next << 16);                                    \
+            prev = next;                                                                          \
+            s += dot(vec4(ivec4(q << 24, q << 16, q << 8, q) >> 24), xv[i]);                      \
+        }                                                                                         \
+        return d * s;                                                                             \
     }
-    return d * s;
-}
 #endif
 
 #if WTYPE == 3 || WTYPE == 4
-// Quantized rows: one 32-element block per invocation and step, x's block
-// loaded once and used for all NR rows (their weight loads overlap).
-void quant_partials(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NR]) {
-    uint nb = K / 32u;
-    for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {
-        vec4 xv[8];
-        vec4 xs4 = vec4(0.0);
-        for (uint i = 0u; i < 8u; ++i) {
-            xv[i] = xv4(xb, b * 32u + 4u * i);
-            xs4 += xv[i];
-        }
-        float xsum = xs4.x + xs4.y + xs4.z + xs4.w;
-        for (uint r = 0u; r < NR; ++r)
-            if (row0 + r < M) part[r] += block_dot(wbase, row0 + r, nb, b, xv, xsum);
+#define DEFINE_QUANT_PARTIALS(SFX)                                                                    \
+    void quant_partials##SFX(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NR]) { \
+        uint nb = K / 32u;                                                                            \
+        for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {                                      \
+            vec4 xv[8];                                                                               \
+            vec4 xs4 = vec4(0.0);                                                                     \
+            for (uint i = 0u; i < 8u; ++i) {                                                          \
+                xv[i] = xv4(xb, b * 32u + 4u * i);                                                    \
+                xs4 += xv[i];                                                                         \
+            }                                                                                         \
+            float xsum = xs4.x + xs4.y + xs4.z + xs4.w;                                               \
+            for (uint r = 0u; r < NR; ++r)                                                            \
+                if (row0 + r < M) part[r] += block_dot##SFX(wbase, row0 + r, nb, b, xv, xsum);        \
+        }                                                                                             \
     }
-}
+#if MULTI
+DEFINE_BLOCK_DOT(_0, ww0)
+DEFINE_BLOCK_DOT(_1, ww1)
+DEFINE_BLOCK_DOT(_2, ww2)
+DEFINE_QUANT_PARTIALS(_0)
+DEFINE_QUANT_PARTIALS(_1)
+DEFINE_QUANT_PARTIALS(_2)
+#else
+DEFINE_BLOCK_DOT(_w, ww)
+DEFINE_QUANT_PARTIALS(_w)
+#endif
 #else
 // Partial dot product of one row of W with x over this invocation's chunks.
 float row_partial(uint row, uint K, uint wbase, uint xb) {
@@ -169,7 +182,13 @@ void main() {
     float part[NR];
 #if WTYPE == 3 || WTYPE == 4
     for (uint r = 0u; r < NR; ++r) part[r] = 0.0;
-    quant_partials(row0, M, K, wbase, xb, part);
+#if MULTI
+    if (g_mat == 0u) quant_partials_0(row0, M, K, wbase, xb, part);
+    else if (g_mat == 1u) quant_partials_1(row0, M, K, wbase, xb, part);
+    else quant_partials_2(row0, M, K, wbase, xb, part);
+#else
+    quant_partials_w(row0, M, K, wbase, xb, part);
+#endif
 #else
     for (uint r = 0u; r < NR; ++r) part[r] = row0 + r < M ? row_partial(row0 + r, K, wbase, xb) : 0.0;
 #endif

@@ -2,12 +2,28 @@
 #extension GL_GOOGLE_include_directive : require
 // One invocation per pair of elements. u[0] = N, u[1] = H, u[2] = Hd,
 // u[3] = rot_dims, u[4] = mode (0 adjacent, 1 halves); f[0] = base.
+// PAIR=1: a second tensor with the same positions and parameters (the K
+// projection next to Q) in the same dispatch: input at binding 3, output at
+// binding 6, u[5] = its head count; its invocations follow the first's.
 #include "common.glsl"
+#ifndef PAIR
+#define PAIR 0
+#endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) readonly buffer P { int pos[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
+#if PAIR
+layout(std430, binding = 3) readonly buffer X1 { float x1[]; };
+layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
+bool second = false;
+float load_x(uint i) { return second ? x1[i] : x[i]; }
+void store_o(uint i, float v) { if (second) o1[i] = v; else o[i] = v; }
+#else
+float load_x(uint i) { return x[i]; }
+void store_o(uint i, float v) { o[i] = v; }
+#endif
 
 // sin/cos of large angles lose accuracy on fast GPU paths: reduce modulo 2*pi
 // first with a three-part constant (Cody-Waite).
@@ -23,18 +39,28 @@ void main() {
     uint N = pc.u[0], H = pc.u[1], Hd = pc.u[2], rot = pc.u[3];
     uint half_hd = (Hd + 1u) / 2u;  // pairs, the last one short when Hd is odd
     uint i = flat_invocation();
+    uint xt = pc.t0, ot = pc.t4;
+#if PAIR
+    if (i >= N * H * half_hd) {
+        i -= N * H * half_hd;
+        H = pc.u[5];
+        second = true;
+        xt = pc.t2;
+        ot = pc.t5;
+    }
+#endif
     if (i >= N * H * half_hd) return;
     uint p = i % half_hd;
     uint rowhead = i / half_hd;  // n * H + h
     uint n = rowhead / H;
-    uint xb = (pc.t0 >> 2) + rowhead * Hd;
-    uint ob = (pc.t4 >> 2) + rowhead * Hd;
+    uint xb = (xt >> 2) + rowhead * Hd;
+    uint ob = (ot >> 2) + rowhead * Hd;
     uint half_rot = rot / 2u;
     if (p >= half_rot) {
         // not rotated: copy two elements beyond the rotated span
         uint e = pc.u[4] == 0u ? 2u * p : rot + 2u * (p - half_rot);
-        o[ob + e] = x[xb + e];
-        if (e + 1u < Hd) o[ob + e + 1u] = x[xb + e + 1u];
+        store_o(ob + e, load_x(xb + e));
+        if (e + 1u < Hd) store_o(ob + e + 1u, load_x(xb + e + 1u));
         return;
     }
     uint e0 = pc.u[4] == 0u ? 2u * p : p;
@@ -42,7 +68,7 @@ void main() {
     float position = float(pos[(pc.t1 >> 2) + n]);
     float inv_freq = pow(pc.f[0], -float(2u * p) / float(rot));
     vec2 cs = cos_sin(position * inv_freq);
-    float a = x[xb + e0], b = x[xb + e1];
-    o[ob + e0] = a * cs.x - b * cs.y;
-    o[ob + e1] = a * cs.y + b * cs.x;
+    float a = load_x(xb + e0), b = load_x(xb + e1);
+    store_o(ob + e0, a * cs.x - b * cs.y);
+    store_o(ob + e1, a * cs.y + b * cs.x);
 }

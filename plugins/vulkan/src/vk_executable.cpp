@@ -59,28 +59,46 @@ std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
     return f;
 }
 
-// Per node: the size of the multi-matvec group starting there (1 = none).
-// Members are consecutive plain decode matvecs (see can_join_matvec_group)
-// outside residual fusions, and the node after the group must have a free
-// input slot to carry the shared input's extended lifetime in the plan.
-std::vector<size_t> find_matvec_groups(const sdk::Graph& g, const std::vector<ResidualFusion>& fusions) {
+// Per node: the size of the group of nodes starting there that one dispatch
+// runs (1 = none; see can_join_group), outside residual fusions.
+//
+// The group's dispatch writes every member's output while reading every
+// member's input, at the first member's place in the order. In the memory
+// plan a later member's output is born later and could take the memory of
+// an input that died before it; so every member input must stay alive up to
+// the last member, which `planned` records by listing them as extra inputs of
+// the last member (a group needing more slots than it has is not formed).
+std::vector<size_t> find_groups(const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
     std::vector<size_t> group(g.nodes.size(), 1);
     static const bool enabled = [] {
-        const char* e = std::getenv("HETERO_VK_GROUP_MATVEC");
+        const char* e = std::getenv("HETERO_VK_GROUP");
         return !(e && std::string(e) == "0");
     }();
     if (!enabled) return group;
     auto fused = [&](size_t n) { return fusions[n].residual >= 0 || (n > 0 && fusions[n - 1].residual >= 0); };
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (fused(n)) continue;
+        const size_t most = std::min(max_group_size(g.nodes[n]), kMaxGroup);
         size_t len = 1;
-        while (len < kMaxMatvecGroup && n + len < g.nodes.size() && !fused(n + len)) {
+        while (len < most && n + len < g.nodes.size() && !fused(n + len)) {
             bool ok = true;
-            for (size_t m = n; m < n + len && ok; ++m) ok = can_join_matvec_group(g.nodes[m], g.nodes[n + len], g.tensors.data());
+            for (size_t m = n; m < n + len && ok; ++m) ok = can_join_group(g.nodes[m], g.nodes[n + len], g.tensors.data());
             if (!ok) break;
             ++len;
         }
-        if (len < 2 || n + len >= g.nodes.size() || g.nodes[n + len].n_inputs >= HETERO_MAX_INPUTS) continue;
+        if (len < 2) continue;
+        hetero_node extended = planned.nodes[n + len - 1];
+        bool fits = true;
+        for (size_t m = n; m + 1 < n + len && fits; ++m)
+            for (uint32_t i = 0; i < g.nodes[m].n_inputs && fits; ++i) {
+                const int32_t in = g.nodes[m].inputs[i];
+                if (g.tensors[size_t(in)].kind != HETERO_TENSOR_INTERNAL) continue;
+                if (std::find(extended.inputs, extended.inputs + extended.n_inputs, in) != extended.inputs + extended.n_inputs) continue;
+                if (extended.n_inputs == HETERO_MAX_INPUTS) fits = false;
+                else extended.inputs[extended.n_inputs++] = in;
+            }
+        if (!fits) continue;
+        planned.nodes[n + len - 1] = extended;
         group[n] = len;
         n += len - 1;
     }
@@ -145,20 +163,13 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             if (fusions[n].residual >= 0 && add.n_inputs < HETERO_MAX_INPUTS) add.inputs[add.n_inputs++] = g.nodes[n].inputs[0];
             else fusions[n] = ResidualFusion{};
         }
-        // A multi-matvec writes every member's output when the first member
-        // runs, so the plan keeps the shared input alive past the group.
-        std::vector<size_t> group = find_matvec_groups(g, fusions);
-        for (size_t n = 0; n < g.nodes.size(); ++n) {
-            if (group[n] < 2) continue;
-            hetero_node& after = planned.nodes[n + group[n]];
-            after.inputs[after.n_inputs++] = g.nodes[n].inputs[0];
-        }
+        const std::vector<size_t> group = find_groups(g, fusions, planned);
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
             if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it
             if (group[n] > 1) {
                 const std::vector<hetero_node> members(g.nodes.begin() + n, g.nodes.begin() + n + group[n]);
-                dispatches_.push_back(lower_matvec_group(dev.info(), members, n, g.tensors.data()));
+                dispatches_.push_back(lower_group(dev.info(), members, n, g.tensors.data()));
                 n += uint32_t(group[n] - 1);
                 continue;
             }

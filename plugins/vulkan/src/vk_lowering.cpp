@@ -21,6 +21,8 @@ constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
 constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 4;
 constexpr uint32_t kGemmTile = 64;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
+// Elements of a row each rmsnorm invocation keeps in registers (MAX_PER in shaders/rmsnorm.comp).
+constexpr uint32_t kRmsnormMaxPer = 16;
 // Many query rows: the key/value-tile kernel (shaders/attention_tiled.comp).
 constexpr int64_t kAttentionTiledMinRows = 8;
 constexpr uint32_t kAttentionTiledRows = 32, kAttentionTiledMaxHeadDim = 64;
@@ -157,6 +159,17 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[1] = uint32_t(D);
             d.push.f[0] = node.fparams[0];
             d.spec = {256};
+            if (rms) {
+                // Decode normalises one row: a wider workgroup shortens each
+                // invocation's chain. The row length as a specialisation
+                // constant lets the shader keep the row in registers.
+                uint32_t wg = 256;
+                const uint32_t max_wg = std::min<uint32_t>({1024u, dev.props.limits.maxComputeWorkGroupInvocations,
+                                                            dev.props.limits.maxComputeWorkGroupSize[0]});
+                if (rows <= 8)
+                    while (wg * 2 <= max_wg && int64_t(wg) * 2 <= D) wg *= 2;
+                d.spec = {wg, D <= int64_t(kRmsnormMaxPer) * wg ? uint32_t(D) : 0u};
+            }
             grid(d, dev, uint64_t(rows));
             ds.push_back(d);
             break;
@@ -193,7 +206,19 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 d.groups[0] = ceil_div(uint64_t(q.shape[0]), kAttentionTiledRows);
                 d.groups[1] = uint32_t(q.shape[1]);
             } else {
-                d.spec = {128};
+                // Shape of shaders/attention.comp: columns of 4 dims where
+                // possible, `lanes` invocations per key for the score, the
+                // rest of the workgroup in key groups for the value sum; each
+                // invocation issues at most 8 key and 16 value loads a tile.
+                const uint32_t hd = uint32_t(q.shape[2]);
+                const uint32_t lim = std::min(dev.props.limits.maxComputeWorkGroupInvocations,
+                                              dev.props.limits.maxComputeWorkGroupSize[0]);
+                const uint32_t wg = lim >= 256 ? 256 : 128;
+                const uint32_t nc = std::max(1u, hd % 4 == 0 ? hd / 4 : hd);
+                const uint32_t groups = nc <= wg ? wg / nc : 1, cpt = ceil_div(nc, wg);
+                uint32_t lanes = 1;
+                while (lanes < wg && (ceil_div(nc, lanes) > 8 || ceil_div(wg / lanes, groups) * cpt > 16)) lanes *= 2;
+                d.spec = {wg, hd, lanes};
                 grid(d, dev, uint64_t(q.shape[0] * q.shape[1]));
             }
             ds.push_back(d);
@@ -256,36 +281,77 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
     return ds;
 }
 
-bool can_join_matvec_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* t) {
-    auto plain_matvec = [&](const hetero_node& n) {
-        if (n.op != HETERO_OP_MATMUL || n.n_inputs != 2) return false;
-        const hetero_tensor_desc& w = t[n.inputs[1]];
-        return t[n.inputs[0]].shape[0] <= kMatvecMaxRows && (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) &&
-               t[n.output].kind == HETERO_TENSOR_INTERNAL;
-    };
-    if (!plain_matvec(first) || !plain_matvec(next) || first.inputs[0] != next.inputs[0]) return false;
-    const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
-    // The later matvec must not read what the earlier one writes.
-    return wa.dtype == wb.dtype && sdk::row_width(wa) == sdk::row_width(wb) && next.inputs[1] != first.output &&
-           next.output != first.output && first.output != first.inputs[0];
+size_t max_group_size(const hetero_node& first) {
+    switch (first.op) {
+        case HETERO_OP_MATMUL: return 3;
+        case HETERO_OP_ROPE:
+        case HETERO_OP_STORE_ROWS: return 2;
+        default: return 1;
+    }
 }
 
-Dispatch lower_matvec_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
-                            const hetero_tensor_desc* t) {
-    if (members.size() < 2 || members.size() > kMaxMatvecGroup) fail(HETERO_ERR_INTERNAL, "vulkan: bad matvec group");
-    const hetero_tensor_desc& x = t[members[0].inputs[0]];
-    const hetero_tensor_desc& w = t[members[0].inputs[1]];
+bool can_join_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* t) {
+    if (first.op != next.op || first.n_inputs != next.n_inputs || max_group_size(first) < 2) return false;
+    // The later node must not read what the earlier one writes.
+    for (uint32_t i = 0; i < next.n_inputs; ++i)
+        if (next.inputs[i] == first.output) return false;
+    if (next.output == first.output) return false;
+    const hetero_tensor_desc &xa = t[first.inputs[0]], &xb = t[next.inputs[0]];
+    switch (first.op) {
+        case HETERO_OP_MATMUL: {
+            auto quant_matvec = [&](const hetero_node& n) {
+                const hetero_tensor_desc& w = t[n.inputs[1]];
+                return n.n_inputs == 2 && t[n.inputs[0]].shape[0] <= kMatvecMaxRows &&
+                       (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) && t[n.output].kind == HETERO_TENSOR_INTERNAL;
+            };
+            const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
+            return quant_matvec(first) && quant_matvec(next) && first.inputs[0] == next.inputs[0] && wa.dtype == wb.dtype &&
+                   sdk::row_width(wa) == sdk::row_width(wb);
+        }
+        case HETERO_OP_ROPE:
+            return first.inputs[1] == next.inputs[1] && first.fparams[0] == next.fparams[0] && first.iparams[0] == next.iparams[0] &&
+                   first.iparams[1] == next.iparams[1] && xa.shape[0] == xb.shape[0] && xa.shape[2] == xb.shape[2];
+        case HETERO_OP_STORE_ROWS: {
+            const hetero_tensor_desc &ca = t[first.output], &cb = t[next.output];
+            return first.inputs[1] == next.inputs[1] && xa.shape[0] == xb.shape[0] && sdk::row_width(xa) == sdk::row_width(xb) &&
+                   ca.dtype == cb.dtype && ca.shape[0] == cb.shape[0] && sdk::row_width(ca) == sdk::row_width(cb);
+        }
+        default: return false;
+    }
+}
+
+Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index, const hetero_tensor_desc* t) {
+    if (members.size() < 2 || members.size() > max_group_size(members[0])) fail(HETERO_ERR_INTERNAL, "vulkan: bad node group");
+    const hetero_node &a = members[0], &b = members[1];
+    if (a.op != HETERO_OP_MATMUL) {
+        // Pairs: the first node's dispatch, widened to cover the second too.
+        Dispatch d = lower_node(dev, a, first_index, t).at(0);
+        d.shader += "_pair";
+        d.operand[2] = b.inputs[0];
+        d.operand[kFirstOutput + 1] = b.output;
+        uint64_t count = 0;
+        if (a.op == HETERO_OP_ROPE) {
+            const hetero_tensor_desc &xa = t[a.inputs[0]], &xb = t[b.inputs[0]];
+            d.push.u[5] = uint32_t(xb.shape[1]);
+            count = uint64_t(xa.shape[0]) * uint64_t(xa.shape[1] + xb.shape[1]) * uint64_t((xa.shape[2] + 1) / 2);
+        } else {
+            count = 2 * uint64_t(t[a.inputs[0]].shape[0]) * uint64_t(sdk::row_width(t[a.inputs[0]]));
+        }
+        grid(d, dev, ceil_div(count, 256));
+        return d;
+    }
+    const hetero_tensor_desc& x = t[a.inputs[0]];
+    const hetero_tensor_desc& w = t[a.inputs[1]];
     const int32_t none = -1;
     const std::string wt = "w" + std::to_string(w.dtype);
     Dispatch d = make((dev.subgroup_arithmetic ? "matvec_multi_sg_" : "matvec_multi_") + wt, first_index,
-                      {members[0].inputs[0], members[0].inputs[1], members[1].inputs[1], members.size() > 2 ? members[2].inputs[1] : none},
-                      members[0].output);
-    d.operand[kFirstOutput + 1] = members[1].output;
+                      {a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none}, a.output);
+    d.operand[kFirstOutput + 1] = b.output;
     d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
     uint32_t wg = w.dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG, rows = kMatvecQuantRowsPerWG;
     matvec_shape(wg, rows);
     d.spec = {wg, rows};
-    uint32_t m[kMaxMatvecGroup] = {0, 0, 0};
+    uint32_t m[kMaxGroup] = {0, 0, 0};
     uint64_t blocks = 0;
     for (size_t i = 0; i < members.size(); ++i) {
         m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);

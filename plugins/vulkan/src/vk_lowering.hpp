@@ -33,12 +33,16 @@ struct ResidualFusion {
 std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t node_index,
                                  const hetero_tensor_desc* tensors, const ResidualFusion& fusion = {});
 
-// Decode-time MATMULs reading the same activations with quantized weights of
-// one type and row width run as one multi-matvec dispatch (up to three, e.g.
-// the Q, K and V projections), which saves the fixed cost of a dispatch.
-constexpr size_t kMaxMatvecGroup = 3;
-bool can_join_matvec_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
-Dispatch lower_matvec_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
-                            const hetero_tensor_desc* tensors);
+// Consecutive independent nodes of one kind that one dispatch can run
+// together, which saves the fixed cost of a dispatch (large for decode):
+// up to three decode MATMULs reading the same activations with quantized
+// weights of one type and row width (the Q, K and V projections; gate and
+// up), two ROPEs with the same positions and parameters (Q and K), two
+// STORE_ROWS with the same positions into caches of one shape (K and V).
+constexpr size_t kMaxGroup = 3;
+size_t max_group_size(const hetero_node& first);
+bool can_join_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
+Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                     const hetero_tensor_desc* tensors);
 
 }  // namespace hetero::vk
