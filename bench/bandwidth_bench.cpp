@@ -4,6 +4,7 @@
 //
 //   bench_bandwidth [--threads=N] [google-benchmark flags]
 #include "bench_threads.hpp"
+#include "stream_bytes.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -13,20 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 namespace {
-
-// 1 GiB or twice the L3 cache, whichever is larger: a cyclic stream longer
-// than an LRU cache misses on every line.
-size_t array_bytes() {
-    size_t bytes = size_t(1) << 30;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 > 0) bytes = std::max(bytes, 2 * size_t(l3));
-#endif
-    return bytes;
-}
 
 uint64_t sum_range(const uint64_t* p, size_t n) {
     // Independent accumulators keep several loads in flight per core.
@@ -43,7 +32,7 @@ uint64_t sum_range(const uint64_t* p, size_t n) {
 }
 
 void BM_ReadBandwidth(benchmark::State& state, int threads) {
-    static std::vector<uint64_t> data(array_bytes() / sizeof(uint64_t), 1);  // touched, so pages are real
+    static std::vector<uint64_t> data(size_t(hetero::bench::dram_stream_bytes()) / sizeof(uint64_t), 1);  // touched, so pages are real
     const size_t n = data.size(), per = n / size_t(threads);
     std::vector<uint64_t> sums(static_cast<size_t>(threads));
     for (auto _ : state) {

@@ -11,6 +11,7 @@
 // instead of sitting in the L3 cache.
 #include "bench_threads.hpp"
 #include "plugin_loader.hpp"
+#include "stream_bytes.hpp"
 
 #include <hetero/sdk/quant.hpp>
 
@@ -25,22 +26,10 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 namespace {
 
 using hetero::bench::LoadedProvider;
-
-// Cycling through more than the cache holds defeats it (LRU misses every
-// line of a cyclic stream larger than itself).
-uint64_t stream_bytes() {
-    uint64_t bytes = uint64_t(1) << 30;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 > 0) bytes = std::max(bytes, 2 * uint64_t(l3));
-#endif
-    return bytes;
-}
 
 std::string g_isa = "auto";
 int g_threads = 2;
@@ -78,7 +67,7 @@ public:
         std::vector<float> x(size_t(c.n * c.k));
         for (auto& v : x) v = dist(rng);
 
-        const size_t copies = c.n == 1 ? size_t((stream_bytes() + wbytes - 1) / wbytes) : 1;
+        const size_t copies = c.n == 1 ? size_t((hetero::bench::dram_stream_bytes() + wbytes - 1) / wbytes) : 1;
         tensors_[0] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.k, 0, 0}, "x"};
         tensors_[1] = {c.dtype, HETERO_TENSOR_CONSTANT, 2, 0, {c.m, c.k, 0, 0}, "w"};
         tensors_[2] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.m, 0, 0}, "y"};
@@ -135,9 +124,12 @@ private:
 };
 
 // Google Benchmark calls a benchmark function several times; keep the
-// current case's rig and rebuild only when the case changes.
+// current case's rig and rebuild only when the case changes. main() drops it
+// before the provider (another static) goes away.
+std::unique_ptr<MatmulRig> g_rig;
+
 MatmulRig& rig_for(const Case& c) {
-    static std::unique_ptr<MatmulRig> rig;
+    std::unique_ptr<MatmulRig>& rig = g_rig;
     if (!rig || !(rig->which() == c)) {
         rig.reset();
         rig = std::make_unique<MatmulRig>(c);
@@ -184,6 +176,7 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
+    g_rig.reset();
     benchmark::Shutdown();
     return 0;
 }
