@@ -4,112 +4,148 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
 // out[n, m] = dot(x[n, :], W[m, :]) (+ bias[m]) for many tokens (prefill) on
-// tensor cores: a workgroup of 4 subgroups (of 32) computes a 64 x 64 tile of
-// the output, each subgroup 32 x 32 as 2 x 2 cooperative 16 x 16 f32
-// accumulators. Per step of BK = 32 (one quantization block) W's tile is
+// tensor cores: a workgroup computes a 128 x 128 or 64 x 64 tile of the output
+// as cooperative 16 x 16 f32 accumulators (see WG below). Per step of BK = 64 (two quantization blocks) W's tile is
 // dequantized to f16 in shared memory and x's tile converted to f16 next to
-// it; edge tiles are zero-padded and the result goes out through shared
-// memory so any N and M work. Used only where the device reports 16x16x16
-// f16 x f16 + f32 subgroup matrices and a subgroup size of 32.
+// it; the next step's global words are loaded into registers before this
+// step's matrix products (software pipelining). Every invocation loads one
+// quantization block of one W row (whole 32-bit words) and half a row (32
+// floats) of x. Edge tiles are zero-padded and the result goes out through
+// shared memory so any N and M work. Used only where the device reports
+// 16x16x16 f16 x f16 + f32 subgroup matrices and a subgroup size of 32.
 // WTYPE: 3 (Q8_0) or 4 (Q4_0). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 #include "common.glsl"
-layout(local_size_x = 128) in;
-const uint BM = 64, BN = 64, BK = 32;
-const uint LDS = BK + 8;  // f16 row stride: rows stay 16-byte aligned, banks shift
+// Specialisation: constant 0 = invocations (WG), constant 1 = BIG. BIG: a
+// 128 x 128 tile, else 64 x 64. Subgroups are laid out 2 (n) x WG / 64 (m),
+// each with TN x TM accumulators: WG 128, BIG 0: 2 x 2; WG 256, BIG 1: 4 x 2;
+// WG 128, BIG 1: 4 x 4.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128u;
+layout(constant_id = 1) const uint BIG = 1u;
+const uint BM = 64u + 64u * BIG, BN = BM, BK = 64u;
+const uint NSG = WG / 32u, SG_N = 2u, SG_M = NSG / 2u;
+const uint TN = BN / 32u, TM = BM / (16u * SG_M);  // accumulators per subgroup (at most 4 x 4)
+const uint P = (2u * BM) / WG;  // loader passes: rows of the tiles per invocation
+const uint LDS = BK + 8u;  // f16 row stride: rows stay 16-byte aligned, banks shift
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
-shared float16_t ws[BM * LDS];  // W tile, row m, column k
-shared float16_t xs[BN * LDS];  // x tile, row n, column k
-shared float cs[4 * 256];       // one 16 x 16 accumulator per subgroup on its way out
+shared uvec2 ws[BM * LDS / 4u];  // W tile, row m, column k (4 f16 an element)
+shared uvec2 xs[BN * LDS / 4u];  // x tile, row n, column k
+shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its way out
 
-uint w_u16(uint byte_off) { return (ww[byte_off >> 2] >> ((byte_off & 2u) * 8u)) & 0xffffu; }
+#if WTYPE == 4
+const uint BLK_BYTES = 18u, NWORDS = 5u;
+#else
+const uint BLK_BYTES = 34u, NWORDS = 9u;
+#endif
+
+// Four f16 as the two words of a shared-memory element.
+uvec2 pk(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
 
 void main() {
     uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
     uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
     uint t = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-    uint wn = (sg >> 1) * 32u, wm = (sg & 1u) * 32u;  // this subgroup's 32 x 32 corner
+    uint wn = (sg / SG_M) * (16u * TN), wm = (sg % SG_M) * (16u * TM);  // this subgroup's corner
     uint xb = pc.t0 >> 2;
+    bool xal = (xb & 3u) == 0u;
     uint wbase = pc.t1;
-    uint nb = K / 32u;
-    // Loader roles: two invocations per tile row, 16 k each.
+    uint nb = K / 32u;               // quantization blocks per row
+    uint steps = (nb + 1u) / 2u;     // BK = 64 per step; an odd last block is zero-padded
+    // Loader roles: row lr of both tiles, block / half lh.
     uint lr = t >> 1, lh = t & 1u;
+    uint m = m0 + lr, n = n0 + lr;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-    for (uint i = 0u; i < 2u; ++i)
-        for (uint j = 0u; j < 2u; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    uint wr[2][NWORDS];
+    vec4 xr[2][8];
 
-    for (uint kb = 0u; kb < nb; ++kb) {
-        uint m = m0 + lr;
-        uint wrow = lr * LDS;
-        if (m < M) {
+    // Global loads of step s into registers (zeros outside the matrices).
+#define LOAD_STEP(s)                                                                    \
+    [[unroll]] for (uint p = 0u; p < P; ++p) {                                          \
+        uint kb_ = (s) * 2u + lh, m_ = m + p * (WG / 2u), n_ = n + p * (WG / 2u);      \
+        bool wv_ = m_ < M && kb_ < nb;                                                  \
+        uint wi_ = (wbase + (m_ * nb + kb_) * BLK_BYTES) >> 2;                          \
+        [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? ww[wi_ + i] : 0u; \
+        bool xv_ = n_ < N && kb_ < nb;                                                  \
+        uint e_ = xb + n_ * K + kb_ * 32u;                                              \
+        [[unroll]] for (uint i = 0u; i < 8u; ++i)                                       \
+            xr[p][i] = !xv_ ? vec4(0.0)                                                 \
+                  : xal  ? x4[(e_ >> 2) + i]                                            \
+                         : vec4(x[e_ + 4u * i], x[e_ + 4u * i + 1u], x[e_ + 4u * i + 2u], x[e_ + 4u * i + 3u]); \
+    }
+
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[4][4];
+    [[unroll]] for (uint i = 0u; i < TN; ++i)
+        [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+    // Whether this invocation's block starts at an odd 16-bit word (then the
+    // scale sits in the upper half of word 0 and the quants are word aligned).
+    bool odd = ((wbase + (m * nb + lh) * BLK_BYTES) & 2u) != 0u;  // BLK_BYTES * 2 keeps the parity per step
+    LOAD_STEP(0u)
+    for (uint s = 0u; s < steps; ++s) {
+        // Dequantize / convert the registers into shared memory, four f16 a
+        // store. Integers become f16 exactly through the exponent of 1024:
+        // (0x6400 | u) is 1024 + u for u < 1024.
+        [[unroll]] for (uint p = 0u; p < P; ++p) {
+            uint wrow = ((lr + p * (WG / 2u)) * LDS + lh * 32u) / 4u;
+            uint q[NWORDS - 1u];
+            float16_t d;
+            if (odd) {
+                d = unpackFloat2x16(wr[p][0] >> 16).x;
+                [[unroll]] for (uint i = 0u; i < NWORDS - 1u; ++i) q[i] = wr[p][i + 1u];
+            } else {
+                d = unpackFloat2x16(wr[p][0]).x;
+                [[unroll]] for (uint i = 0u; i < NWORDS - 1u; ++i) q[i] = (wr[p][i] >> 16) | (wr[p][i + 1u] << 16);
+            }
 #if WTYPE == 4
-            // Half lh of the block: bytes 8lh..8lh+7 hold elements 8lh+i (low
-            // nibble) and 16+8lh+i (high nibble).
-            uint blk = wbase + (m * nb + kb) * 18u;
-            float16_t d = float16_t(unpackHalf2x16(w_u16(blk)).x);
-            for (uint i = 0u; i < 8u; i += 2u) {
-                uint v = w_u16(blk + 2u + lh * 8u + i);
-                ws[wrow + lh * 8u + i] = d * float16_t(int(v & 15u) - 8);
-                ws[wrow + lh * 8u + i + 1u] = d * float16_t(int((v >> 8) & 15u) - 8);
-                ws[wrow + 16u + lh * 8u + i] = d * float16_t(int((v >> 4) & 15u) - 8);
-                ws[wrow + 16u + lh * 8u + i + 1u] = d * float16_t(int(v >> 12) - 8);
+            // Byte i holds element i (low nibble) and 16 + i (high nibble).
+            [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+                uint v = q[j];
+                f16vec2 l02 = unpackFloat2x16((v & 0x000f000fu) | 0x64006400u), l13 = unpackFloat2x16(((v >> 8) & 0x000f000fu) | 0x64006400u);
+                f16vec2 h02 = unpackFloat2x16(((v >> 4) & 0x000f000fu) | 0x64006400u), h13 = unpackFloat2x16(((v >> 12) & 0x000f000fu) | 0x64006400u);
+                ws[wrow + j] = pk(d * (f16vec4(l02.x, l13.x, l02.y, l13.y) - float16_t(1032.0)));
+                ws[wrow + 4u + j] = pk(d * (f16vec4(h02.x, h13.x, h02.y, h13.y) - float16_t(1032.0)));
             }
 #else
-            uint blk = wbase + (m * nb + kb) * 34u;
-            float16_t d = float16_t(unpackHalf2x16(w_u16(blk)).x);
-            for (uint i = 0u; i < 16u; i += 2u) {
-                uint v = w_u16(blk + 2u + lh * 16u + i);
-                ws[wrow + lh * 16u + i] = d * float16_t(int(v << 24) >> 24);
-                ws[wrow + lh * 16u + i + 1u] = d * float16_t(int(v << 16) >> 24);
+            [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+                uint v = q[j] ^ 0x80808080u;  // q + 128
+                f16vec2 e02 = unpackFloat2x16((v & 0x00ff00ffu) | 0x64006400u), e13 = unpackFloat2x16(((v >> 8) & 0x00ff00ffu) | 0x64006400u);
+                ws[wrow + j] = pk(d * (f16vec4(e02.x, e13.x, e02.y, e13.y) - float16_t(1152.0)));
             }
 #endif
-        } else {
-            for (uint i = 0u; i < 16u; ++i) ws[wrow + lh * 16u + i] = float16_t(0.0);
-        }
-        uint n = n0 + lr;
-        uint xrow = lr * LDS + lh * 16u;
-        if (n < N) {
-            uint e = xb + n * K + kb * 32u + lh * 16u;
-            for (uint i = 0u; i < 16u; i += 4u) {
-                vec4 v = (xb & 3u) == 0u ? x4[(e + i) >> 2] : vec4(x[e + i], x[e + i + 1u], x[e + i + 2u], x[e + i + 3u]);
-                xs[xrow + i] = float16_t(v.x);
-                xs[xrow + i + 1u] = float16_t(v.y);
-                xs[xrow + i + 2u] = float16_t(v.z);
-                xs[xrow + i + 3u] = float16_t(v.w);
-            }
-        } else {
-            for (uint i = 0u; i < 16u; ++i) xs[xrow + i] = float16_t(0.0);
+            [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = pk(f16vec4(xr[p][i]));
         }
         barrier();
-        for (uint kk = 0u; kk < BK; kk += 16u) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
-            for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], xs, (wn + 16u * i) * LDS + kk, LDS, false);
+        if (s + 1u < steps) LOAD_STEP(s + 1u)
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[4], b[4];
+            [[unroll]] for (uint i = 0u; i < TN; ++i) coopMatLoadNV(a[i], xs, ((wn + 16u * i) * LDS + kk) / 4u, LDS / 4u, false);
             // B = W^T (k x m) is W's tile read column-major.
-            for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], ws, (wm + 16u * j) * LDS + kk, LDS, true);
-            for (uint i = 0u; i < 2u; ++i)
-                for (uint j = 0u; j < 2u; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+            [[unroll]] for (uint j = 0u; j < TM; ++j) coopMatLoadNV(b[j], ws, ((wm + 16u * j) * LDS + kk) / 4u, LDS / 4u, true);
+            [[unroll]] for (uint i = 0u; i < TN; ++i)
+                [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
         }
         barrier();
     }
 
     uint ob = pc.t4 >> 2;
-    for (uint i = 0u; i < 2u; ++i)
-        for (uint j = 0u; j < 2u; ++j) {
+    [[unroll]] for (uint i = 0u; i < TN; ++i)
+        [[unroll]] for (uint j = 0u; j < TM; ++j) {
             coopMatStoreNV(acc[i][j], cs, sg * 256u, 16u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += gl_SubgroupSize) {
-                uint n = n0 + wn + 16u * i + e / 16u, m = m0 + wm + 16u * j + e % 16u;
-                if (n < N && m < M) {
+                uint nn = n0 + wn + 16u * i + e / 16u, mm = m0 + wm + 16u * j + e % 16u;
+                if (nn < N && mm < M) {
                     float v = cs[sg * 256u + e];
-                    if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + m];
-                    o[ob + n * M + m] = v;
+                    if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? nn * M : 0u) + mm];
+                    o[ob + nn * M + mm] = v;
                 }
             }
             subgroupBarrier();

@@ -175,7 +175,9 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             }
             for (Dispatch& d : lower_node(dev.info(), g.nodes[n], n, g.tensors.data(), fusions[n])) dispatches_.push_back(std::move(d));
         }
-        for (const Dispatch& d : dispatches_) pipelines_.push_back(dev.pipelines().get(d.shader, d.spec));
+        std::vector<Pipelines::Key> keys;
+        for (const Dispatch& d : dispatches_) keys.emplace_back(d.shader, d.spec);
+        pipelines_ = dev.pipelines().get_all(keys);
         if (profiling_enabled()) {
             std::vector<std::string> labels;
             std::vector<uint64_t> bytes;

@@ -20,6 +20,12 @@ constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
 // Shapes measured on an H100 (decode of a TinyLlama-sized model).
 constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 4;
 constexpr uint32_t kGemmTile = 64;
+// Coopmat GEMM: the 128 x 128 tile shader takes a matmul of at least this many
+// such tiles, run by kGemmBigWG invocations. On an H100 (TinyLlama prefill,
+// 512 tokens) 64 x 64 tiles were faster for every matmul, so it is off unless
+// HETERO_VK_GEMM asks for it.
+constexpr uint64_t kGemmBigMinTiles = UINT64_MAX;
+constexpr uint32_t kGemmBigWG = 256;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
 // Elements of a row each rmsnorm invocation keeps in registers (MAX_PER in shaders/rmsnorm.comp).
 constexpr uint32_t kRmsnormMaxPer = 16;
@@ -135,9 +141,22 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
             } else if (use_coopmat(dev, w.dtype)) {
+                // 128 x 128 tiles where they still fill the GPU, else 64 x 64
+                // (HETERO_VK_GEMM="BIG_MIN,WG": the fewest large tiles and the
+                // large tiles' invocations, 128 or 256; tuning aid).
+                static const std::pair<uint64_t, uint32_t> cfg = [] {
+                    const char* e = std::getenv("HETERO_VK_GEMM");
+                    unsigned long long a = 0;
+                    unsigned b = 0;
+                    if (e && std::sscanf(e, "%llu,%u", &a, &b) == 2 && (b == 128 || b == 256)) return std::pair<uint64_t, uint32_t>(a, b);
+                    return std::pair<uint64_t, uint32_t>(kGemmBigMinTiles, kGemmBigWG);
+                }();
+                const bool big = uint64_t(ceil_div(uint64_t(M), 2 * kGemmTile)) * ceil_div(uint64_t(N), 2 * kGemmTile) >= cfg.first;
+                const uint32_t tile = big ? 2 * kGemmTile : kGemmTile;
                 d = make("matmul_coop_" + wt, ni, {in[0], in[1], extra}, out);
-                d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
-                d.groups[1] = ceil_div(uint64_t(N), kGemmTile);
+                d.spec = {big ? cfg.second : 2 * kGemmTile, big ? 1u : 0u};  // invocations, tile size (see the shader)
+                d.groups[0] = ceil_div(uint64_t(M), tile);
+                d.groups[1] = ceil_div(uint64_t(N), tile);
             } else {
                 d = make("matmul_" + wt, ni, {in[0], in[1], extra}, out);
                 d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
@@ -213,7 +232,9 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 const uint32_t hd = uint32_t(q.shape[2]);
                 const uint32_t lim = std::min(dev.props.limits.maxComputeWorkGroupInvocations,
                                               dev.props.limits.maxComputeWorkGroupSize[0]);
-                const uint32_t wg = lim >= 256 ? 256 : 128;
+                // CPU implementations (lavapipe) run a workgroup's invocations
+                // a few at a time: wide groups only add barrier rounds there.
+                const uint32_t wg = dev.kind == HETERO_DEVICE_CPU ? 32 : lim >= 256 ? 256 : 128;
                 const uint32_t nc = std::max(1u, hd % 4 == 0 ? hd / 4 : hd);
                 const uint32_t groups = nc <= wg ? wg / nc : 1, cpt = ceil_div(nc, wg);
                 uint32_t lanes = 1;

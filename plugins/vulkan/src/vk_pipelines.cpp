@@ -2,11 +2,14 @@
 
 #include "vk_shaders.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #define HETERO_VK_DECLARE(name)                  \
     extern const uint32_t hetero_spv_##name[];   \
@@ -139,18 +142,14 @@ VkShaderModule Pipelines::module(const std::string& shader) {
     return m;
 }
 
-VkPipeline Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto key = std::make_pair(shader, spec);
-    auto it = pipelines_.find(key);
-    if (it != pipelines_.end()) return it->second;
+VkPipeline Pipelines::build(VkShaderModule module, const std::string& shader, const std::vector<uint32_t>& spec) const {
     std::vector<VkSpecializationMapEntry> entries(spec.size());
     for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = VkSpecializationMapEntry{i, i * 4, 4};
     VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), spec.size() * 4, spec.data()};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage = VkPipelineShaderStageCreateInfo{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = module(shader);
+    ci.stage.module = module;
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
     ci.layout = layout_;
@@ -159,9 +158,58 @@ VkPipeline Pipelines::get(const std::string& shader, const std::vector<uint32_t>
     if (r != VK_SUCCESS)
         sdk::fail(r == VK_ERROR_DEVICE_LOST ? HETERO_ERR_DEVICE_LOST : HETERO_ERR_COMPILE_FAILED,
                   "vulkan: building pipeline '" + shader + "' failed: " + result_name(r));
-    pipelines_[key] = p;
-    dirty_ = true;
     return p;
+}
+
+VkPipeline Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec) { return get_all({Key{shader, spec}}).at(0); }
+
+std::vector<VkPipeline> Pipelines::get_all(const std::vector<Key>& keys) {
+    struct Job { Key key; VkShaderModule module; VkPipeline made = VK_NULL_HANDLE; std::string error; hetero_status status = HETERO_OK; };
+    std::vector<Job> jobs;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const Key& k : keys)
+            if (!pipelines_.count(k) && std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == k; }))
+                jobs.push_back(Job{k, module(k.first)});
+    }
+    // Two builders already halve a cold start; more only where cores allow.
+    const size_t threads = std::min<size_t>(jobs.size(), std::max(2u, std::min(8u, std::thread::hardware_concurrency())));
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+            try {
+                jobs[i].made = build(jobs[i].module, jobs[i].key.first, jobs[i].key.second);
+            } catch (const sdk::Error& e) {
+                jobs[i].status = e.status();
+                jobs[i].error = e.what();
+            } catch (const std::exception& e) {
+                jobs[i].status = HETERO_ERR_INTERNAL;
+                jobs[i].error = std::string("vulkan: building pipeline '") + jobs[i].key.first + "': " + e.what();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+
+    std::lock_guard<std::mutex> lock(mu_);
+    const Job* failed = nullptr;
+    for (Job& j : jobs) {
+        if (!j.made) {
+            if (!failed) failed = &j;
+            continue;
+        }
+        // Another caller may have built the same key meanwhile: keep one.
+        auto [it, inserted] = pipelines_.emplace(j.key, j.made);
+        if (!inserted) vkDestroyPipeline(dev_, j.made, nullptr);
+        dirty_ = true;
+    }
+    if (failed) sdk::fail(failed->status, failed->error);
+    std::vector<VkPipeline> out;
+    out.reserve(keys.size());
+    for (const Key& k : keys) out.push_back(pipelines_.at(k));
+    return out;
 }
 
 }  // namespace hetero::vk

@@ -34,7 +34,11 @@ public:
     Pipelines(const Pipelines&) = delete;
     Pipelines& operator=(const Pipelines&) = delete;
 
+    using Key = std::pair<std::string, std::vector<uint32_t>>;
     VkPipeline get(const std::string& shader, const std::vector<uint32_t>& spec);
+    // The pipelines of `keys`, in order; the missing ones are built on
+    // several threads at once (driver compilers are slow at first start).
+    std::vector<VkPipeline> get_all(const std::vector<Key>& keys);
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
     VkPipelineLayout layout() const { return layout_; }
     // Writes the pipeline cache to disk (also done at destruction).
@@ -42,6 +46,8 @@ public:
 
 private:
     VkShaderModule module(const std::string& shader);
+    // Builds one pipeline (no lock held: pipeline caches are internally synchronized).
+    VkPipeline build(VkShaderModule module, const std::string& shader, const std::vector<uint32_t>& spec) const;
 
     VkDevice dev_;
     std::string cache_path_;
@@ -50,7 +56,7 @@ private:
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     std::mutex mu_;
     std::map<std::string, VkShaderModule> modules_;
-    std::map<std::pair<std::string, std::vector<uint32_t>>, VkPipeline> pipelines_;
+    std::map<Key, VkPipeline> pipelines_;
     bool dirty_ = false;
 };
 
