@@ -26,6 +26,9 @@ struct DeviceInfo {
     uint64_t memory_bytes = 0;
     uint32_t subgroup_size = 0;
     bool subgroup_arithmetic = false;
+    // CPU implementations (lavapipe): compact shaders that their compilers
+    // build fast, narrow workgroups (option gpu_kernels=1 turns this off).
+    bool compact_kernels = false;
     bool storage16 = false;
     bool storage8 = false;
     bool update_after_bind = false;

@@ -224,6 +224,13 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 d.shader = "attention_tiled";
                 d.groups[0] = ceil_div(uint64_t(q.shape[0]), kAttentionTiledRows);
                 d.groups[1] = uint32_t(q.shape[1]);
+            } else if (dev.compact_kernels) {
+                // CPU implementations (lavapipe): the compact shader, in
+                // narrow groups (they run a group's invocations a few at a
+                // time, so wide groups only add barrier rounds).
+                d.shader = "attention_basic";
+                d.spec = {32};
+                grid(d, dev, uint64_t(q.shape[0] * q.shape[1]));
             } else {
                 // Shape of shaders/attention.comp: columns of 4 dims where
                 // possible, `lanes` invocations per key for the score, the
@@ -232,9 +239,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 const uint32_t hd = uint32_t(q.shape[2]);
                 const uint32_t lim = std::min(dev.props.limits.maxComputeWorkGroupInvocations,
                                               dev.props.limits.maxComputeWorkGroupSize[0]);
-                // CPU implementations (lavapipe) run a workgroup's invocations
-                // a few at a time: wide groups only add barrier rounds there.
-                const uint32_t wg = dev.kind == HETERO_DEVICE_CPU ? 32 : lim >= 256 ? 256 : 128;
+                const uint32_t wg = lim >= 256 ? 256 : 128;
                 const uint32_t nc = std::max(1u, hd % 4 == 0 ? hd / 4 : hd);
                 const uint32_t groups = nc <= wg ? wg / nc : 1, cpt = ceil_div(nc, wg);
                 uint32_t lanes = 1;

@@ -49,13 +49,15 @@ constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 class VulkanProvider final : public sdk::Provider {
 public:
     explicit VulkanProvider(const sdk::Options& options) {
-        sdk::require_known_options(options, {"validation", "device", "portable"}, kProviderName);
+        sdk::require_known_options(options, {"validation", "device", "portable", "gpu_kernels"}, kProviderName);
         const char* env = std::getenv("HETERO_VK_VALIDATION");
         const bool validation = sdk::option_int(options, "validation", 0, 0, 1) == 1 || (env && std::strcmp(env, "1") == 0);
         const int64_t only = sdk::option_int(options, "device", -1, -1, 1024);
         // portable=1 takes the paths for devices without optional features
         // (shared-memory reductions, re-recording on rebinding) so they stay tested.
         const bool portable = sdk::option_int(options, "portable", 0, 0, 1) == 1;
+        // gpu_kernels=1 gives CPU implementations the shaders meant for GPUs (to test them there).
+        const bool gpu_kernels = sdk::option_int(options, "gpu_kernels", 0, 0, 1) == 1;
         open_instance(validation);
         if (!instance_) return;
         uint32_t n = 0;
@@ -66,6 +68,7 @@ public:
             if (only >= 0 && int64_t(i) != only) continue;
             DeviceInfo info = describe(instance_, phys[i]);
             if (portable) info.subgroup_arithmetic = info.update_after_bind = info.coopmat_f16 = false;
+            info.compact_kernels = info.kind == HETERO_DEVICE_CPU && !gpu_kernels;
             if (const std::string why = unusable_reason(info); !why.empty()) {
                 sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, " + why);
                 continue;
