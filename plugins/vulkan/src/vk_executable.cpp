@@ -59,15 +59,30 @@ std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
     return f;
 }
 
+// Nodes [first, first + count) that one dispatch runs (a residual fusion, a
+// node group) write every output while reading every input, at the first
+// node's place in the order. In the memory plan a later node's output is
+// born later and could take the memory of an input that died before it; so
+// every input of the earlier nodes must stay alive up to the last node,
+// which `planned` records by listing them as extra inputs of the last node.
+// Returns false, changing nothing, when the last node has too few free slots.
+bool keep_inputs_alive(const sdk::Graph& g, size_t first, size_t count, sdk::Graph& planned) {
+    hetero_node extended = planned.nodes[first + count - 1];
+    for (size_t m = first; m + 1 < first + count; ++m)
+        for (uint32_t i = 0; i < g.nodes[m].n_inputs; ++i) {
+            const int32_t in = g.nodes[m].inputs[i];
+            if (g.tensors[size_t(in)].kind != HETERO_TENSOR_INTERNAL) continue;
+            if (std::find(extended.inputs, extended.inputs + extended.n_inputs, in) != extended.inputs + extended.n_inputs) continue;
+            if (extended.n_inputs == HETERO_MAX_INPUTS) return false;
+            extended.inputs[extended.n_inputs++] = in;
+        }
+    planned.nodes[first + count - 1] = extended;
+    return true;
+}
+
 // Per node: the size of the group of nodes starting there that one dispatch
-// runs (1 = none; see can_join_group), outside residual fusions.
-//
-// The group's dispatch writes every member's output while reading every
-// member's input, at the first member's place in the order. In the memory
-// plan a later member's output is born later and could take the memory of
-// an input that died before it; so every member input must stay alive up to
-// the last member, which `planned` records by listing them as extra inputs of
-// the last member (a group needing more slots than it has is not formed).
+// runs (1 = none; see can_join_group), outside residual fusions; `planned`
+// keeps the members' inputs alive through each group.
 std::vector<size_t> find_groups(const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
     std::vector<size_t> group(g.nodes.size(), 1);
     static const bool enabled = [] {
@@ -86,19 +101,7 @@ std::vector<size_t> find_groups(const sdk::Graph& g, const std::vector<ResidualF
             if (!ok) break;
             ++len;
         }
-        if (len < 2) continue;
-        hetero_node extended = planned.nodes[n + len - 1];
-        bool fits = true;
-        for (size_t m = n; m + 1 < n + len && fits; ++m)
-            for (uint32_t i = 0; i < g.nodes[m].n_inputs && fits; ++i) {
-                const int32_t in = g.nodes[m].inputs[i];
-                if (g.tensors[size_t(in)].kind != HETERO_TENSOR_INTERNAL) continue;
-                if (std::find(extended.inputs, extended.inputs + extended.n_inputs, in) != extended.inputs + extended.n_inputs) continue;
-                if (extended.n_inputs == HETERO_MAX_INPUTS) fits = false;
-                else extended.inputs[extended.n_inputs++] = in;
-            }
-        if (!fits) continue;
-        planned.nodes[n + len - 1] = extended;
+        if (len < 2 || !keep_inputs_alive(g, n, len, planned)) continue;
         group[n] = len;
         n += len - 1;
     }
@@ -158,11 +161,8 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         // input, so the plan keeps that input alive through the ADD.
         std::vector<ResidualFusion> fusions = find_residual_fusions(g);
         sdk::Graph planned = g;
-        for (size_t n = 0; n + 1 < g.nodes.size(); ++n) {
-            hetero_node& add = planned.nodes[n + 1];
-            if (fusions[n].residual >= 0 && add.n_inputs < HETERO_MAX_INPUTS) add.inputs[add.n_inputs++] = g.nodes[n].inputs[0];
-            else fusions[n] = ResidualFusion{};
-        }
+        for (size_t n = 0; n + 1 < g.nodes.size(); ++n)
+            if (fusions[n].residual >= 0 && !keep_inputs_alive(g, n, 2, planned)) fusions[n] = ResidualFusion{};
         const std::vector<size_t> group = find_groups(g, fusions, planned);
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {

@@ -58,6 +58,13 @@ void matvec_shape(uint32_t& wg, uint32_t& rows) {
     if (env.first) { wg = env.first; rows = env.second; }
 }
 
+// Workgroup size and rows per workgroup of a quantized (Q4_0/Q8_0) matvec.
+void quant_matvec_shape(uint32_t dtype, uint32_t& wg, uint32_t& rows) {
+    wg = dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG;
+    rows = kMatvecQuantRowsPerWG;
+    matvec_shape(wg, rows);
+}
+
 // `count` workgroups as a 2-D grid (one dimension is limited to maxComputeWorkGroupCount[0]).
 void grid(Dispatch& d, const DeviceInfo& dev, uint64_t count) {
     const uint64_t x = std::max<uint64_t>(1, std::min<uint64_t>(count, std::min<uint32_t>(dev.max_groups_x, 65535u)));
@@ -132,11 +139,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             if (N <= kMatvecMaxRows) {
                 d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], extra}, out);
                 uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
-                if (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) {
-                    wg = w.dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG;
-                    rows = kMatvecQuantRowsPerWG;
-                    matvec_shape(wg, rows);
-                }
+                if (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) quant_matvec_shape(w.dtype, wg, rows);
                 d.spec = {wg, rows};
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
@@ -374,8 +377,8 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
                       {a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none}, a.output);
     d.operand[kFirstOutput + 1] = b.output;
     d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
-    uint32_t wg = w.dtype == HETERO_DTYPE_Q4_0 ? kMatvecQ4WG : kMatvecQ8WG, rows = kMatvecQuantRowsPerWG;
-    matvec_shape(wg, rows);
+    uint32_t wg = 0, rows = 0;
+    quant_matvec_shape(w.dtype, wg, rows);
     d.spec = {wg, rows};
     uint32_t m[kMaxGroup] = {0, 0, 0};
     uint64_t blocks = 0;
