@@ -19,7 +19,7 @@ std::string s(int64_t v) { return std::to_string(v); }
 // x -> rmsnorm -> gate/up matmuls -> swiglu -> down matmul -> + x
 void ffn_cases(std::vector<Case>& out) {
     struct Shape { int64_t n, d, f; };
-    const Shape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}};
+    const Shape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}, {70, 96, 224}};
     for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
         for (const Shape& sh : shapes) {
             CaseBuilder b("graph/ffn/" + std::string(sdk::dtype_name(w)) + "/n" + s(sh.n) + "_d" + s(sh.d) + "_f" + s(sh.f));
@@ -52,7 +52,8 @@ void attention_block_cases(std::vector<Case>& out) {
     const Shape shapes[] = {{1, 4, 2, 16, 17, HETERO_ROPE_ADJACENT},
                             {5, 8, 2, 16, 33, HETERO_ROPE_HALVES},
                             {3, 2, 2, 32, 64, HETERO_ROPE_ADJACENT},
-                            {7, 4, 1, 32, 20, HETERO_ROPE_HALVES}};
+                            {7, 4, 1, 32, 20, HETERO_ROPE_HALVES},
+                            {37, 4, 1, 32, 48, HETERO_ROPE_HALVES}};  // prefill-sized: GEMM paths
     for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
         for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
             for (const Shape& sh : shapes) {

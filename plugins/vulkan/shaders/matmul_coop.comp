@@ -15,8 +15,17 @@
 // floats) of x. Edge tiles are zero-padded and the result goes out through
 // shared memory so any N and M work. Used only where the device reports
 // 16x16x16 f16 x f16 + f32 subgroup matrices and a subgroup size of 32.
+// Products of one step are summed in f16 accumulators (twice as fast as f32
+// ones on NVIDIA's implementation), which are added into f32 totals after
+// every step, so at most 64 products are ever summed in f16.
 // WTYPE: 3 (Q8_0) or 4 (Q4_0). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
+// MULTI=1: up to three matrices that share x in one dispatch (Q/K/V, gate/up):
+// W0..W2 at bindings 2..4, outputs at 5..7, u[1], u[4], u[5] = their row
+// counts (0 = absent); W0's column tiles come first, then W1's, then W2's. No bias.
 #include "common.glsl"
+#ifndef MULTI
+#define MULTI 0
+#endif
 // Specialisation: constant 0 = invocations (WG), constant 1 = BIG. BIG: a
 // 128 x 128 tile, else 64 x 64. Subgroups are laid out 2 (n) x WG / 64 (m),
 // each with TN x TM accumulators: WG 128, BIG 0: 2 x 2; WG 256, BIG 1: 4 x 2;
@@ -31,9 +40,26 @@ const uint P = (2u * BM) / WG;  // loader passes: rows of the tiles per invocati
 const uint LDS = BK + 8u;  // f16 row stride: rows stay 16-byte aligned, banks shift
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 5) writeonly buffer O { float o[]; };
+#if MULTI
+layout(std430, binding = 2) readonly buffer W0 { uint ww0[]; };
+layout(std430, binding = 3) readonly buffer W1 { uint ww1[]; };
+layout(std430, binding = 4) readonly buffer W2 { uint ww2[]; };
+layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
+layout(std430, binding = 7) writeonly buffer O2 { float o2[]; };
+// The matrix is the same for the whole workgroup, so these branches do not diverge.
+uint wword(uint mat, uint i) { return mat == 0u ? ww0[i] : mat == 1u ? ww1[i] : ww2[i]; }
+void put(uint mat, uint i, float v) {
+    if (mat == 0u) o[i] = v;
+    else if (mat == 1u) o1[i] = v;
+    else o2[i] = v;
+}
+#else
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 5) writeonly buffer O { float o[]; };
+uint wword(uint mat, uint i) { return ww[i]; }
+void put(uint mat, uint i, float v) { o[i] = v; }
+#endif
 shared uvec2 ws[BM * LDS / 4u];  // W tile, row m, column k (4 f16 an element)
 shared uvec2 xs[BN * LDS / 4u];  // x tile, row n, column k
 shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its way out
@@ -49,13 +75,21 @@ uvec2 pk(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
 
 void main() {
     uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
-    uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
+    uint mat = 0u, mtile = gl_WorkGroupID.x, wbase = pc.t1, ob = pc.t4 >> 2;
+#if MULTI
+    uint g0 = (M + BM - 1u) / BM, g1 = (pc.u[4] + BM - 1u) / BM;
+    if (mtile >= g0 + g1) {
+        mat = 2u; mtile -= g0 + g1; M = pc.u[5]; wbase = pc.t3; ob = pc.t6 >> 2;
+    } else if (mtile >= g0) {
+        mat = 1u; mtile -= g0; M = pc.u[4]; wbase = pc.t2; ob = pc.t5 >> 2;
+    }
+#endif
+    uint m0 = mtile * BM, n0 = gl_WorkGroupID.y * BN;
     uint t = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint wn = (sg / SG_M) * (16u * TN), wm = (sg % SG_M) * (16u * TM);  // this subgroup's corner
     uint xb = pc.t0 >> 2;
     bool xal = (xb & 3u) == 0u;
-    uint wbase = pc.t1;
     uint nb = K / 32u;               // quantization blocks per row
     uint steps = (nb + 1u) / 2u;     // BK = 64 per step; an odd last block is zero-padded
     // Loader roles: row lr of both tiles, block / half lh.
@@ -71,7 +105,7 @@ void main() {
         uint kb_ = (s) * 2u + lh, m_ = m + p * (WG / 2u), n_ = n + p * (WG / 2u);      \
         bool wv_ = m_ < M && kb_ < nb;                                                  \
         uint wi_ = (wbase + (m_ * nb + kb_) * BLK_BYTES) >> 2;                          \
-        [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? ww[wi_ + i] : 0u; \
+        [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? wword(mat, wi_ + i) : 0u; \
         bool xv_ = n_ < N && kb_ < nb;                                                  \
         uint e_ = xb + n_ * K + kb_ * 32u;                                              \
         [[unroll]] for (uint i = 0u; i < 8u; ++i)                                       \
@@ -123,18 +157,22 @@ void main() {
         }
         barrier();
         if (s + 1u < steps) LOAD_STEP(s + 1u)
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> part[4][4];
+        [[unroll]] for (uint i = 0u; i < TN; ++i)
+            [[unroll]] for (uint j = 0u; j < TM; ++j) part[i][j] = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(0.0);
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[4], b[4];
             [[unroll]] for (uint i = 0u; i < TN; ++i) coopMatLoadNV(a[i], xs, ((wn + 16u * i) * LDS + kk) / 4u, LDS / 4u, false);
             // B = W^T (k x m) is W's tile read column-major.
             [[unroll]] for (uint j = 0u; j < TM; ++j) coopMatLoadNV(b[j], ws, ((wm + 16u * j) * LDS + kk) / 4u, LDS / 4u, true);
             [[unroll]] for (uint i = 0u; i < TN; ++i)
-                [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+                [[unroll]] for (uint j = 0u; j < TM; ++j) part[i][j] = coopMatMulAddNV(a[i], b[j], part[i][j]);
         }
+        [[unroll]] for (uint i = 0u; i < TN; ++i)
+            [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] += fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(part[i][j]);
         barrier();
     }
 
-    uint ob = pc.t4 >> 2;
     [[unroll]] for (uint i = 0u; i < TN; ++i)
         [[unroll]] for (uint j = 0u; j < TM; ++j) {
             coopMatStoreNV(acc[i][j], cs, sg * 256u, 16u, false);
@@ -144,8 +182,10 @@ void main() {
                 uint nn = n0 + wn + 16u * i + e / 16u, mm = m0 + wm + 16u * j + e % 16u;
                 if (nn < N && mm < M) {
                     float v = cs[sg * 256u + e];
+#if !MULTI
                     if (pc.u[3] != 0u) v += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? nn * M : 0u) + mm];
-                    o[ob + nn * M + mm] = v;
+#endif
+                    put(mat, ob + nn * M + mm, v);
                 }
             }
             subgroupBarrier();

@@ -83,7 +83,7 @@ bool keep_inputs_alive(const sdk::Graph& g, size_t first, size_t count, sdk::Gra
 // Per node: the size of the group of nodes starting there that one dispatch
 // runs (1 = none; see can_join_group), outside residual fusions; `planned`
 // keeps the members' inputs alive through each group.
-std::vector<size_t> find_groups(const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
+std::vector<size_t> find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
     std::vector<size_t> group(g.nodes.size(), 1);
     static const bool enabled = [] {
         const char* e = std::getenv("HETERO_VK_GROUP");
@@ -97,7 +97,7 @@ std::vector<size_t> find_groups(const sdk::Graph& g, const std::vector<ResidualF
         size_t len = 1;
         while (len < most && n + len < g.nodes.size() && !fused(n + len)) {
             bool ok = true;
-            for (size_t m = n; m < n + len && ok; ++m) ok = can_join_group(g.nodes[m], g.nodes[n + len], g.tensors.data());
+            for (size_t m = n; m < n + len && ok; ++m) ok = can_join_group(dev, g.nodes[m], g.nodes[n + len], g.tensors.data());
             if (!ok) break;
             ++len;
         }
@@ -163,7 +163,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         sdk::Graph planned = g;
         for (size_t n = 0; n + 1 < g.nodes.size(); ++n)
             if (fusions[n].residual >= 0 && !keep_inputs_alive(g, n, 2, planned)) fusions[n] = ResidualFusion{};
-        const std::vector<size_t> group = find_groups(g, fusions, planned);
+        const std::vector<size_t> group = find_groups(dev.info(), g, fusions, planned);
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
             if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it

@@ -319,7 +319,7 @@ size_t max_group_size(const hetero_node& first) {
     }
 }
 
-bool can_join_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* t) {
+bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* t) {
     if (first.op != next.op || first.n_inputs != next.n_inputs || max_group_size(first) < 2) return false;
     // The later node must not read what the earlier one writes.
     for (uint32_t i = 0; i < next.n_inputs; ++i)
@@ -328,13 +328,16 @@ bool can_join_group(const hetero_node& first, const hetero_node& next, const het
     const hetero_tensor_desc &xa = t[first.inputs[0]], &xb = t[next.inputs[0]];
     switch (first.op) {
         case HETERO_OP_MATMUL: {
-            auto quant_matvec = [&](const hetero_node& n) {
+            // Quantized matrices over the same x: a multi-matvec for few
+            // rows, a multi coopmat GEMM for many.
+            auto groupable = [&](const hetero_node& n) {
                 const hetero_tensor_desc& w = t[n.inputs[1]];
-                return n.n_inputs == 2 && t[n.inputs[0]].shape[0] <= kMatvecMaxRows &&
-                       (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) && t[n.output].kind == HETERO_TENSOR_INTERNAL;
+                const bool quant = w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0;
+                return n.n_inputs == 2 && quant && t[n.output].kind == HETERO_TENSOR_INTERNAL &&
+                       (t[n.inputs[0]].shape[0] <= kMatvecMaxRows || use_coopmat(dev, w.dtype));
             };
             const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
-            return quant_matvec(first) && quant_matvec(next) && first.inputs[0] == next.inputs[0] && wa.dtype == wb.dtype &&
+            return groupable(first) && groupable(next) && first.inputs[0] == next.inputs[0] && wa.dtype == wb.dtype &&
                    sdk::row_width(wa) == sdk::row_width(wb);
         }
         case HETERO_OP_ROPE:
@@ -373,21 +376,32 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
     const hetero_tensor_desc& w = t[a.inputs[1]];
     const int32_t none = -1;
     const std::string wt = "w" + std::to_string(w.dtype);
-    Dispatch d = make((dev.subgroup_arithmetic ? "matvec_multi_sg_" : "matvec_multi_") + wt, first_index,
-                      {a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none}, a.output);
+    const bool gemm = x.shape[0] > kMatvecMaxRows;
+    const std::string shader = gemm ? "matmul_coop_multi_" : dev.subgroup_arithmetic ? "matvec_multi_sg_" : "matvec_multi_";
+    Dispatch d = make(shader + wt, first_index, {a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none},
+                      a.output);
     d.operand[kFirstOutput + 1] = b.output;
     d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
-    uint32_t wg = 0, rows = 0;
-    quant_matvec_shape(w.dtype, wg, rows);
-    d.spec = {wg, rows};
+    // Output rows per workgroup: a 64-row column tile of the GEMM, or the matvec's rows.
+    uint32_t wg = 2 * kGemmTile, rows = kGemmTile;
+    if (gemm) d.spec = {wg, 0u};
+    else {
+        quant_matvec_shape(w.dtype, wg, rows);
+        d.spec = {wg, rows};
+    }
     uint32_t m[kMaxGroup] = {0, 0, 0};
     uint64_t blocks = 0;
     for (size_t i = 0; i < members.size(); ++i) {
         m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
         blocks += ceil_div(m[i], rows);
     }
-    grid(d, dev, blocks);
-    d.groups[2] = uint32_t(x.shape[0]);
+    if (gemm) {
+        d.groups[0] = uint32_t(blocks);
+        d.groups[1] = ceil_div(uint64_t(x.shape[0]), kGemmTile);
+    } else {
+        grid(d, dev, blocks);
+        d.groups[2] = uint32_t(x.shape[0]);
+    }
     d.push.u[0] = uint32_t(x.shape[0]);
     d.push.u[1] = m[0];
     d.push.u[2] = uint32_t(sdk::row_width(x));

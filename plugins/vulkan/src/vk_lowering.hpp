@@ -35,13 +35,13 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
 
 // Consecutive independent nodes of one kind that one dispatch can run
 // together, which saves the fixed cost of a dispatch (large for decode):
-// up to three decode MATMULs reading the same activations with quantized
+// up to three MATMULs reading the same activations with quantized
 // weights of one type and row width (the Q, K and V projections; gate and
-// up), two ROPEs with the same positions and parameters (Q and K), two
+// up; multi-matvec for decode, a multi coopmat GEMM for prefill), two ROPEs with the same positions and parameters (Q and K), two
 // STORE_ROWS with the same positions into caches of one shape (K and V).
 constexpr size_t kMaxGroup = 3;
 size_t max_group_size(const hetero_node& first);
-bool can_join_group(const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
+bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
                      const hetero_tensor_desc* tensors);
 
