@@ -23,6 +23,7 @@ struct BenchOptions {
     ProviderFlags providers;
     std::string model;
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
+    std::string cache_type = "auto";
 };
 
 std::pair<double, double> mean_sd(const std::vector<double>& v) {
@@ -41,6 +42,7 @@ void bench(const BenchOptions& o) {
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
     const Plan plan = plan_even_layers(int(model.hparams.n_layer), devices_for_model(model, rt.devices, so.n_ctx));
     so.max_batch = std::max<int32_t>(1, o.n_prompt);
+    so.cache_type = cache_type_from_name(o.cache_type);
     Session session(model, plan, so);
     uint64_t weight_bytes = 0;
     for (const auto& [name, w] : model.weights) weight_bytes += w.bytes;
@@ -88,6 +90,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens for the prefill test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
+    cmd->add_option("--cache-type", o->cache_type, kCacheTypeHelp)->check(CLI::IsMember({"auto", "f32", "f16"}));
     o->providers.add_to(*cmd);
     cmd->callback([o] { bench(*o); });
 

@@ -20,6 +20,7 @@ struct RunOptions {
     std::string model, tokenizer, prompt;
     int32_t n_predict = 256;
     int32_t ctx = 0;
+    std::string cache_type = "auto";
     SamplerOptions sampling;
     bool quiet = false;
 };
@@ -31,6 +32,7 @@ void run(const RunOptions& o) {
     const Plan plan = plan_even_layers(int(m.file.hparams.n_layer), devices_for_model(m.file, rt.devices, context_length(m.file.hparams, o.ctx)));
     SessionOptions so;
     so.n_ctx = o.ctx;
+    so.cache_type = cache_type_from_name(o.cache_type);
     Session session(m.file, plan, so);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
@@ -63,6 +65,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-p,--prompt", o->prompt, "prompt text");
     cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--cache-type", o->cache_type, kCacheTypeHelp)->check(CLI::IsMember({"auto", "f32", "f16"}));
     cmd->add_option("--temp", o->sampling.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-k", o->sampling.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));

@@ -30,6 +30,7 @@ struct Session::SegmentState {
     std::vector<hetero_buffer*> buffers;             // released in the destructor
     std::map<std::string, hetero_buffer*> weights;   // uploaded or imported weights
     std::vector<hetero_buffer*> k_cache, v_cache;    // one per layer of the segment
+    uint32_t cache_dtype = HETERO_DTYPE_F32;
     hetero_buffer *tokens = nullptr, *positions = nullptr, *hidden_in = nullptr, *hidden_out = nullptr, *logits = nullptr;
     std::map<int32_t, Compiled> layers_exe;          // by batch size
     Compiled head_exe;
@@ -70,6 +71,13 @@ struct Session::SegmentState {
     }
 };
 
+CacheType cache_type_from_name(const std::string& name) {
+    if (name == "auto") return CacheType::automatic;
+    if (name == "f32") return CacheType::f32;
+    if (name == "f16") return CacheType::f16;
+    throw Error("unknown KV cache type '" + name + "' (known: auto, f32, f16)");
+}
+
 int32_t context_length(const LlamaHParams& hp, int32_t requested) {
     return requested > 0 ? requested : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
 }
@@ -94,9 +102,13 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
         else s->hidden_in = s->alloc(B * D * 4, "hidden state in");
         s->hidden_out = s->alloc(B * D * 4, "hidden state out");
         if (seg.head) s->logits = s->alloc(uint64_t(hp.n_vocab) * 4, "logits");
+        const bool half = options_.cache_type == CacheType::f16 ||
+                          (options_.cache_type == CacheType::automatic && seg.device.props.kind != HETERO_DEVICE_CPU);
+        s->cache_dtype = half ? HETERO_DTYPE_F16 : HETERO_DTYPE_F32;
+        const uint64_t cache_bytes = uint64_t(n_ctx_) * kv_dim * (half ? 2 : 4);
         for (int l = seg.layer_begin; l < seg.layer_end; ++l) {
-            s->k_cache.push_back(s->alloc(uint64_t(n_ctx_) * kv_dim * 4, fmt::format("layer {} K cache", l)));
-            s->v_cache.push_back(s->alloc(uint64_t(n_ctx_) * kv_dim * 4, fmt::format("layer {} V cache", l)));
+            s->k_cache.push_back(s->alloc(cache_bytes, fmt::format("layer {} K cache", l)));
+            s->v_cache.push_back(s->alloc(cache_bytes, fmt::format("layer {} V cache", l)));
         }
         segments_.push_back(std::move(s));
     }
@@ -189,8 +201,8 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
                                           {hp.rope_mode, hp.rope_dims});
                 const int32_t kr = g.node(HETERO_OP_ROPE, {k, pos_t}, internal({n, Hkv, Hd}, b + "k_rope"), {hp.rope_freq_base},
                                           {hp.rope_mode, hp.rope_dims});
-                const int32_t kc = g.tensor(HETERO_DTYPE_F32, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "k_cache");
-                const int32_t vc = g.tensor(HETERO_DTYPE_F32, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "v_cache");
+                const int32_t kc = g.tensor(s.cache_dtype, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "k_cache");
+                const int32_t vc = g.tensor(s.cache_dtype, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "v_cache");
                 c.bindings.push_back({kc, 0, s.k_cache[li], 0});
                 c.bindings.push_back({vc, 0, s.v_cache[li], 0});
                 g.node(HETERO_OP_STORE_ROWS, {kr, pos_t}, kc);

@@ -161,7 +161,8 @@ void attention_long_cases(std::vector<Case>& out) {
     struct Long { int64_t n, c, h, kv, hd; bool scattered; };
     const Long cases[] = {{8, 8, 2, 1, 8, false},     {9, 40, 4, 2, 64, false},   {32, 32, 2, 2, 64, false},
                           {33, 70, 3, 1, 16, false},  {64, 64, 4, 1, 64, false},  {100, 300, 2, 1, 48, false},
-                          {70, 257, 4, 4, 80, false}, {40, 129, 8, 2, 64, true},  {17, 17, 1, 1, 128, false}};
+                          {70, 257, 4, 4, 80, false}, {40, 129, 8, 2, 64, true},  {17, 17, 1, 1, 128, false},
+                          {200, 600, 4, 1, 64, false}, {130, 130, 2, 2, 32, false}};
     for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
         for (const Long& l : cases) {
             CaseBuilder b("attention/" + dt(dtype) + "/n" + s(l.n) + "_h" + s(l.h) + "_kv" + s(l.kv) + "_hd" + s(l.hd) + "_c" + s(l.c) +

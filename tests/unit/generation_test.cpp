@@ -36,13 +36,14 @@ struct Case {
     std::string provider;
     std::string model;      // path
     std::string tokenizer;  // for .bin
+    hetero::CacheType cache = hetero::CacheType::automatic;
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
     std::string m = std::filesystem::path(info.param.model).filename().string();
     for (char& c : m)
         if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-    return info.param.provider + "_" + m;
+    return info.param.provider + "_" + m + (info.param.cache == hetero::CacheType::f16 ? "_f16_cache" : "");
 }
 
 hetero::Registry& registry() {
@@ -62,8 +63,11 @@ std::vector<Case> cases() {
         {kShared + "/stories260K.bin", kShared + "/tok512.bin"},
         {kShared + "/stories260K-llamacpp.gguf", ""},
     };
-    for (const char* p : {"cpu", "opencl", "vulkan"})
+    for (const char* p : {"cpu", "opencl", "vulkan"}) {
         for (const auto& [m, t] : models) out.push_back({p, m, t});
+        // f16 caches (the default on GPUs) keep the reference tokens on this model.
+        out.push_back({p, models[0].first, "", hetero::CacheType::f16});
+    }
     return out;
 }
 
@@ -74,7 +78,9 @@ std::vector<int32_t> run_greedy(const Case& c, const std::string& prompt, int32_
     if (!p || p->device_count() == 0) return {};
     hetero::OpenedModel m = hetero::open_model(c.model, c.tokenizer);
     std::vector<hetero::DeviceRef> devs = {{p, 0, p->device_props(0)}};
-    hetero::Session session(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs));
+    hetero::SessionOptions so;
+    so.cache_type = c.cache;
+    hetero::Session session(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs), so);
     hetero::Sampler greedy(hetero::SamplerOptions{0.f, 0, 1.f, 0});
     // llama2.c's -n counts every position including the prompt.
     const auto prompt_ids = m.tokenizer->encode(prompt, true);
@@ -96,6 +102,18 @@ TEST_P(GreedyReference, OnceUponATime) { expect_reference(GetParam(), "Token ids
 TEST_P(GreedyReference, EmptyPrompt) { expect_reference(GetParam(), "With an empty prompt the 256 ids are", ""); }
 
 INSTANTIATE_TEST_SUITE_P(Models, GreedyReference, testing::ValuesIn(cases()), case_name);
+
+TEST(Generation, CacheTypeNames) {
+    EXPECT_EQ(hetero::cache_type_from_name("auto"), hetero::CacheType::automatic);
+    EXPECT_EQ(hetero::cache_type_from_name("f16"), hetero::CacheType::f16);
+    EXPECT_EQ(hetero::cache_type_from_name("f32"), hetero::CacheType::f32);
+    try {
+        hetero::cache_type_from_name("q8_0");
+        FAIL() << "q8_0 accepted as a cache type";
+    } catch (const hetero::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("q8_0"), std::string::npos) << e.what();
+    }
+}
 
 TEST(Generation, SplitAcrossDevicesMatchesSingleDevice) {
     // The same provider listed twice still exercises the hand-over between segments.

@@ -33,17 +33,25 @@ constexpr uint32_t kRmsnormMaxPer = 16;
 constexpr int64_t kAttentionTiledMinRows = 8;
 constexpr uint32_t kAttentionTiledRows = 32, kAttentionTiledMaxHeadDim = 64;
 constexpr uint32_t kAttentionTiledSharedBytes = 4 * (2 * 32 * 65 + 32 * 64 + 32 * 33 + 128 + 32);
+// Its tensor-core form (shaders/attention_coop.comp): 64-row blocks, head dims of 16 to 64 in steps of 16.
+constexpr uint32_t kAttentionCoopRows = 64;
+constexpr uint32_t kAttentionCoopSharedBytes = 2 * 3 * 64 * 72 + 4 * (4 * 16 * 68 + 128 + 4);
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 
-// Tensor-core GEMM for quantized weights where the device has it;
-// HETERO_VK_COOPMAT=0 keeps the f32 GEMM (for comparisons).
-bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
+// Tensor-core kernels where the device has them; HETERO_VK_COOPMAT=0 keeps
+// the f32 GEMM and attention (for comparisons).
+bool coopmat_enabled(const DeviceInfo& dev) {
     static const bool disabled = [] {
         const char* e = std::getenv("HETERO_VK_COOPMAT");
         return e && std::strcmp(e, "0") == 0;
     }();
-    return dev.coopmat_f16 && !disabled && (w_dtype == HETERO_DTYPE_Q4_0 || w_dtype == HETERO_DTYPE_Q8_0);
+    return dev.coopmat_f16 && !disabled;
+}
+
+// The coopmat GEMM takes quantized weights.
+bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
+    return coopmat_enabled(dev) && (w_dtype == HETERO_DTYPE_Q4_0 || w_dtype == HETERO_DTYPE_Q8_0);
 }
 
 // HETERO_VK_MATVEC="WG,ROWS" overrides the quantized matvec shape (tuning aid).
@@ -222,8 +230,16 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[4] = uint32_t(k.shape[0]);
             d.push.u[5] = k.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
             d.push.f[0] = node.fparams[0];
-            if (q.shape[0] >= kAttentionTiledMinRows && q.shape[2] <= int64_t(kAttentionTiledMaxHeadDim) &&
-                dev.props.limits.maxComputeSharedMemorySize >= kAttentionTiledSharedBytes && q.shape[1] <= 65535) {
+            const bool many_rows = q.shape[0] >= kAttentionTiledMinRows && q.shape[1] <= 65535;
+            // f16 caches only: the kernel computes in f16, which the f32-cache contract does not allow.
+            if (many_rows && coopmat_enabled(dev) && k.dtype == HETERO_DTYPE_F16 && q.shape[2] % 16 == 0 && q.shape[2] <= 64 &&
+                dev.props.limits.maxComputeSharedMemorySize >= kAttentionCoopSharedBytes) {
+                d.shader = "attention_coop";
+                d.spec = {uint32_t(q.shape[2])};
+                d.groups[0] = ceil_div(uint64_t(q.shape[0]), kAttentionCoopRows);
+                d.groups[1] = uint32_t(q.shape[1]);
+            } else if (many_rows && q.shape[2] <= int64_t(kAttentionTiledMaxHeadDim) &&
+                       dev.props.limits.maxComputeSharedMemorySize >= kAttentionTiledSharedBytes) {
                 d.shader = "attention_tiled";
                 d.groups[0] = ceil_div(uint64_t(q.shape[0]), kAttentionTiledRows);
                 d.groups[1] = uint32_t(q.shape[1]);

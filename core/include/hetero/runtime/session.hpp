@@ -8,13 +8,22 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace hetero {
 
+// Element type of the KV cache. automatic: f16 on GPU and NPU devices (half
+// the cache traffic; their attention kernels compute in f16 anyway), f32 on
+// CPU devices (runs that reproduce the scalar reference exactly).
+enum class CacheType { automatic, f32, f16 };
+// "auto", "f32" or "f16"; throws hetero::Error naming the value otherwise.
+CacheType cache_type_from_name(const std::string& name);
+
 struct SessionOptions {
     int32_t n_ctx = 0;        // 0 = the training context, clamped to [512, 4096]
     int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size
+    CacheType cache_type = CacheType::automatic;
 };
 
 // The context a session uses: `requested` when > 0, else the training
