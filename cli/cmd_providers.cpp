@@ -1,4 +1,6 @@
 // hetero providers: every plugin file found, whether it loaded, and its devices.
+// Listing devices makes each provider discover them; that time is reported
+// apart from loading (open + create).
 #include "commands.hpp"
 #include "common.hpp"
 
@@ -42,7 +44,13 @@ void list(const ProviderFlags& flags, bool as_json) {
         if (r.abi_version) pj["abi_version"] = fmt::format("{}.{}", HETERO_ABI_MAJOR_OF(r.abi_version), HETERO_ABI_MINOR_OF(r.abi_version));
         if (Provider* p = r.loaded ? reg.find(r.provider) : nullptr) {
             pj["devices"] = nlohmann::json::array();
-            for (uint32_t d = 0; d < p->device_count(); ++d) {
+            const uint32_t n = p->device_count();
+            pj["discover_ms"] = p->discover_seconds() * 1e3;
+            if (n == 0) {
+                pj["status"] = r.status + ", " + p->device_summary();
+                pj["no_devices_reason"] = p->no_devices_reason();
+            }
+            for (uint32_t d = 0; d < n; ++d) {
                 const hetero_device_props dp = p->device_props(d);
                 pj["devices"].push_back({{"index", d},
                                          {"name", dp.name},
@@ -69,8 +77,9 @@ void list(const ProviderFlags& flags, bool as_json) {
     for (const auto& d : reg.searched_dirs()) fmt::print("  {}\n", d);
     fmt::print("plugins:\n");
     for (const auto& pj : j["plugins"]) {
-        fmt::print("  {} (open {:.1f} ms, create {:.1f} ms)\n    {}{}\n", pj["path"].get<std::string>(), pj["open_ms"].get<double>(),
+        fmt::print("  {} (open {:.1f} ms, create {:.1f} ms{})\n    {}{}\n", pj["path"].get<std::string>(), pj["open_ms"].get<double>(),
                    pj["create_ms"].get<double>(),
+                   pj.contains("discover_ms") ? fmt::format(", discover {:.1f} ms", pj["discover_ms"].get<double>()) : "",
                    pj.contains("provider") ? fmt::format("provider {} {} (ABI {}): ", pj["provider"].get<std::string>(),
                                                          pj.value("version", ""), pj.value("abi_version", "?"))
                                            : "",

@@ -43,12 +43,10 @@ Runtime open_runtime(const ProviderFlags& flags) {
         if (!wanted.empty() && !rt.registry->find(wanted))
             throw Error(fmt::format("provider '{}' is not available\n{}", wanted, rt.registry->describe_search()));
     }
-    for (Provider* p : rt.registry->providers()) {
-        for (uint32_t d = 0; d < p->device_count(); ++d) {
-            DeviceRef ref{p, d, p->device_props(d)};
-            if (rt.config.device_allowed(p->name(), d, ref.props.name)) rt.devices.push_back(ref);
-        }
-    }
+    // Providers discover their devices here (GPU drivers load now, not when the plugins load).
+    rt.devices = available_devices(rt.registry->providers(), [&](const Provider& p, uint32_t d, const hetero_device_props& props) {
+        return rt.config.device_allowed(p.name(), d, props.name);
+    });
     if (rt.devices.empty())
         throw Error("no usable device: no provider loaded or none reported a device\n" + rt.registry->describe_search());
     return rt;

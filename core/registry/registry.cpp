@@ -64,7 +64,31 @@ Provider::~Provider() {
     lib_.reset();  // unloads the shared object last
 }
 
-uint32_t Provider::device_count() const { return api_->device_count(ep_); }
+uint32_t Provider::device_count() const {
+    discover();
+    return device_count_;
+}
+
+void Provider::discover() const {
+    std::call_once(discover_once_, [this] {
+        const auto t0 = std::chrono::steady_clock::now();
+        device_count_ = api_->device_count(ep_);
+        discover_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // last_error() is per thread: read it on the thread that saw the 0.
+        if (device_count_ == 0) {
+            const char* why = api_->last_error();
+            no_devices_reason_ = why && *why ? why : "the provider gave no reason";
+        }
+        discovered_.store(true, std::memory_order_release);
+        log(LogLevel::debug, fmt::format("provider {}: {} ({:.1f} ms)", name_, device_summary(), discover_seconds_ * 1e3));
+    });
+}
+
+std::string Provider::device_summary() const {
+    if (!discovered()) return "devices not discovered yet";
+    if (device_count_ == 0) return "no devices: " + no_devices_reason_;
+    return fmt::format("{} device{}", device_count_, device_count_ == 1 ? "" : "s");
+}
 
 hetero_device_props Provider::device_props(uint32_t device) const {
     hetero_device_props p{};
@@ -224,7 +248,12 @@ std::string Registry::describe_search() const {
         s += fmt::format("\n  {}{}", d, fs::is_directory(d, ec) ? "" : " (missing)");
     }
     if (records_.empty()) s += "\nno file named libhetero-ep-*.so found";
-    for (const auto& r : records_) s += fmt::format("\n  {}: {}", r.path, r.status);
+    for (const auto& r : records_) {
+        const Provider* p = r.loaded ? find(r.provider) : nullptr;
+        s += fmt::format("\n  {}: {}", r.path, r.status);
+        // Only what is known already: describing must not load drivers.
+        if (p && p->discovered()) s += ", " + p->device_summary();
+    }
     return s;
 }
 

@@ -57,6 +57,19 @@ ProbeGraph probe_graph(const ModelFile& m, int32_t n_ctx) {
 
 }  // namespace
 
+std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers, const DeviceFilter& allowed) {
+    std::vector<DeviceRef> out;
+    for (Provider* p : providers) {
+        const uint32_t n = p->device_count();
+        if (n == 0) log(LogLevel::warn, fmt::format("not using provider {}: {}", p->name(), p->device_summary()));
+        for (uint32_t d = 0; d < n; ++d) {
+            DeviceRef ref{p, d, p->device_props(d)};
+            if (!allowed || allowed(*p, d, ref.props)) out.push_back(ref);
+        }
+    }
+    return out;
+}
+
 std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vector<DeviceRef>& devices, int32_t n_ctx) {
     ProbeGraph probe = probe_graph(model, n_ctx);
     const hetero_graph view = probe.g.view();

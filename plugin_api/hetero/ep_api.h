@@ -265,12 +265,19 @@ typedef struct hetero_ep_api {
     const char* (*last_error)(void);
 
     /* Creates an instance with the given options. Unknown keys or bad values
-     * fail with HETERO_ERR_INVALID_ARGUMENT naming the key. since 1.0 */
+     * fail with HETERO_ERR_INVALID_ARGUMENT naming the key. A provider may
+     * leave device discovery (loading its driver) to the first call that
+     * needs devices, so that loading plugins stays cheap; creating an
+     * instance on a machine without the driver then succeeds. since 1.0 */
     hetero_status (*create)(const hetero_option* options, size_t n_options, hetero_ep** out);
     /* Releases the instance; every buffer/executable/event must be released first. since 1.0 */
     void (*destroy)(hetero_ep* ep);
 
-    /* Devices of this instance. since 1.0 */
+    /* Devices of this instance; the first call of any function taking a
+     * device may be the one that discovers them. The count does not change
+     * afterwards. 0 means none (no driver, no platform, nothing matching the
+     * options): last_error() then says why, and every function taking a
+     * device fails with that reason. since 1.0 */
     uint32_t (*device_count)(hetero_ep* ep);
     /* Fills props (up to props->struct_size bytes). since 1.0 */
     hetero_status (*device_props)(hetero_ep* ep, uint32_t device, hetero_device_props* props);

@@ -120,8 +120,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hetero-conformance: provider %s did not start: %s\n", api->name, api->last_error());
         return 2;
     }
-    const uint32_t n_devices = api->device_count(ep);
-    if (n_devices == 0 || (device >= 0 && uint32_t(device) >= n_devices)) {
+    const uint32_t n_devices = api->device_count(ep);  // the provider may discover its devices only now
+    if (n_devices == 0) {
+        std::fprintf(stderr, "hetero-conformance: provider %s has no device: %s\n", api->name, api->last_error());
+        api->destroy(ep);
+        return 2;
+    }
+    if (device >= 0 && uint32_t(device) >= n_devices) {
         std::fprintf(stderr, "hetero-conformance: provider %s has %u device(s); device %ld does not exist\n", api->name, n_devices, device);
         api->destroy(ep);
         return 2;

@@ -37,6 +37,19 @@ echo '{"providers": [{"name": "cpu", "thread": 2}]}' >"$tmp/cfg.json"
 [[ $rc == 0 ]] && python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert any(p.get('provider')=='cpu' and p['loaded'] for p in d['plugins'])"
 check "providers --json lists the cpu provider" $?
 
+# A provider without devices (an OpenCL platform filter matching nothing)
+# still loads, is listed with the reason, and is left out of the plan.
+if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='opencl' and p['loaded'] for p in d['plugins']) else 1)"; then
+  echo '{"providers": [{"name": "opencl", "options": {"platform": "no such platform"}}, {"name": "cpu"}]}' >"$tmp/nodev.json"
+  "$hetero" providers --config "$tmp/nodev.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc == 0 ]] && grep -q "opencl.*loaded, no devices: .*no such platform" "$tmp/out"
+  check "provider without devices: providers gives the reason" $?
+  "$hetero" run --config "$tmp/nodev.json" -p "Once upon a time" -n 4 --temp 0 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc == 0 ]] && grep -q "not using provider opencl: no devices: .*no such platform" "$tmp/err" && grep -q "^cpu:0" "$tmp/err" &&
+    ! grep -q "^opencl:" "$tmp/err"
+  check "provider without devices: left out of the plan with its reason" $?
+fi
+
 # Greedy text of the default model = llama2.c's reference text (first line).
 expected=$(awk '/^Text printed:/{f=1; next} f && /^```/{if (++n == 2) exit; next} f && n == 1' "$shared/README.md" | head -c 120)
 "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?

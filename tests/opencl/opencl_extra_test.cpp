@@ -147,6 +147,8 @@ void options_cases(hetero_ep_api const* a) {
     hetero_option none{"platform", "no platform has this name"};
     if (a->create(&none, 1, &ep) == HETERO_OK) {
         expect(a->device_count(ep) == 0, "platform filter matching nothing gives 0 devices");
+        expect(std::string(a->last_error()).find("no platform has this name") != std::string::npos,
+               std::string("0 devices comes with the reason: ") + a->last_error());
         a->destroy(ep);
     } else {
         expect(false, "platform filter instance creation");

@@ -6,8 +6,10 @@
 #include <hetero/ep_api.h>
 #include <hetero/error.hpp>
 
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,7 +24,7 @@ struct PluginRecord {
     bool loaded = false;
     std::string status;     // "loaded", or why it was refused / skipped
     double open_seconds = 0;    // dlopen + entry point + ABI check
-    double create_seconds = 0;  // the provider's create() (device discovery)
+    double create_seconds = 0;  // the provider's create(); devices may be discovered later (Provider::discover_seconds)
 };
 
 // A loaded plugin and its provider instance. Not copyable; owned by Registry.
@@ -37,7 +39,17 @@ public:
     const hetero_ep_api& api() const { return *api_; }
     hetero_ep* ep() const { return ep_; }
 
+    // The first call lets the provider discover its devices (it may load its
+    // driver then: tens of ms for a GPU stack); the count is kept. Thread-safe:
+    // concurrent first callers wait for the one discovery.
     uint32_t device_count() const;
+    // Whether device_count() has run; how long its discovery took (0 before);
+    // why it found no device ("" when it found some or has not run).
+    bool discovered() const { return discovered_.load(std::memory_order_acquire); }
+    double discover_seconds() const { return discovered() ? discover_seconds_ : 0.0; }
+    std::string no_devices_reason() const { return discovered() ? no_devices_reason_ : std::string(); }
+    // "2 devices", "no devices: <reason>", or "devices not discovered yet"; discovers nothing.
+    std::string device_summary() const;
     hetero_device_props device_props(uint32_t device) const;
     // Throws hetero::Error "<provider>: <what>: <provider's message>" unless s is HETERO_OK.
     void check(hetero_status s, const std::string& what) const;
@@ -45,11 +57,18 @@ public:
 private:
     friend class Registry;
     Provider() = default;
+    void discover() const;
     struct Library;
     std::unique_ptr<Library> lib_;
     const hetero_ep_api* api_ = nullptr;
     hetero_ep* ep_ = nullptr;
     std::string name_, path_;
+    // Set once by discover(), then read-only.
+    mutable std::once_flag discover_once_;
+    mutable std::atomic<bool> discovered_{false};
+    mutable uint32_t device_count_ = 0;
+    mutable double discover_seconds_ = 0;
+    mutable std::string no_devices_reason_;
 };
 
 struct RegistryOptions {
@@ -70,10 +89,12 @@ public:
     const std::vector<PluginRecord>& records() const { return records_; }
     // Directories searched, in order.
     const std::vector<std::string>& searched_dirs() const { return dirs_; }
-    // Loaded providers in priority order.
+    // Loaded providers in priority order, whether or not they have devices
+    // (asking would make each discover them; see available_devices in plan.hpp).
     const std::vector<Provider*>& providers() const { return ordered_; }
     Provider* find(const std::string& name) const;
-    // Human-readable account of where it looked and why each file was refused.
+    // Human-readable account of where it looked, why each file was refused,
+    // and for loaded providers whose devices were asked for, what was found.
     std::string describe_search() const;
 
     // The default plugin directories (install dir relative to libhetero, build tree, HETERO_PLUGIN_PATH).

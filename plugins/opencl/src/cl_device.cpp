@@ -217,36 +217,91 @@ const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig*
     }
 }
 
-std::vector<std::unique_ptr<ClDevice>> enumerate_devices(DeviceTypes types, const std::string& platform_filter) {
-    std::vector<std::unique_ptr<ClDevice>> out;
-    cl_uint np = 0;
-    // No ICD installed, or none loadable: an instance without devices.
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return out;
-    std::vector<cl_platform_id> platforms(np);
-    if (clGetPlatformIDs(np, platforms.data(), nullptr) != CL_SUCCESS) return out;
-    cl_device_type want = CL_DEVICE_TYPE_ALL;
-    switch (types) {
-        case DeviceTypes::Gpu: want = CL_DEVICE_TYPE_GPU; break;
-        case DeviceTypes::Cpu: want = CL_DEVICE_TYPE_CPU; break;
-        case DeviceTypes::Accelerator: want = CL_DEVICE_TYPE_ACCELERATOR; break;
+namespace {
+
+const char* type_name(DeviceTypes t) {
+    switch (t) {
+        case DeviceTypes::Gpu: return "gpu";
+        case DeviceTypes::Cpu: return "cpu";
+        case DeviceTypes::Accelerator: return "accelerator";
         case DeviceTypes::All: break;
     }
-    const std::string filter = lower(platform_filter);
-    for (cl_platform_id p : platforms) {
-        if (!filter.empty() && lower(platform_string(p, CL_PLATFORM_NAME)).find(filter) == std::string::npos) continue;
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(p, want, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
-        std::vector<cl_device_id> devices(nd);
-        if (clGetDeviceIDs(p, want, nd, devices.data(), nullptr) != CL_SUCCESS) continue;
-        for (cl_device_id d : devices) {
-            if (device_value<cl_bool>(d, CL_DEVICE_AVAILABLE) != CL_TRUE) continue;
-            if (device_value<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE) != CL_TRUE) continue;
-            try {
-                out.push_back(std::make_unique<ClDevice>(p, d));
-            } catch (const std::exception& e) {
-                sdk::log(HETERO_LOG_WARN, "opencl", std::string("skipping device: ") + e.what());
-            }
+    return "any";
+}
+
+cl_device_type cl_type(DeviceTypes t) {
+    switch (t) {
+        case DeviceTypes::Gpu: return CL_DEVICE_TYPE_GPU;
+        case DeviceTypes::Cpu: return CL_DEVICE_TYPE_CPU;
+        case DeviceTypes::Accelerator: return CL_DEVICE_TYPE_ACCELERATOR;
+        case DeviceTypes::All: break;
+    }
+    return CL_DEVICE_TYPE_ALL;
+}
+
+// Every platform the ICD loader offers; throws when there is none, which is
+// what a machine without an OpenCL driver looks like.
+std::vector<cl_platform_id> platforms_or_fail() {
+    cl_uint np = 0;
+    const cl_int err = clGetPlatformIDs(0, nullptr, &np);
+    if (err != CL_SUCCESS || np == 0)
+        sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("no OpenCL platform: ") +
+                                              (err != CL_SUCCESS ? std::string("clGetPlatformIDs failed: ") + cl_error_name(err) + " (" +
+                                                                       std::to_string(err) + ")"
+                                                                 : std::string("clGetPlatformIDs found none")) +
+                                              "; is an OpenCL driver (ICD) installed?");
+    std::vector<cl_platform_id> platforms(np);
+    cl_check(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs", HETERO_ERR_UNSUPPORTED);
+    return platforms;
+}
+
+// The usable devices of one platform; why others were left out goes to `notes`.
+void add_platform_devices(cl_platform_id p, cl_device_type want, std::vector<std::unique_ptr<ClDevice>>& out, std::string& notes) {
+    const std::string pname = platform_string(p, CL_PLATFORM_NAME);
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, want, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) {
+        notes += "; " + pname + ": no matching device";
+        return;
+    }
+    std::vector<cl_device_id> devices(nd);
+    if (clGetDeviceIDs(p, want, nd, devices.data(), nullptr) != CL_SUCCESS) {
+        notes += "; " + pname + ": clGetDeviceIDs failed";
+        return;
+    }
+    for (cl_device_id d : devices) {
+        if (device_value<cl_bool>(d, CL_DEVICE_AVAILABLE) != CL_TRUE) {
+            notes += "; " + device_string(d, CL_DEVICE_NAME) + ": not available";
+            continue;
         }
+        if (device_value<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE) != CL_TRUE) {
+            notes += "; " + device_string(d, CL_DEVICE_NAME) + ": no compiler";
+            continue;
+        }
+        try {
+            out.push_back(std::make_unique<ClDevice>(p, d));
+        } catch (const std::exception& e) {
+            sdk::log(HETERO_LOG_WARN, "opencl", std::string("skipping device: ") + e.what());
+            notes += std::string("; ") + e.what();
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<ClDevice>> enumerate_devices(DeviceTypes types, const std::string& platform_filter) {
+    std::vector<std::unique_ptr<ClDevice>> out;
+    std::string seen, notes;
+    const std::string filter = lower(platform_filter);
+    for (cl_platform_id p : platforms_or_fail()) {
+        const std::string pname = platform_string(p, CL_PLATFORM_NAME);
+        seen += (seen.empty() ? "" : ", ") + pname;
+        if (!filter.empty() && lower(pname).find(filter) == std::string::npos) continue;
+        add_platform_devices(p, cl_type(types), out, notes);
+    }
+    if (out.empty()) {
+        std::string why = "no usable OpenCL device (type " + std::string(type_name(types));
+        if (!filter.empty()) why += ", platform matching '" + platform_filter + "'";
+        sdk::fail(HETERO_ERR_UNSUPPORTED, why + "; platforms: " + seen + notes + ")");
     }
     return out;
 }

@@ -1,5 +1,5 @@
 // One OpenCL device of a provider instance: what it reports (queried when the
-// provider starts), and, created by the first call that needs them, its
+// provider discovers its devices), and, created by the first call that needs them, its
 // context and in-order queue and the provider's program built for it.
 #pragma once
 
@@ -109,7 +109,9 @@ private:
 enum class DeviceTypes { All, Gpu, Cpu, Accelerator };
 
 // Every usable device of every platform whose name contains `platform_filter`
-// (case-insensitive; empty = any). No platform at all yields an empty list.
+// (case-insensitive; empty = any). Loads the OpenCL drivers. Throws
+// sdk::Error naming the reason (no platform, nothing matching) when the list
+// would be empty.
 std::vector<std::unique_ptr<ClDevice>> enumerate_devices(DeviceTypes types, const std::string& platform_filter);
 
 }  // namespace hetero::opencl

@@ -11,6 +11,7 @@ namespace hetero::opencl {
 
 inline const char* cl_error_name(cl_int e) {
     switch (e) {
+        case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";  // the ICD loader found no driver
         case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
         case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
         case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";

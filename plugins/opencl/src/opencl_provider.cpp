@@ -1,5 +1,8 @@
 // The OpenCL execution provider: every OpenCL 1.2+ device the ICD loader
 // finds, with the provider's kernels built once per device and cached on disk.
+// create() only checks the options; the devices are enumerated by the first
+// call that needs one, since that makes the ICD loader load every driver
+// (PoCL brings LLVM: about 75 ms here).
 #include "cl_buffer.hpp"
 #include "cl_device.hpp"
 #include "cl_executable.hpp"
@@ -51,17 +54,17 @@ class OpenclProvider final : public sdk::Provider {
 public:
     explicit OpenclProvider(const sdk::Options& o) {
         sdk::require_known_options(o, {"device_types", "platform", "cache_dir", "gemm_tiling"}, "opencl");
-        const DeviceTypes types = parse_device_types(o);
+        types_ = parse_device_types(o);
+        platform_filter_ = option_or(o, "platform", "");
         gemm_tiling_ = parse_gemm_tiling(o);
         // cache_dir "off" (or empty) keeps programs in memory only.
         cache_dir_ = option_or(o, "cache_dir", default_cache_dir());
         if (cache_dir_ == "off") cache_dir_.clear();
-        devices_ = enumerate_devices(types, option_or(o, "platform", ""));
     }
 
-    uint32_t device_count() override { return uint32_t(devices_.size()); }
+    uint32_t device_count() override { return uint32_t(devices().size()); }
 
-    void device_props(uint32_t device, hetero_device_props& props) override { devices_[device]->fill_props(props); }
+    void device_props(uint32_t device, hetero_device_props& props) override { devices()[device]->fill_props(props); }
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double*) override {
@@ -78,14 +81,14 @@ public:
         if (node.op == HETERO_OP_ATTENTION) {
             // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
             size_t wg = 1;
-            while (wg * 2 <= std::min<size_t>(128, devices_[device]->info().max_wg)) wg *= 2;
+            while (wg * 2 <= std::min<size_t>(128, devices()[device]->info().max_wg)) wg *= 2;
             if (size_t(tensors[node.inputs[0]].shape[2]) > 8 * wg)
                 sdk::fail(HETERO_ERR_UNSUPPORTED, "attention head dim above " + std::to_string(8 * wg) + " on this device");
         }
     }
 
     std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
-        const ClDevice& d = *devices_[device];
+        const ClDevice& d = *devices()[device];
         if (d.info().max_alloc && size > d.info().max_alloc)
             sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "buffer of " + std::to_string(size) + " bytes exceeds the device's largest allocation (" +
                                                     std::to_string(d.info().max_alloc) + " bytes)");
@@ -96,7 +99,7 @@ public:
     }
 
     std::unique_ptr<sdk::Buffer> import_host(uint32_t device, void* ptr, uint64_t size) override {
-        const ClDevice& d = *devices_[device];
+        const ClDevice& d = *devices()[device];
         // Only where device and host share memory is USE_HOST_PTR free of copies.
         if (!d.info().unified_memory) sdk::fail(HETERO_ERR_UNSUPPORTED, "device does not share memory with the host");
         cl_int err = CL_SUCCESS;
@@ -134,7 +137,7 @@ public:
 
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph,
                                              const std::vector<sdk::BoundTensor>& constants) override {
-        ClDevice& d = *devices_[device];
+        ClDevice& d = *devices()[device];
         const Program& program = d.program(cache_dir_, gemm_tiling_ ? &*gemm_tiling_ : nullptr);
         return std::make_unique<ClExecutable>(device, d, program, std::move(graph), constants);
     }
@@ -145,11 +148,21 @@ public:
     }
 
 private:
-    cl_command_queue queue_of(const sdk::Buffer& b) const { return devices_[b.device()]->queue(); }
+    // The devices, enumerated once by the first caller (thread-safe); throws
+    // the reason when there are none.
+    const std::vector<std::unique_ptr<ClDevice>>& devices() {
+        discovery_.run([this] { devices_ = enumerate_devices(types_, platform_filter_); });
+        return devices_;
+    }
 
+    cl_command_queue queue_of(const sdk::Buffer& b) { return devices()[b.device()]->queue(); }
+
+    DeviceTypes types_ = DeviceTypes::All;
+    std::string platform_filter_;
     std::string cache_dir_;
     std::optional<GemmConfig> gemm_tiling_;
-    std::vector<std::unique_ptr<ClDevice>> devices_;
+    sdk::DiscoverOnce discovery_;
+    std::vector<std::unique_ptr<ClDevice>> devices_;  // written once, by discovery_
 };
 
 }  // namespace hetero::opencl

@@ -1,5 +1,5 @@
 // One Vulkan physical device: its properties as the ABI reports them
-// (DeviceInfo, read when the provider starts) and, opened for compute on
+// (DeviceInfo, read when the provider discovers its devices) and, opened for compute on
 // first use (LazyDevice), the logical device and queue, a timeline semaphore
 // that orders every submission, the memory allocator, the pipelines, and the
 // blocking buffer transfers.
@@ -49,7 +49,7 @@ struct DeviceInfo {
 DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys);
 
 // Why the provider cannot open `info` for compute, or "" when it can. Only
-// queries the physical device, so unusable devices are dropped at startup.
+// queries the physical device, so unusable devices are dropped at discovery.
 std::string unusable_reason(const DeviceInfo& info);
 
 class Device;
@@ -140,7 +140,7 @@ private:
     std::unique_ptr<Pipelines> pipelines_;
 };
 
-// A device as the provider lists it: described at startup, opened (VkDevice,
+// A device as the provider lists it: described at discovery, opened (VkDevice,
 // queue, allocator, pipeline cache...) by the first call that needs it, so
 // listing devices stays cheap. Thread-safe.
 class LazyDevice {

@@ -1,8 +1,10 @@
 // The Vulkan execution provider: one instance, every usable physical device.
-// No loader ICD or no Vulkan 1.2 device just leaves fewer (possibly zero)
-// devices, with the reason logged. Starting the provider only creates the
-// instance and describes the physical devices; each device is opened on its
-// first buffer or compile, and an error there is that call's error.
+// create() only checks the options. The first call that needs devices
+// creates the instance and describes the physical devices (that loads the
+// ICDs: lavapipe brings LLVM, about 25 ms here); no loader ICD or no Vulkan
+// 1.2 device leaves zero devices, with the reason as device_count's error.
+// Each device is opened on its first buffer or compile, and an error there
+// is that call's error.
 #include "vk_device.hpp"
 #include "vk_executable.hpp"
 
@@ -51,30 +53,13 @@ public:
     explicit VulkanProvider(const sdk::Options& options) {
         sdk::require_known_options(options, {"validation", "device", "portable", "gpu_kernels"}, kProviderName);
         const char* env = std::getenv("HETERO_VK_VALIDATION");
-        const bool validation = sdk::option_int(options, "validation", 0, 0, 1) == 1 || (env && std::strcmp(env, "1") == 0);
-        const int64_t only = sdk::option_int(options, "device", -1, -1, 1024);
+        validation_ = sdk::option_int(options, "validation", 0, 0, 1) == 1 || (env && std::strcmp(env, "1") == 0);
+        only_ = sdk::option_int(options, "device", -1, -1, 1024);
         // portable=1 takes the paths for devices without optional features
         // (shared-memory reductions, re-recording on rebinding) so they stay tested.
-        const bool portable = sdk::option_int(options, "portable", 0, 0, 1) == 1;
+        portable_ = sdk::option_int(options, "portable", 0, 0, 1) == 1;
         // gpu_kernels=1 gives CPU implementations the shaders meant for GPUs (to test them there).
-        const bool gpu_kernels = sdk::option_int(options, "gpu_kernels", 0, 0, 1) == 1;
-        open_instance(validation);
-        if (!instance_) return;
-        uint32_t n = 0;
-        if (vkEnumeratePhysicalDevices(instance_, &n, nullptr) != VK_SUCCESS) return;
-        std::vector<VkPhysicalDevice> phys(n);
-        if (vkEnumeratePhysicalDevices(instance_, &n, phys.data()) != VK_SUCCESS) return;
-        for (uint32_t i = 0; i < n; ++i) {
-            if (only >= 0 && int64_t(i) != only) continue;
-            DeviceInfo info = describe(instance_, phys[i]);
-            if (portable) info.subgroup_arithmetic = info.update_after_bind = info.coopmat_f16 = false;
-            info.compact_kernels = info.kind == HETERO_DEVICE_CPU && !gpu_kernels;
-            if (const std::string why = unusable_reason(info); !why.empty()) {
-                sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, " + why);
-                continue;
-            }
-            devices_.push_back(std::make_unique<LazyDevice>(info, uint32_t(devices_.size())));
-        }
+        gpu_kernels_ = sdk::option_int(options, "gpu_kernels", 0, 0, 1) == 1;
     }
 
     ~VulkanProvider() override {
@@ -87,10 +72,10 @@ public:
         if (instance_) vkDestroyInstance(instance_, nullptr);
     }
 
-    uint32_t device_count() override { return uint32_t(devices_.size()); }
+    uint32_t device_count() override { return uint32_t(devices().size()); }
 
     void device_props(uint32_t device, hetero_device_props& p) override {
-        const DeviceInfo& d = devices_[device]->info();
+        const DeviceInfo& d = devices()[device]->info();
         p.kind = d.kind;
         p.flags = d.flags;
         std::snprintf(p.name, sizeof(p.name), "%s", d.name.c_str());
@@ -107,26 +92,26 @@ public:
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double*) override {
-        check_node_supported(devices_[device]->info(), node, tensors);
+        check_node_supported(devices()[device]->info(), node, tensors);
     }
 
     std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
-        return std::make_unique<DeviceBuffer>(devices_[device]->open(), device, size, MemoryUse::Device);
+        return std::make_unique<DeviceBuffer>(devices()[device]->open(), device, size, MemoryUse::Device);
     }
 
     void* host_ptr(sdk::Buffer& b) override { return static_cast<DeviceBuffer&>(b).mapped(); }
 
     void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
-        devices_[dst.device()]->open().write(static_cast<DeviceBuffer&>(dst), offset, src, size);
+        devices()[dst.device()]->open().write(static_cast<DeviceBuffer&>(dst), offset, src, size);
     }
 
     void read(sdk::Buffer& src, uint64_t offset, void* dst, uint64_t size) override {
-        devices_[src.device()]->open().read(static_cast<DeviceBuffer&>(src), offset, dst, size);
+        devices()[src.device()]->open().read(static_cast<DeviceBuffer&>(src), offset, dst, size);
     }
 
     void copy(sdk::Buffer& src, uint64_t so, sdk::Buffer& dst, uint64_t d, uint64_t size) override {
         if (src.device() == dst.device()) {
-            devices_[src.device()]->open().copy(static_cast<DeviceBuffer&>(src), so, static_cast<DeviceBuffer&>(dst), d, size);
+            devices()[src.device()]->open().copy(static_cast<DeviceBuffer&>(src), so, static_cast<DeviceBuffer&>(dst), d, size);
             return;
         }
         std::vector<uint8_t> tmp(size);  // between two devices: through the host
@@ -135,7 +120,7 @@ public:
     }
 
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
-        return std::make_unique<VkExecutable>(devices_[device]->open(), device, std::move(graph), constants);
+        return std::make_unique<VkExecutable>(devices()[device]->open(), device, std::move(graph), constants);
     }
 
     std::unique_ptr<sdk::Event> execute(sdk::Executable& exe, const std::vector<sdk::BoundTensor>& bound, bool want_event) override {
@@ -143,12 +128,52 @@ public:
     }
 
 private:
-    void open_instance(bool validation) {
-        uint32_t version = VK_API_VERSION_1_0;
-        if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2) {
-            sdk::log(HETERO_LOG_WARN, kProviderName, "the Vulkan loader is older than 1.2; no devices");
+    // The usable devices, discovered once by the first caller (thread-safe);
+    // throws the reason when there are none.
+    const std::vector<std::unique_ptr<LazyDevice>>& devices() {
+        discovery_.run([this] { discover(); });
+        return devices_;
+    }
+
+    void discover() {
+        open_instance(validation_);
+        std::string skipped;
+        for (VkPhysicalDevice phys : physical_devices()) add_device(phys, skipped);
+        if (devices_.empty())
+            sdk::fail(HETERO_ERR_UNSUPPORTED, "no usable Vulkan device" + (skipped.empty() ? std::string(" (the loader reported none)") : " (" + skipped + ")"));
+    }
+
+    std::vector<VkPhysicalDevice> physical_devices() {
+        uint32_t n = 0;
+        check(vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+        std::vector<VkPhysicalDevice> phys(n);
+        check(vkEnumeratePhysicalDevices(instance_, &n, phys.data()), "vkEnumeratePhysicalDevices");
+        phys.resize(n);
+        if (only_ >= int64_t(n))
+            sdk::fail(HETERO_ERR_UNSUPPORTED, "no Vulkan device " + std::to_string(only_) + " (option 'device'; the loader reports " + std::to_string(n) + ")");
+        if (only_ >= 0) phys = {phys[size_t(only_)]};
+        return phys;
+    }
+
+    // Lists `phys` when the provider can use it; otherwise says why in `skipped`.
+    void add_device(VkPhysicalDevice phys, std::string& skipped) {
+        DeviceInfo info = describe(instance_, phys);
+        if (portable_) info.subgroup_arithmetic = info.update_after_bind = info.coopmat_f16 = false;
+        info.compact_kernels = info.kind == HETERO_DEVICE_CPU && !gpu_kernels_;
+        if (const std::string why = unusable_reason(info); !why.empty()) {
+            sdk::log(HETERO_LOG_WARN, kProviderName, info.name + ": skipped, " + why);
+            skipped += (skipped.empty() ? "" : "; ") + info.name + ": " + why;
             return;
         }
+        devices_.push_back(std::make_unique<LazyDevice>(info, uint32_t(devices_.size())));
+    }
+
+    // Creates instance_ (and the validation messenger); throws when the loader
+    // or the drivers cannot give one.
+    void open_instance(bool validation) {
+        uint32_t version = VK_API_VERSION_1_0;
+        if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2)
+            sdk::fail(HETERO_ERR_UNSUPPORTED, "the Vulkan loader is older than 1.2");
         std::vector<const char*> layers, extensions;
         if (validation) {
             if (layer_available(kValidationLayer)) {
@@ -177,8 +202,8 @@ private:
         const VkResult r = vkCreateInstance(&ci, nullptr, &instance_);
         if (r != VK_SUCCESS) {
             instance_ = VK_NULL_HANDLE;
-            sdk::log(HETERO_LOG_WARN, kProviderName, std::string("vkCreateInstance failed (") + result_name(r) + "); no devices");
-            return;
+            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("vkCreateInstance failed: ") + result_name(r) +
+                                                  (r == VK_ERROR_INCOMPATIBLE_DRIVER ? "; no Vulkan 1.2 driver (ICD) is installed or loadable" : ""));
         }
         if (!extensions.empty()) {
             auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
@@ -186,6 +211,10 @@ private:
         }
     }
 
+    bool validation_ = false, portable_ = false, gpu_kernels_ = false;
+    int64_t only_ = -1;  // option 'device': the one physical device to use, -1 = all
+    sdk::DiscoverOnce discovery_;
+    // Written once, by discovery_.
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
     std::vector<std::unique_ptr<LazyDevice>> devices_;

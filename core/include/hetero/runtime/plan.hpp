@@ -6,6 +6,7 @@
 #include <hetero/model/model.hpp>
 #include <hetero/registry.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct Plan {
     std::vector<Segment> segments;
     std::string describe() const;
 };
+
+// Every device of `providers`, in their order, that `allowed` accepts (all
+// when empty). Each provider discovers its devices here if it has not yet;
+// one without devices is left out, with its reason logged.
+using DeviceFilter = std::function<bool(const Provider&, uint32_t index, const hetero_device_props&)>;
+std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers, const DeviceFilter& allowed = {});
 
 // Keeps the devices that can run every op the model needs (asked through
 // op_supported with the model's real shapes and dtypes); each dropped device

@@ -14,7 +14,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -121,9 +123,42 @@ public:
     virtual void wait() = 0;
 };
 
+// Runs a provider's device discovery once, by the first call that needs
+// devices, so that loading the plugin and create() stay cheap (enumerating
+// OpenCL platforms or Vulkan physical devices loads the drivers: tens of ms).
+// Thread-safe: concurrent first callers wait for the one discovery. A failure
+// is kept and thrown again to every caller, so device_count() answers 0 with
+// the same reason each time instead of retrying a broken driver.
+class DiscoverOnce {
+public:
+    template <class F>
+    void run(F&& discover) {
+        std::call_once(once_, [&] {
+            // Nothing escapes call_once: a throwing callable would leave the
+            // flag unset and the next caller would discover again.
+            try {
+                discover();
+            } catch (const Error& e) {
+                failure_.emplace(e);
+            } catch (const std::exception& e) {
+                failure_.emplace(HETERO_ERR_INTERNAL, e.what());
+            } catch (...) {
+                failure_.emplace(HETERO_ERR_INTERNAL, "device discovery failed (unknown exception)");
+            }
+        });
+        if (failure_) throw *failure_;
+    }
+
+private:
+    std::once_flag once_;
+    std::optional<Error> failure_;
+};
+
 class Provider {
 public:
     virtual ~Provider() = default;
+    // May discover the devices on its first call (see DiscoverOnce); throw
+    // Error with the reason when there is none, and device_count answers 0.
     virtual uint32_t device_count() = 0;
     // Fill a zero-initialised, full-size props (struct_size/abi_version are set by the helper).
     virtual void device_props(uint32_t device, hetero_device_props& props) = 0;
@@ -182,9 +217,10 @@ inline Provider& P(hetero_ep* ep) { return *reinterpret_cast<Provider*>(ep); }
 inline Buffer* B(hetero_buffer* b) { return reinterpret_cast<Buffer*>(b); }
 
 inline void check_device(hetero_ep* ep, uint32_t device) {
-    if (device >= P(ep).device_count())
+    const uint32_t n = P(ep).device_count();  // discovers on first use; throws the reason when there is no device
+    if (device >= n)
         fail(HETERO_ERR_INVALID_ARGUMENT, "device index " + std::to_string(device) + " out of range (provider has " +
-                                              std::to_string(P(ep).device_count()) + ")");
+                                              std::to_string(n) + ")");
 }
 
 inline void check_range(const Buffer* b, uint64_t offset, uint64_t size, const char* what) {
@@ -243,7 +279,8 @@ struct Table {
     static void destroy(hetero_ep* ep) { delete &P(ep); }
     static uint32_t device_count(hetero_ep* ep) {
         uint32_t n = 0;
-        guarded([&] { n = P(ep).device_count(); });
+        // Zero devices always comes with a reason in last_error().
+        if (guarded([&] { n = P(ep).device_count(); }) == HETERO_OK && n == 0) last_error() = "the provider found no device";
         return n;
     }
     static hetero_status device_props(hetero_ep* ep, uint32_t device, hetero_device_props* props) {

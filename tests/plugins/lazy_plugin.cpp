@@ -1,0 +1,74 @@
+// A provider that counts how often it was created and how often it
+// discovered its devices, for the tests of lazy device discovery. It
+// computes nothing. Options: devices=N (what discovery finds, default 1),
+// fail=1 (discovery fails with a known reason), discover_ms=T (discovery
+// takes T ms, so that concurrent first callers overlap).
+#include <hetero/sdk/host_memory.hpp>
+#include <hetero/sdk/provider.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace {
+
+using namespace hetero;
+
+std::atomic<int> g_creates{0};
+std::atomic<int> g_discoveries{0};
+
+class LazyTestProvider final : public sdk::HostMemoryProvider {
+public:
+    explicit LazyTestProvider(const sdk::Options& o) {
+        sdk::require_known_options(o, {"devices", "fail", "discover_ms"}, "lazytest");
+        wanted_ = uint32_t(sdk::option_int(o, "devices", 1, 0, 8));
+        fail_ = sdk::option_int(o, "fail", 0, 0, 1) == 1;
+        delay_ms_ = sdk::option_int(o, "discover_ms", 0, 0, 1000);
+        ++g_creates;
+    }
+
+    uint32_t device_count() override {
+        discovery_.run([this] { discover(); });
+        return found_;
+    }
+
+    void device_props(uint32_t device, hetero_device_props& p) override {
+        p.kind = HETERO_DEVICE_CPU;
+        p.flags = HETERO_DEVICE_FLAG_UNIFIED_MEMORY;
+        std::snprintf(p.name, sizeof p.name, "lazy test device %u", device);
+        std::snprintf(p.driver, sizeof p.driver, "counts discoveries");
+        p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32);
+    }
+
+    void check_supported(uint32_t, const hetero_node&, const hetero_tensor_desc*, uint32_t, double*) override {
+        sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
+    }
+    std::unique_ptr<sdk::Executable> compile(uint32_t, sdk::Graph, const std::vector<sdk::BoundTensor>&) override {
+        sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
+    }
+    std::unique_ptr<sdk::Event> execute(sdk::Executable&, const std::vector<sdk::BoundTensor>&, bool) override {
+        sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
+    }
+
+private:
+    void discover() {
+        ++g_discoveries;
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+        if (fail_) sdk::fail(HETERO_ERR_UNSUPPORTED, "simulated driver failure: lazytest has no driver");
+        found_ = wanted_;
+    }
+
+    uint32_t wanted_ = 1, found_ = 0;
+    bool fail_ = false;
+    int64_t delay_ms_ = 0;
+    sdk::DiscoverOnce discovery_;
+};
+
+}  // namespace
+
+// Read by the tests through dlsym.
+extern "C" HETERO_EP_EXPORT int hetero_lazytest_creates() { return g_creates.load(); }
+extern "C" HETERO_EP_EXPORT int hetero_lazytest_discoveries() { return g_discoveries.load(); }
+
+HETERO_SDK_EXPORT_PROVIDER(LazyTestProvider, "lazytest", "0.1.0", nullptr)
