@@ -32,8 +32,10 @@ const uint MAX_CPL = 8, MAX_CPT = 4, MAX_KV = 16;
 layout(std430, binding = 1) readonly buffer Q { float q[]; };
 layout(std430, binding = 2) readonly buffer K { uint kw[]; };
 layout(std430, binding = 2) readonly buffer K4 { vec4 k4[]; };  // same data
+layout(std430, binding = 2) readonly buffer K2 { uvec2 k2[]; };  // same data (f16 caches)
 layout(std430, binding = 3) readonly buffer V { uint vw[]; };
 layout(std430, binding = 3) readonly buffer V4 { vec4 v4[]; };  // same data
+layout(std430, binding = 3) readonly buffer V2 { uvec2 v2[]; };  // same data (f16 caches)
 layout(std430, binding = 4) readonly buffer P { int pos[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
 DEFINE_LOADERS(kc, kw)
@@ -43,13 +45,14 @@ shared float s_s[WG];    // scores of the tile
 shared float m_s[WG], l_s[WG];
 shared vec4 acc_s[WG];
 
-// Column `c` (CW dims from element e) of a cache row; mode 0: f32 vec4, 1: f16 word pairs, 2: any.
+// Column `c` (CW dims from element e) of a cache row; mode 0: f32 vec4, 1: f16
+// word pairs (one 8-byte load), 2: any.
 vec4 load_k(uint mode, uint dt, uint base, uint e) {
     if (CW == 1u) return vec4(kc_elem(dt, base, e), 0.0, 0.0, 0.0);
     if (mode == 0u) return k4[((base >> 2) + e) >> 2];
     if (mode == 1u) {
-        uint wi = (base >> 2) + (e >> 1);
-        return vec4(unpackHalf2x16(kw[wi]), unpackHalf2x16(kw[wi + 1u]));
+        uvec2 w = k2[((base >> 2) + (e >> 1)) >> 1];
+        return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
     }
     return vec4(kc_elem(dt, base, e), kc_elem(dt, base, e + 1u), kc_elem(dt, base, e + 2u), kc_elem(dt, base, e + 3u));
 }
@@ -57,14 +60,14 @@ vec4 load_v(uint mode, uint dt, uint base, uint e) {
     if (CW == 1u) return vec4(vc_elem(dt, base, e), 0.0, 0.0, 0.0);
     if (mode == 0u) return v4[((base >> 2) + e) >> 2];
     if (mode == 1u) {
-        uint wi = (base >> 2) + (e >> 1);
-        return vec4(unpackHalf2x16(vw[wi]), unpackHalf2x16(vw[wi + 1u]));
+        uvec2 w = v2[((base >> 2) + (e >> 1)) >> 1];
+        return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
     }
     return vec4(vc_elem(dt, base, e), vc_elem(dt, base, e + 1u), vc_elem(dt, base, e + 2u), vc_elem(dt, base, e + 3u));
 }
 uint load_mode(uint dt, uint base) {
     if (dt == DT_F32 && (base & 15u) == 0u) return 0u;
-    if (dt == DT_F16 && (base & 3u) == 0u) return 1u;
+    if (dt == DT_F16 && (base & 7u) == 0u) return 1u;
     return 2u;
 }
 

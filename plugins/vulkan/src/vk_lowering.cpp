@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 namespace hetero::vk {
@@ -22,9 +23,10 @@ constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 
 constexpr uint32_t kGemmTile = 64;
 // Coopmat GEMM: the 128 x 128 tile shader takes a matmul of at least this many
 // such tiles, run by kGemmBigWG invocations. On an H100 (TinyLlama prefill,
-// 512 tokens) 64 x 64 tiles were faster for every matmul, so it is off unless
-// HETERO_VK_GEMM asks for it.
-constexpr uint64_t kGemmBigMinTiles = UINT64_MAX;
+// 512 tokens) that is the gate/up pair (352 tiles: 540 -> 422 us); the down
+// (64 tiles: 252 -> 390 us), output and Q/K/V projections are faster in
+// 64 x 64 tiles, which fill more of the GPU.
+constexpr uint64_t kGemmBigMinTiles = 256;
 constexpr uint32_t kGemmBigWG = 256;
 constexpr uint32_t kAttentionMaxHeadDim = 512;
 // Elements of a row each rmsnorm invocation keeps in registers (MAX_PER in shaders/rmsnorm.comp).
@@ -52,6 +54,26 @@ bool coopmat_enabled(const DeviceInfo& dev) {
 // The coopmat GEMM takes quantized weights.
 bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
     return coopmat_enabled(dev) && (w_dtype == HETERO_DTYPE_Q4_0 || w_dtype == HETERO_DTYPE_Q8_0);
+}
+
+// Shape of the coopmat GEMM over matrices of rows `ms` (one per member of a
+// multi GEMM) and n tokens: 128 x 128 tiles where they still fill the GPU,
+// else 64 x 64 (HETERO_VK_GEMM="BIG_MIN,WG": the fewest large tiles and the
+// large tiles' invocations, 128 or 256; tuning aid). Sets the specialisation
+// and returns the tile size.
+uint32_t coop_gemm_shape(Dispatch& d, std::initializer_list<uint64_t> ms, uint64_t n) {
+    static const std::pair<uint64_t, uint32_t> cfg = [] {
+        const char* e = std::getenv("HETERO_VK_GEMM");
+        unsigned long long a = 0;
+        unsigned b = 0;
+        if (e && std::sscanf(e, "%llu,%u", &a, &b) == 2 && (b == 128 || b == 256)) return std::pair<uint64_t, uint32_t>(a, b);
+        return std::pair<uint64_t, uint32_t>(kGemmBigMinTiles, kGemmBigWG);
+    }();
+    uint64_t big_tiles = 0;
+    for (uint64_t m : ms) big_tiles += ceil_div(m, 2 * kGemmTile);
+    const bool big = big_tiles * ceil_div(n, 2 * kGemmTile) >= cfg.first;
+    d.spec = {big ? cfg.second : 2 * kGemmTile, big ? 1u : 0u};  // invocations, tile size (see the shader)
+    return big ? 2 * kGemmTile : kGemmTile;
 }
 
 // HETERO_VK_MATVEC="WG,ROWS" overrides the quantized matvec shape (tuning aid).
@@ -152,20 +174,8 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
             } else if (use_coopmat(dev, w.dtype)) {
-                // 128 x 128 tiles where they still fill the GPU, else 64 x 64
-                // (HETERO_VK_GEMM="BIG_MIN,WG": the fewest large tiles and the
-                // large tiles' invocations, 128 or 256; tuning aid).
-                static const std::pair<uint64_t, uint32_t> cfg = [] {
-                    const char* e = std::getenv("HETERO_VK_GEMM");
-                    unsigned long long a = 0;
-                    unsigned b = 0;
-                    if (e && std::sscanf(e, "%llu,%u", &a, &b) == 2 && (b == 128 || b == 256)) return std::pair<uint64_t, uint32_t>(a, b);
-                    return std::pair<uint64_t, uint32_t>(kGemmBigMinTiles, kGemmBigWG);
-                }();
-                const bool big = uint64_t(ceil_div(uint64_t(M), 2 * kGemmTile)) * ceil_div(uint64_t(N), 2 * kGemmTile) >= cfg.first;
-                const uint32_t tile = big ? 2 * kGemmTile : kGemmTile;
                 d = make("matmul_coop_" + wt, ni, {in[0], in[1], extra}, out);
-                d.spec = {big ? cfg.second : 2 * kGemmTile, big ? 1u : 0u};  // invocations, tile size (see the shader)
+                const uint32_t tile = coop_gemm_shape(d, {uint64_t(M)}, uint64_t(N));
                 d.groups[0] = ceil_div(uint64_t(M), tile);
                 d.groups[1] = ceil_div(uint64_t(N), tile);
             } else {
@@ -398,22 +408,20 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
                       a.output);
     d.operand[kFirstOutput + 1] = b.output;
     d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
-    // Output rows per workgroup: a 64-row column tile of the GEMM, or the matvec's rows.
-    uint32_t wg = 2 * kGemmTile, rows = kGemmTile;
-    if (gemm) d.spec = {wg, 0u};
+    uint32_t m[kMaxGroup] = {0, 0, 0};
+    for (size_t i = 0; i < members.size(); ++i) m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
+    // Output rows per workgroup: the GEMM's tile, or the matvec's rows.
+    uint32_t wg = 0, rows = 0;
+    if (gemm) rows = coop_gemm_shape(d, {m[0], m[1], m[2]}, uint64_t(x.shape[0]));
     else {
         quant_matvec_shape(w.dtype, wg, rows);
         d.spec = {wg, rows};
     }
-    uint32_t m[kMaxGroup] = {0, 0, 0};
     uint64_t blocks = 0;
-    for (size_t i = 0; i < members.size(); ++i) {
-        m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
-        blocks += ceil_div(m[i], rows);
-    }
+    for (size_t i = 0; i < members.size(); ++i) blocks += ceil_div(m[i], rows);
     if (gemm) {
         d.groups[0] = uint32_t(blocks);
-        d.groups[1] = ceil_div(uint64_t(x.shape[0]), kGemmTile);
+        d.groups[1] = ceil_div(uint64_t(x.shape[0]), rows);
     } else {
         grid(d, dev, blocks);
         d.groups[2] = uint32_t(x.shape[0]);
