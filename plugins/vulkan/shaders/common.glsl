@@ -14,6 +14,7 @@ layout(push_constant) uniform Push {
     uint node;
     uint t0, t1, t2, t3, t4;  // byte offsets of in0..in3 and out inside their bindings
     uint t5, t6;              // outputs 1 and 2 (multi-matvec only)
+    uint t7;                  // in4 (a fused norm's weight)
     uint u[16];
     float f[4];
 } pc;

@@ -11,10 +11,29 @@
 // dispatch (e.g. the Q, K and V projections): W0..W2 at bindings 2..4, outputs
 // at 5..7; u[1], u[4], u[5] = their row counts (0 = absent); row blocks of W0
 // come first, then W1's, then W2's.
+// NORM=1 (with MULTI and SUBGROUP): x is first RMS-normalised with the weight
+// at binding 8 and eps = f[0], which saves the RMSNORM dispatch before the Q/K/V
+// and gate/up projections of decode: the sum of squares is gathered in the same
+// pass over x, and dot(W, x * g * r) = r * dot(W, x * g).
+// SWIGLU=1 (with MULTI): W0 = gate and W1 = up of the same row count; a
+// workgroup takes the same rows of both and writes silu(gate) * up to output
+// 0, which saves the SWIGLU dispatch after the gate/up projections.
 #include "common.glsl"
 #include "load.glsl"
 #ifndef MULTI
 #define MULTI 0
+#endif
+#ifndef NORM
+#define NORM 0
+#endif
+#ifndef SWIGLU
+#define SWIGLU 0
+#endif
+#if SWIGLU && !MULTI
+#error "SWIGLU needs MULTI"
+#endif
+#if NORM && !(MULTI && SUBGROUP)
+#error "NORM needs MULTI and SUBGROUP"
 #endif
 #if SUBGROUP
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -22,6 +41,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint NR = 2;
+const uint NP = SWIGLU != 0 ? 2u * NR : NR;  // partial sums per invocation (gate's then up's rows)
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };  // same data, when 16-byte aligned
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
@@ -34,6 +54,11 @@ layout(std430, binding = 3) readonly buffer W1 { uint ww1[]; };
 layout(std430, binding = 4) readonly buffer W2 { uint ww2[]; };
 layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
 layout(std430, binding = 7) writeonly buffer O2 { float o2[]; };
+#if NORM
+layout(std430, binding = 8) readonly buffer G { float gw[]; };
+layout(std430, binding = 8) readonly buffer G4 { vec4 gw4[]; };
+float g_ss = 0.0;  // this invocation's share of sum(x^2)
+#endif
 uint g_mat = 0u;  // which matrix this workgroup works on (uniform per workgroup)
 #else
 layout(std430, binding = 2) readonly buffer Wt { uint ww[]; };
@@ -42,9 +67,12 @@ DEFINE_LOADERS(w, ww)
 #endif
 
 #if SUBGROUP
-shared float red[NR * 32];  // one slot per subgroup per row (>= 4 lanes per subgroup)
+shared float red[NP * 32];  // one slot per subgroup per row (>= 4 lanes per subgroup)
+#if NORM
+shared float ss_red[32];
+#endif
 #else
-shared float red[NR * WG];
+shared float red[NP * WG];
 #endif
 
 // x[xb + e .. +4) (e a multiple of 4) as one load when the row is 16-byte aligned.
@@ -101,15 +129,28 @@ vec4 xv4(uint xb, uint e) {
     }
 #endif
 
+#if NORM
+// Gathers x^2 and multiplies x by the norm weight (r is applied to the sums).
+#define NORM_SCALE(V, E)                                                                   \
+    {                                                                                      \
+        g_ss += dot(V, V);                                                                 \
+        uint gi_ = (pc.t7 >> 2) + (E);                                                     \
+        V *= ((pc.t7 & 15u) == 0u) ? gw4[gi_ >> 2] : vec4(gw[gi_], gw[gi_ + 1u], gw[gi_ + 2u], gw[gi_ + 3u]); \
+    }
+#else
+#define NORM_SCALE(V, E)
+#endif
+
 #if WTYPE == 3 || WTYPE == 4
 #define DEFINE_QUANT_PARTIALS(SFX)                                                                    \
-    void quant_partials##SFX(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NR]) { \
+    void quant_partials##SFX(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NP]) { \
         uint nb = K / 32u;                                                                            \
         for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {                                      \
             vec4 xv[8];                                                                               \
             vec4 xs4 = vec4(0.0);                                                                     \
             for (uint i = 0u; i < 8u; ++i) {                                                          \
                 xv[i] = xv4(xb, b * 32u + 4u * i);                                                    \
+                NORM_SCALE(xv[i], b * 32u + 4u * i);                                                  \
                 xs4 += xv[i];                                                                         \
             }                                                                                         \
             float xsum = xs4.x + xs4.y + xs4.z + xs4.w;                                               \
@@ -124,6 +165,27 @@ DEFINE_BLOCK_DOT(_2, ww2)
 DEFINE_QUANT_PARTIALS(_0)
 DEFINE_QUANT_PARTIALS(_1)
 DEFINE_QUANT_PARTIALS(_2)
+#if SWIGLU
+// The same rows of W0 and W1, x's block loaded once for both.
+void quant_partials_pair(uint row0, uint M, uint K, uint xb, inout float part[NP]) {
+    uint nb = K / 32u;
+    for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {
+        vec4 xv[8];
+        vec4 xs4 = vec4(0.0);
+        for (uint i = 0u; i < 8u; ++i) {
+            xv[i] = xv4(xb, b * 32u + 4u * i);
+            NORM_SCALE(xv[i], b * 32u + 4u * i);
+            xs4 += xv[i];
+        }
+        float xsum = xs4.x + xs4.y + xs4.z + xs4.w;
+        for (uint r = 0u; r < NR; ++r)
+            if (row0 + r < M) {
+                part[r] += block_dot_0(pc.t1, row0 + r, nb, b, xv, xsum);
+                part[NR + r] += block_dot_1(pc.t2, row0 + r, nb, b, xv, xsum);
+            }
+    }
+}
+#endif
 #else
 DEFINE_BLOCK_DOT(_w, ww)
 DEFINE_QUANT_PARTIALS(_w)
@@ -162,7 +224,7 @@ void main() {
     uint n = gl_WorkGroupID.z;
     uint row0 = flat_group() * NR;
     uint wbase = pc.t1;
-#if MULTI
+#if MULTI && !SWIGLU
     uint g0 = (M + NR - 1u) / NR, g1 = (pc.u[4] + NR - 1u) / NR;
     if (flat_group() >= g0 + g1) {
         g_mat = 2u;
@@ -179,10 +241,12 @@ void main() {
     if (row0 >= M) return;
     uint t = gl_LocalInvocationID.x;
     uint xb = (pc.t0 >> 2) + n * K;
-    float part[NR];
+    float part[NP];
 #if WTYPE == 3 || WTYPE == 4
-    for (uint r = 0u; r < NR; ++r) part[r] = 0.0;
-#if MULTI
+    for (uint r = 0u; r < NP; ++r) part[r] = 0.0;
+#if SWIGLU
+    quant_partials_pair(row0, M, K, xb, part);
+#elif MULTI
     if (g_mat == 0u) quant_partials_0(row0, M, K, wbase, xb, part);
     else if (g_mat == 1u) quant_partials_1(row0, M, K, wbase, xb, part);
     else quant_partials_2(row0, M, K, wbase, xb, part);
@@ -193,29 +257,52 @@ void main() {
     for (uint r = 0u; r < NR; ++r) part[r] = row0 + r < M ? row_partial(row0 + r, K, wbase, xb) : 0.0;
 #endif
 #if SUBGROUP
-    for (uint r = 0u; r < NR; ++r) {
+    for (uint r = 0u; r < NP; ++r) {
         float s = subgroupAdd(part[r]);
         if (subgroupElect()) red[r * 32u + gl_SubgroupID] = s;
     }
+#if NORM
+    float ss = subgroupAdd(g_ss);
+    if (subgroupElect()) ss_red[gl_SubgroupID] = ss;
+#endif
     barrier();
     if (t < NR && row0 + t < M) {
         float s = 0.0;
         for (uint i = 0u; i < gl_NumSubgroups; ++i) s += red[t * 32u + i];
+#if SWIGLU
+        float su = 0.0;
+        for (uint i = 0u; i < gl_NumSubgroups; ++i) su += red[(NR + t) * 32u + i];
+#endif
+#if NORM
+        float sq = 0.0;
+        for (uint i = 0u; i < gl_NumSubgroups; ++i) sq += ss_red[i];
+        float rn = inversesqrt(sq / float(K) + pc.f[0]);
+        s *= rn;
+#if SWIGLU
+        su *= rn;
+#endif
+#endif
+#if SWIGLU
+        s = s / (1.0 + exp(-s)) * su;
+#endif
 #if !MULTI
         if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
 #endif
         store(n * M + row0 + t, s);
     }
 #else
-    for (uint r = 0u; r < NR; ++r) red[r * WG + t] = part[r];
+    for (uint r = 0u; r < NP; ++r) red[r * WG + t] = part[r];
     barrier();
     for (uint k = WG / 2; k > 0; k >>= 1) {
         if (t < k)
-            for (uint r = 0u; r < NR; ++r) red[r * WG + t] += red[r * WG + t + k];
+            for (uint r = 0u; r < NP; ++r) red[r * WG + t] += red[r * WG + t + k];
         barrier();
     }
     if (t < NR && row0 + t < M) {
         float s = red[t * WG];
+#if SWIGLU
+        s = s / (1.0 + exp(-s)) * red[(NR + t) * WG];
+#endif
 #if !MULTI
         if (pc.u[3] != 0u) s += bias[(pc.t2 >> 2) + (pc.u[3] == 2u ? n * M : 0u) + row0 + t];
 #endif

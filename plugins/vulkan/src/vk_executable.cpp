@@ -80,16 +80,37 @@ bool keep_inputs_alive(const sdk::Graph& g, size_t first, size_t count, sdk::Gra
     return true;
 }
 
-// Per node: the size of the group of nodes starting there that one dispatch
-// runs (1 = none; see can_join_group), outside residual fusions; `planned`
-// keeps the members' inputs alive through each group.
-std::vector<size_t> find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
-    std::vector<size_t> group(g.nodes.size(), 1);
+// Node groups: per node, the size of the group of nodes starting there that
+// one dispatch runs (1 = none; see can_join_group), outside residual fusions;
+// for a group, the RMSNORM before it and the SWIGLU after it that it also runs
+// (-1 = none; see can_fuse_norm, can_fuse_swiglu); per node, whether another
+// node's dispatch runs it.
+struct Groups {
+    std::vector<size_t> size;
+    std::vector<int64_t> norm, swiglu;
+    std::vector<bool> absorbed;
+};
+
+// Does any node outside [first, first + count) read tensor `t`?
+bool read_elsewhere(const sdk::Graph& g, int32_t t, size_t first, size_t count) {
+    for (size_t m = 0; m < g.nodes.size(); ++m) {
+        if (m >= first && m < first + count) continue;
+        const hetero_node& node = g.nodes[m];
+        if (std::find(node.inputs, node.inputs + node.n_inputs, t) != node.inputs + node.n_inputs) return true;
+    }
+    return false;
+}
+
+// `planned` keeps the members' inputs (and a fused norm's) alive through each group.
+Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
+    const size_t nn = g.nodes.size();
+    Groups out{std::vector<size_t>(nn, 1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1), std::vector<bool>(nn, false)};
+    std::vector<size_t>& group = out.size;
     static const bool enabled = [] {
         const char* e = std::getenv("HETERO_VK_GROUP");
         return !(e && std::string(e) == "0");
     }();
-    if (!enabled) return group;
+    if (!enabled) return out;
     auto fused = [&](size_t n) { return fusions[n].residual >= 0 || (n > 0 && fusions[n - 1].residual >= 0); };
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (fused(n)) continue;
@@ -101,11 +122,29 @@ std::vector<size_t> find_groups(const DeviceInfo& dev, const sdk::Graph& g, cons
             if (!ok) break;
             ++len;
         }
-        if (len < 2 || !keep_inputs_alive(g, n, len, planned)) continue;
+        if (len < 2) continue;
+        const std::vector<hetero_node> members(g.nodes.begin() + n, g.nodes.begin() + n + len);
+        uint64_t rows = 0;
+        for (const hetero_node& m : members) rows += uint64_t(g.tensors[m.inputs[1]].shape[0]);
+        const bool norm = n > 0 && group[n - 1] == 1 && !fused(n - 1) && !out.absorbed[n - 1] && rows <= norm_fusion_max_rows() &&
+                          can_fuse_norm(dev, g.nodes[n - 1], g.nodes[n], g.tensors.data()) &&
+                          !read_elsewhere(g, g.nodes[n - 1].output, n - 1, len + 1);
+        const bool swiglu = n + len < nn && !fused(n + len) && can_fuse_swiglu(members, g.nodes[n + len], g.tensors.data()) &&
+                            !read_elsewhere(g, members[0].output, n, len + 1) && !read_elsewhere(g, members[1].output, n, len + 1);
+        const size_t first = norm ? n - 1 : n;
+        if (!keep_inputs_alive(g, first, len + (norm ? 1 : 0) + (swiglu ? 1 : 0), planned)) continue;
         group[n] = len;
-        n += len - 1;
+        if (norm) {
+            out.norm[n] = int64_t(n - 1);
+            out.absorbed[n - 1] = true;
+        }
+        if (swiglu) {
+            out.swiglu[n] = int64_t(n + len);
+            out.absorbed[n + len] = true;
+        }
+        n += len - 1 + (swiglu ? 1 : 0);
     }
-    return group;
+    return out;
 }
 
 }  // namespace
@@ -163,13 +202,17 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         sdk::Graph planned = g;
         for (size_t n = 0; n + 1 < g.nodes.size(); ++n)
             if (fusions[n].residual >= 0 && !keep_inputs_alive(g, n, 2, planned)) fusions[n] = ResidualFusion{};
-        const std::vector<size_t> group = find_groups(dev.info(), g, fusions, planned);
+        const Groups groups = find_groups(dev.info(), g, fusions, planned);
+        const std::vector<size_t>& group = groups.size;
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
             if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it
+            if (groups.absorbed[n]) continue;                       // an RMSNORM / SWIGLU its group's dispatch runs
             if (group[n] > 1) {
                 const std::vector<hetero_node> members(g.nodes.begin() + n, g.nodes.begin() + n + group[n]);
-                dispatches_.push_back(lower_group(dev.info(), members, n, g.tensors.data()));
+                const hetero_node* norm = groups.norm[n] >= 0 ? &g.nodes[size_t(groups.norm[n])] : nullptr;
+                const hetero_node* swiglu = groups.swiglu[n] >= 0 ? &g.nodes[size_t(groups.swiglu[n])] : nullptr;
+                dispatches_.push_back(lower_group(dev.info(), members, n, g.tensors.data(), norm, swiglu));
                 n += uint32_t(group[n] - 1);
                 continue;
             }
@@ -188,7 +231,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
                     const int32_t t = d.operand[i];
                     if (t < 0) continue;
                     b += sdk::tensor_bytes(g.tensors[t]);
-                    l += i == 0 ? " " : i == kFirstOutput ? " -> " : ", ";
+                    l += i == 0 ? " " : i == kFirstOutput ? " -> " : i == kFirstOutput + kOutputs ? " with " : ", ";
                     l += sdk::dtype_name(g.tensors[t].dtype);
                     for (uint32_t k = 0; k < g.tensors[t].ndim; ++k) l += (k ? "x" : "[") + std::to_string(g.tensors[t].shape[k]);
                     l += "]";
@@ -225,7 +268,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         for (const Dispatch& d : dispatches_) {
             std::vector<Region> reads, writes;
             for (uint32_t b = 0; b < kOperandBindings; ++b)
-                if (auto r = region(d.operand[b])) (b < kFirstOutput ? reads : writes).push_back(*r);
+                if (auto r = region(d.operand[b])) (is_output_operand(b) ? writes : reads).push_back(*r);
             bool need = false;
             for (const Region& r : reads)
                 for (const Region& x : written) need = need || overlap(r, x);

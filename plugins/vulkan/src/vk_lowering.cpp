@@ -378,7 +378,35 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
     }
 }
 
-Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index, const hetero_tensor_desc* t) {
+bool can_fuse_norm(const DeviceInfo& dev, const hetero_node& norm, const hetero_node& first, const hetero_tensor_desc* t) {
+    if (norm.op != HETERO_OP_RMSNORM || first.op != HETERO_OP_MATMUL || norm.n_inputs != 2 || !dev.subgroup_arithmetic) return false;
+    const hetero_tensor_desc &x = t[norm.inputs[0]], &w = t[norm.inputs[1]], &y = t[norm.output];
+    return first.inputs[0] == norm.output && y.kind == HETERO_TENSOR_INTERNAL && x.dtype == HETERO_DTYPE_F32 &&
+           w.dtype == HETERO_DTYPE_F32 && x.shape[0] <= kMatvecMaxRows && sdk::row_width(x) == sdk::row_width(y);
+}
+
+uint64_t norm_fusion_max_rows() {
+    static const uint64_t rows = [] {
+        const char* e = std::getenv("HETERO_VK_NORM_ROWS");  // tuning aid
+        return e ? std::strtoull(e, nullptr, 10) : uint64_t(4096);
+    }();
+    return rows;
+}
+
+bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node& swiglu, const hetero_tensor_desc* t) {
+    if (members.size() != 2 || swiglu.op != HETERO_OP_SWIGLU || swiglu.n_inputs != 2) return false;
+    const hetero_node &g = members[0], &u = members[1];
+    if (g.op != HETERO_OP_MATMUL || swiglu.inputs[0] != g.output || swiglu.inputs[1] != u.output) return false;
+    const hetero_tensor_desc &go = t[g.output], &uo = t[u.output], &y = t[swiglu.output];
+    auto same_shape = [](const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
+        return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
+    };
+    return t[g.inputs[0]].shape[0] <= kMatvecMaxRows && t[g.inputs[1]].shape[0] == t[u.inputs[1]].shape[0] && same_shape(go, uo) &&
+           same_shape(go, y) && y.dtype == HETERO_DTYPE_F32;
+}
+
+Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index, const hetero_tensor_desc* t,
+                     const hetero_node* norm, const hetero_node* swiglu) {
     if (members.size() < 2 || members.size() > max_group_size(members[0])) fail(HETERO_ERR_INTERNAL, "vulkan: bad node group");
     const hetero_node &a = members[0], &b = members[1];
     if (a.op != HETERO_OP_MATMUL) {
@@ -403,11 +431,19 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
     const int32_t none = -1;
     const std::string wt = "w" + std::to_string(w.dtype);
     const bool gemm = x.shape[0] > kMatvecMaxRows;
-    const std::string shader = gemm ? "matmul_coop_multi_" : dev.subgroup_arithmetic ? "matvec_multi_sg_" : "matvec_multi_";
-    Dispatch d = make(shader + wt, first_index, {a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none},
-                      a.output);
-    d.operand[kFirstOutput + 1] = b.output;
+    if ((norm || swiglu) && gemm) fail(HETERO_ERR_INTERNAL, "vulkan: a norm or swiglu fused into a GEMM group");
+    const std::string shader = gemm ? "matmul_coop_multi_"
+                                    : std::string("matvec_multi_") + (norm ? "norm_" : "") + (swiglu ? "swiglu_" : "") +
+                                          (dev.subgroup_arithmetic ? "sg_" : "");
+    Dispatch d = make(shader + wt, first_index,
+                      {norm ? norm->inputs[0] : a.inputs[0], a.inputs[1], b.inputs[1], members.size() > 2 ? members[2].inputs[1] : none},
+                      swiglu ? swiglu->output : a.output);
+    d.operand[kFirstOutput + 1] = swiglu ? none : b.output;
     d.operand[kFirstOutput + 2] = members.size() > 2 ? members[2].output : none;
+    if (norm) {
+        d.operand[kFirstOutput + kOutputs] = norm->inputs[1];
+        d.push.f[0] = norm->fparams[0];
+    }
     uint32_t m[kMaxGroup] = {0, 0, 0};
     for (size_t i = 0; i < members.size(); ++i) m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
     // Output rows per workgroup: the GEMM's tile, or the matvec's rows.
@@ -419,6 +455,7 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
     }
     uint64_t blocks = 0;
     for (size_t i = 0; i < members.size(); ++i) blocks += ceil_div(m[i], rows);
+    if (swiglu) blocks = ceil_div(m[0], rows);  // each workgroup takes the same rows of gate and up
     if (gemm) {
         d.groups[0] = uint32_t(blocks);
         d.groups[1] = ceil_div(uint64_t(x.shape[0]), rows);

@@ -16,7 +16,7 @@ struct Dispatch {
     std::vector<uint32_t> spec;
     PushConstants push;
     uint32_t groups[3] = {1, 1, 1};
-    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1};  // in0..in3, out0..out2
+    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1, -1};  // in0..in3, out0..out2, in4
 };
 
 // Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
@@ -42,7 +42,27 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
 constexpr size_t kMaxGroup = 3;
 size_t max_group_size(const hetero_node& first);
 bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
+// `norm`: the RMSNORM producing the members' x, run inside the dispatch
+// (see can_fuse_norm), or null; `swiglu`: the SWIGLU of the two members'
+// outputs, likewise (see can_fuse_swiglu), or null.
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
-                     const hetero_tensor_desc* tensors);
+                     const hetero_tensor_desc* tensors, const hetero_node* norm = nullptr, const hetero_node* swiglu = nullptr);
+
+// Can a decode gate/up pair (`members`) write silu(gate) * up itself, saving
+// the dispatch of `swiglu`? The caller checks that nothing else reads the
+// members' outputs.
+bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node& swiglu, const hetero_tensor_desc* tensors);
+
+// Can a decode multi-matvec starting with `first` normalise its x itself,
+// saving the dispatch of `norm` (the RMSNORM writing that x)? The caller
+// checks that nothing else reads the norm's output.
+bool can_fuse_norm(const DeviceInfo& dev, const hetero_node& norm, const hetero_node& first, const hetero_tensor_desc* tensors);
+// The most output rows (all members together) of a group that normalises its
+// own x: on an H100 the Q/K/V group gained (15.0 -> 11.5 us with the norm's
+// dispatch) but a gate/up group of 11,264 rows lost (23.1 -> 25.1 us), since
+// every workgroup re-reads x and the norm weight; with SwiGLU fused too the
+// gate/up group gained in GPU time (23.7 -> 21.4 us) yet decode of a Q8_0
+// model measured 3 % slower, so it stays unfused (HETERO_VK_NORM_ROWS).
+uint64_t norm_fusion_max_rows();
 
 }  // namespace hetero::vk

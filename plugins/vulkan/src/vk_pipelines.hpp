@@ -16,16 +16,18 @@ namespace hetero::vk {
 // Mirrors `Push` in shaders/common.glsl.
 struct PushConstants {
     uint32_t node = 0;
-    uint32_t tensor[7] = {};  // in0..in3, out0..out2: byte offset inside the descriptor range
+    uint32_t tensor[8] = {};  // in0..in3, out0..out2, in4: byte offset inside the descriptor range
     uint32_t u[16] = {};
     float f[4] = {};
 };
-static_assert(sizeof(PushConstants) == 112, "push constants must match shaders/common.glsl");
+static_assert(sizeof(PushConstants) == 116, "push constants must match shaders/common.glsl");
 
-// Bindings 1..7 (binding 0 is the meta buffer): inputs 0..3, then outputs
-// 0..2 (only multi-matvec dispatches write more than one).
-inline constexpr uint32_t kOperandBindings = 7;
-inline constexpr uint32_t kFirstOutput = 4;
+// Bindings 1..8 (binding 0 is the meta buffer): inputs 0..3, outputs 0..2
+// (only multi-matvec dispatches write more than one), then input 4 (the
+// norm weight of a multi-matvec with a fused RMSNorm).
+inline constexpr uint32_t kOperandBindings = 8;
+inline constexpr uint32_t kFirstOutput = 4, kOutputs = 3;
+inline constexpr bool is_output_operand(uint32_t b) { return b >= kFirstOutput && b < kFirstOutput + kOutputs; }
 
 class Pipelines {
 public:
