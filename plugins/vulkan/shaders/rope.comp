@@ -5,16 +5,50 @@
 // PAIR=1: a second tensor with the same positions and parameters (the K
 // projection next to Q) in the same dispatch: input at binding 3, output at
 // binding 6, u[5] = its head count; its invocations follow the first's.
-#include "common.glsl"
+// STORE=1 (with PAIR): the rotated K rows go straight into the K cache at
+// their positions (binding 6, C = u[6] rows, f16 when u[7] = 1) and V
+// (binding 4, same shape as K) into the V cache (binding 7), which saves the
+// STORE_ROWS pair dispatch of decode; V's invocations (a pair of elements
+// each) follow K's.
 #ifndef PAIR
 #define PAIR 0
 #endif
+#ifndef STORE
+#define STORE 0
+#endif
+#if STORE && !PAIR
+#error "STORE needs PAIR"
+#endif
+#if STORE
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "common.glsl"
+#include "f16_store.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) readonly buffer P { int pos[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
-#if PAIR
+#if STORE
+layout(std430, binding = 3) readonly buffer X1 { float x1[]; };
+layout(std430, binding = 4) readonly buffer V { float vs[]; };
+layout(std430, binding = 6) writeonly buffer K32 { float k32[]; };
+layout(std430, binding = 6) writeonly buffer K16 { uint16_t k16[]; };
+layout(std430, binding = 7) writeonly buffer V32 { float v32[]; };
+layout(std430, binding = 7) writeonly buffer V16 { uint16_t v16[]; };
+bool second = false;
+float load_x(uint i) { return second ? x1[i] : x[i]; }
+// i: element index in the cache (K) or in q_rope.
+void store_o(uint i, float v) {
+    if (!second) o[i] = v;
+    else if (pc.u[7] != 0u) k16[(pc.t5 >> 1) + i] = uint16_t(f32_to_f16_bits(v));
+    else k32[(pc.t5 >> 2) + i] = v;
+}
+void store_v(uint i, float v) {
+    if (pc.u[7] != 0u) v16[(pc.t6 >> 1) + i] = uint16_t(f32_to_f16_bits(v));
+    else v32[(pc.t6 >> 2) + i] = v;
+}
+#elif PAIR
 layout(std430, binding = 3) readonly buffer X1 { float x1[]; };
 layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
 bool second = false;
@@ -49,12 +83,33 @@ void main() {
         ot = pc.t5;
     }
 #endif
+#if STORE
+    // V: copy a pair of elements into the V cache.
+    bool is_v = second && i >= N * H * half_hd;
+    if (is_v) i -= N * H * half_hd;
+#endif
     if (i >= N * H * half_hd) return;
     uint p = i % half_hd;
     uint rowhead = i / half_hd;  // n * H + h
     uint n = rowhead / H;
     uint xb = (xt >> 2) + rowhead * Hd;
     uint ob = (ot >> 2) + rowhead * Hd;
+#if STORE
+    if (second) {
+        int ps = pos[(pc.t1 >> 2) + n];
+        if (ps < 0 || uint(ps) >= pc.u[6]) {
+            if (p == 0u) report_error(ERR_BAD_POSITION, uint(ps));
+            return;
+        }
+        ob = (uint(ps) * H + rowhead % H) * Hd;  // the cache row, in elements (store_o adds the base)
+        if (is_v) {
+            uint vb = (pc.t3 >> 2) + rowhead * Hd;
+            store_v(ob + 2u * p, vs[vb + 2u * p]);
+            if (2u * p + 1u < Hd) store_v(ob + 2u * p + 1u, vs[vb + 2u * p + 1u]);
+            return;
+        }
+    }
+#endif
     uint half_rot = rot / 2u;
     if (p >= half_rot) {
         // not rotated: copy two elements beyond the rotated span

@@ -68,10 +68,16 @@ std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
 // Returns false, changing nothing, when the last node has too few free slots.
 bool keep_inputs_alive(const sdk::Graph& g, size_t first, size_t count, sdk::Graph& planned) {
     hetero_node extended = planned.nodes[first + count - 1];
+    auto made_inside = [&](int32_t t) {
+        for (size_t m = first; m < first + count; ++m)
+            if (g.nodes[m].output == t) return true;
+        return false;
+    };
     for (size_t m = first; m + 1 < first + count; ++m)
         for (uint32_t i = 0; i < g.nodes[m].n_inputs; ++i) {
             const int32_t in = g.nodes[m].inputs[i];
-            if (g.tensors[size_t(in)].kind != HETERO_TENSOR_INTERNAL) continue;
+            // Intermediates of the fused nodes are never read by the dispatch.
+            if (g.tensors[size_t(in)].kind != HETERO_TENSOR_INTERNAL || made_inside(in)) continue;
             if (std::find(extended.inputs, extended.inputs + extended.n_inputs, in) != extended.inputs + extended.n_inputs) continue;
             if (extended.n_inputs == HETERO_MAX_INPUTS) return false;
             extended.inputs[extended.n_inputs++] = in;
@@ -82,12 +88,13 @@ bool keep_inputs_alive(const sdk::Graph& g, size_t first, size_t count, sdk::Gra
 
 // Node groups: per node, the size of the group of nodes starting there that
 // one dispatch runs (1 = none; see can_join_group), outside residual fusions;
-// for a group, the RMSNORM before it and the SWIGLU after it that it also runs
-// (-1 = none; see can_fuse_norm, can_fuse_swiglu); per node, whether another
-// node's dispatch runs it.
+// for a group, the RMSNORM before it, the SWIGLU after it and the first of the
+// STORE_ROWS pair after it that it also runs (-1 = none; see can_fuse_norm,
+// can_fuse_swiglu, can_fuse_rope_store); per node, whether another node's
+// dispatch runs it.
 struct Groups {
     std::vector<size_t> size;
-    std::vector<int64_t> norm, swiglu;
+    std::vector<int64_t> norm, swiglu, stores;
     std::vector<bool> absorbed;
 };
 
@@ -104,7 +111,8 @@ bool read_elsewhere(const sdk::Graph& g, int32_t t, size_t first, size_t count) 
 // `planned` keeps the members' inputs (and a fused norm's) alive through each group.
 Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
     const size_t nn = g.nodes.size();
-    Groups out{std::vector<size_t>(nn, 1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1), std::vector<bool>(nn, false)};
+    Groups out{std::vector<size_t>(nn, 1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1),
+               std::vector<bool>(nn, false)};
     std::vector<size_t>& group = out.size;
     static const bool enabled = [] {
         const char* e = std::getenv("HETERO_VK_GROUP");
@@ -131,9 +139,19 @@ Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector
                           !read_elsewhere(g, g.nodes[n - 1].output, n - 1, len + 1);
         const bool swiglu = n + len < nn && !fused(n + len) && can_fuse_swiglu(members, g.nodes[n + len], g.tensors.data()) &&
                             !read_elsewhere(g, members[0].output, n, len + 1) && !read_elsewhere(g, members[1].output, n, len + 1);
-        const size_t first = norm ? n - 1 : n;
-        if (!keep_inputs_alive(g, first, len + (norm ? 1 : 0) + (swiglu ? 1 : 0), planned)) continue;
+        bool stores = false;
+        if (members[0].op == HETERO_OP_ROPE && n + len + 1 < nn && !fused(n + len) && !fused(n + len + 1)) {
+            const std::vector<hetero_node> st(g.nodes.begin() + n + len, g.nodes.begin() + n + len + 2);
+            stores = can_join_group(dev, st[0], st[1], g.tensors.data()) && can_fuse_rope_store(dev, members, st, g.tensors.data()) &&
+                     !read_elsewhere(g, members[1].output, n, len + 2);
+        }
+        const size_t first = norm ? n - 1 : n, after = (swiglu ? 1 : 0) + (stores ? 2 : 0);
+        if (!keep_inputs_alive(g, first, len + (norm ? 1 : 0) + after, planned)) continue;
         group[n] = len;
+        if (stores) {
+            out.stores[n] = int64_t(n + len);
+            out.absorbed[n + len] = out.absorbed[n + len + 1] = true;
+        }
         if (norm) {
             out.norm[n] = int64_t(n - 1);
             out.absorbed[n - 1] = true;
@@ -142,7 +160,7 @@ Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector
             out.swiglu[n] = int64_t(n + len);
             out.absorbed[n + len] = true;
         }
-        n += len - 1 + (swiglu ? 1 : 0);
+        n += len - 1 + after;
     }
     return out;
 }
@@ -207,12 +225,14 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
             if (n > 0 && fusions[n - 1].residual >= 0) continue;  // this ADD runs inside the matmul before it
-            if (groups.absorbed[n]) continue;                       // an RMSNORM / SWIGLU its group's dispatch runs
+            if (groups.absorbed[n]) continue;                       // a node its group's dispatch runs (norm, swiglu, stores)
             if (group[n] > 1) {
                 const std::vector<hetero_node> members(g.nodes.begin() + n, g.nodes.begin() + n + group[n]);
                 const hetero_node* norm = groups.norm[n] >= 0 ? &g.nodes[size_t(groups.norm[n])] : nullptr;
                 const hetero_node* swiglu = groups.swiglu[n] >= 0 ? &g.nodes[size_t(groups.swiglu[n])] : nullptr;
-                dispatches_.push_back(lower_group(dev.info(), members, n, g.tensors.data(), norm, swiglu));
+                std::vector<hetero_node> stores;
+                if (groups.stores[n] >= 0) stores.assign(g.nodes.begin() + groups.stores[n], g.nodes.begin() + groups.stores[n] + 2);
+                dispatches_.push_back(lower_group(dev.info(), members, n, g.tensors.data(), norm, swiglu, stores));
                 n += uint32_t(group[n] - 1);
                 continue;
             }

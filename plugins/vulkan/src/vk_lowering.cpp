@@ -405,8 +405,24 @@ bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node&
            same_shape(go, y) && y.dtype == HETERO_DTYPE_F32;
 }
 
+bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
+                         const hetero_tensor_desc* t) {
+    if (ropes.size() != 2 || stores.size() != 2 || ropes[0].op != HETERO_OP_ROPE || stores[0].op != HETERO_OP_STORE_ROWS ||
+        stores[1].op != HETERO_OP_STORE_ROWS)
+        return false;
+    const hetero_node &rk = ropes[1], &sk = stores[0], &sv = stores[1];
+    const hetero_tensor_desc &k = t[rk.output], &v = t[sv.inputs[0]], &kc = t[sk.output], &vc = t[sv.output];
+    auto same_shape = [](const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
+        return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
+    };
+    // Caches [C, Hkv, Hd] of rows shaped like K [N, Hkv, Hd]; positions shared by all four nodes.
+    return sk.inputs[0] == rk.output && sk.inputs[1] == rk.inputs[1] && sv.inputs[1] == rk.inputs[1] && k.kind == HETERO_TENSOR_INTERNAL &&
+           same_shape(k, v) && v.dtype == HETERO_DTYPE_F32 && same_shape(kc, vc) && kc.dtype == vc.dtype && kc.ndim == 3 &&
+           kc.shape[1] == k.shape[1] && kc.shape[2] == k.shape[2] && (kc.dtype == HETERO_DTYPE_F32 || (kc.dtype == HETERO_DTYPE_F16 && dev.storage16));
+}
+
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index, const hetero_tensor_desc* t,
-                     const hetero_node* norm, const hetero_node* swiglu) {
+                     const hetero_node* norm, const hetero_node* swiglu, const std::vector<hetero_node>& stores) {
     if (members.size() < 2 || members.size() > max_group_size(members[0])) fail(HETERO_ERR_INTERNAL, "vulkan: bad node group");
     const hetero_node &a = members[0], &b = members[1];
     if (a.op != HETERO_OP_MATMUL) {
@@ -420,6 +436,17 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
             const hetero_tensor_desc &xa = t[a.inputs[0]], &xb = t[b.inputs[0]];
             d.push.u[5] = uint32_t(xb.shape[1]);
             count = uint64_t(xa.shape[0]) * uint64_t(xa.shape[1] + xb.shape[1]) * uint64_t((xa.shape[2] + 1) / 2);
+            if (!stores.empty()) {
+                // K's rotated rows and V go to the caches (see shaders/rope.comp, STORE).
+                const hetero_tensor_desc& kc = t[stores[0].output];
+                d.shader += "_store";
+                d.operand[3] = stores[1].inputs[0];
+                d.operand[kFirstOutput + 1] = stores[0].output;
+                d.operand[kFirstOutput + 2] = stores[1].output;
+                d.push.u[6] = uint32_t(kc.shape[0]);
+                d.push.u[7] = kc.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
+                count += uint64_t(xb.shape[0]) * uint64_t(xb.shape[1]) * uint64_t((xb.shape[2] + 1) / 2);
+            }
         } else {
             count = 2 * uint64_t(t[a.inputs[0]].shape[0]) * uint64_t(sdk::row_width(t[a.inputs[0]]));
         }

@@ -45,8 +45,17 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
 // `norm`: the RMSNORM producing the members' x, run inside the dispatch
 // (see can_fuse_norm), or null; `swiglu`: the SWIGLU of the two members'
 // outputs, likewise (see can_fuse_swiglu), or null.
+// `stores`: for a rope pair, the STORE_ROWS pair it also runs (see
+// can_fuse_rope_store), or empty.
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
-                     const hetero_tensor_desc* tensors, const hetero_node* norm = nullptr, const hetero_node* swiglu = nullptr);
+                     const hetero_tensor_desc* tensors, const hetero_node* norm = nullptr, const hetero_node* swiglu = nullptr,
+                     const std::vector<hetero_node>& stores = {});
+
+// Can a Q/K rope pair (`ropes`) also store the rotated K rows and V into the
+// caches, saving the dispatch of the STORE_ROWS pair (`stores`: K's, then
+// V's)? The caller checks that nothing else reads the rotated K.
+bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
+                         const hetero_tensor_desc* tensors);
 
 // Can a decode gate/up pair (`members`) write silu(gate) * up itself, saving
 // the dispatch of `swiglu`? The caller checks that nothing else reads the

@@ -12,7 +12,7 @@ namespace hetero::vk {
     X(store_rows) X(attention) X(attention_tiled) X(attention_coop) X(matmul_w0) X(matmul_w1) X(matmul_w2) X(matmul_w3) X(matmul_w4)            \
     X(matvec_w0) X(matvec_w1) X(matvec_w2) X(matvec_w3) X(matvec_w4) X(matvec_sg_w0) X(matvec_sg_w1)      \
     X(matvec_sg_w2) X(matvec_sg_w3) X(matvec_sg_w4) X(matmul_coop_w3) X(matmul_coop_w4) X(matmul_coop_multi_w3) X(matmul_coop_multi_w4) \
-    X(matvec_multi_w3) X(matvec_multi_w4) X(matvec_multi_sg_w3) X(matvec_multi_sg_w4) X(matvec_multi_norm_sg_w3) X(matvec_multi_norm_sg_w4) X(matvec_multi_swiglu_w3) X(matvec_multi_swiglu_w4) X(matvec_multi_swiglu_sg_w3) X(matvec_multi_swiglu_sg_w4) X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4) X(rope_pair) X(store_rows_pair) X(attention_basic)
+    X(matvec_multi_w3) X(matvec_multi_w4) X(matvec_multi_sg_w3) X(matvec_multi_sg_w4) X(matvec_multi_norm_sg_w3) X(matvec_multi_norm_sg_w4) X(matvec_multi_swiglu_w3) X(matvec_multi_swiglu_w4) X(matvec_multi_swiglu_sg_w3) X(matvec_multi_swiglu_sg_w4) X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4) X(rope_pair) X(rope_pair_store) X(store_rows_pair) X(attention_basic)
 
 struct ShaderCode {
     const uint32_t* words;
