@@ -6,6 +6,8 @@
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
 
+#include "captured_log.hpp"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -48,23 +50,7 @@ private:
     int (*discoveries_)() = nullptr;
 };
 
-struct CapturedLog {
-    std::vector<std::string> lines;
-    std::mutex m;
-    CapturedLog() {
-        hetero::set_log_sink([this](hetero::LogLevel, const std::string& s) {
-            std::lock_guard<std::mutex> lock(m);
-            lines.push_back(s);
-        });
-    }
-    ~CapturedLog() { hetero::set_log_sink(nullptr); }
-    bool contains(const std::string& a, const std::string& b) {
-        std::lock_guard<std::mutex> lock(m);
-        for (const auto& l : lines)
-            if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
-        return false;
-    }
-};
+using hetero::test::CapturedLog;
 
 hetero::RegistryOptions lazy_options(std::map<std::string, std::string> options = {}) {
     hetero::RegistryOptions o;
@@ -208,19 +194,34 @@ std::string mapped_objects() {
     return s.str();
 }
 
+// Failed expectations of a check running in a death-test child, which exits
+// with them (gtest assertions do not reach the parent from there).
+struct ChildChecks {
+    std::string errors;
+    void expect(bool ok, const std::string& what) {
+        if (!ok) errors += what + "\n";
+    }
+    [[noreturn]] void exit() {
+        std::fputs(errors.c_str(), stderr);
+        std::_Exit(errors.empty() ? 0 : 1);
+    }
+};
+
+hetero::RegistryOptions build_tree_only() {
+    hetero::RegistryOptions o;
+    o.use_default_dirs = false;
+    o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
+    return o;
+}
+
 // Runs in a fresh process (death-test child): nothing else has loaded a driver.
 // Exits 0 when loading the build tree's plugins loaded no OpenCL or Vulkan
 // driver and asking for devices did; otherwise prints what went wrong.
 [[noreturn]] void check_plugins_load_no_driver() {
-    std::string errors;
-    auto expect = [&](bool ok, const std::string& what) {
-        if (!ok) errors += what + "\n";
-    };
+    ChildChecks checks;
+    auto expect = [&](bool ok, const std::string& what) { checks.expect(ok, what); };
     {
-        hetero::RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        hetero::Registry reg(o);
+        hetero::Registry reg(build_tree_only());
         const std::string before = mapped_objects();
         for (const char* driver : {"libpocl", "libvulkan_lvp", "libLLVM"})
             expect(!contains(before, driver), std::string("loading the plugins loaded ") + driver);
@@ -237,8 +238,7 @@ std::string mapped_objects() {
         if (cl && cl->device_count() > 0 && contains(cl->device_props(0).driver, "Portable Computing Language"))
             expect(contains(mapped_objects(), "libpocl"), "PoCL in use but libpocl not seen in /proc/self/maps");
     }
-    std::fputs(errors.c_str(), stderr);
-    std::_Exit(errors.empty() ? 0 : 1);
+    checks.exit();
 }
 
 // Fresh process with the OpenCL and Vulkan loaders pointed at no driver.
@@ -247,15 +247,10 @@ std::string mapped_objects() {
     setenv("OCL_ICD_FILENAMES", "", 1);
     setenv("VK_ICD_FILENAMES", "/nonexistent/hetero-test-icd.json", 1);
     setenv("VK_DRIVER_FILES", "/nonexistent/hetero-test-icd.json", 1);
-    std::string errors;
-    auto expect = [&](bool ok, const std::string& what) {
-        if (!ok) errors += what + "\n";
-    };
+    ChildChecks checks;
+    auto expect = [&](bool ok, const std::string& what) { checks.expect(ok, what); };
     {
-        hetero::RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        hetero::Registry reg(o);
+        hetero::Registry reg(build_tree_only());
         const std::pair<const char*, const char*> expected[] = {{"opencl", "no OpenCL platform"}, {"vulkan", "vkCreateInstance failed"}};
         for (const auto& [name, reason] : expected) {
             const hetero::Provider* p = reg.find(name);
@@ -267,8 +262,7 @@ std::string mapped_objects() {
         for (const auto& d : hetero::available_devices(reg.providers()))
             expect(d.provider->name() == "cpu", "planning would use " + d.label());
     }
-    std::fputs(errors.c_str(), stderr);
-    std::_Exit(errors.empty() ? 0 : 1);
+    checks.exit();
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <hetero/log.hpp>
 #include <hetero/registry.hpp>
 
+#include "captured_log.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,22 +13,7 @@
 
 namespace {
 
-struct CapturedLog {
-    std::vector<std::string> lines;
-    std::mutex m;
-    CapturedLog() {
-        hetero::set_log_sink([this](hetero::LogLevel, const std::string& s) {
-            std::lock_guard<std::mutex> lock(m);
-            lines.push_back(s);
-        });
-    }
-    ~CapturedLog() { hetero::set_log_sink(nullptr); }
-    bool contains(const std::string& a, const std::string& b) {
-        for (const auto& l : lines)
-            if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
-        return false;
-    }
-};
+using hetero::test::CapturedLog;
 
 hetero::RegistryOptions bad_and_build_dirs() {
     hetero::RegistryOptions o;
