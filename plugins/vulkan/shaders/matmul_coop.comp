@@ -26,17 +26,18 @@
 #ifndef MULTI
 #define MULTI 0
 #endif
-// Specialisation: constant 0 = invocations (WG), constant 1 = BIG. BIG: a
-// 128 x 128 tile, else 64 x 64. Subgroups are laid out 2 (n) x WG / 64 (m),
-// each with TN x TM accumulators: WG 128, BIG 0: 2 x 2; WG 256, BIG 1: 4 x 2;
-// WG 128, BIG 1: 4 x 4.
+// Specialisation: constant 0 = invocations (WG), constant 1 = BIG, the tile
+// (m rows of W x n rows of x): 0: 64 x 64, 1: 128 x 128, 2: 128 x 64.
+// Subgroups are laid out 2 (n) x WG / 64 (m), each with TN x TM accumulators:
+// WG 128, BIG 0: 2 x 2; WG 256, BIG 1: 4 x 2; WG 128, BIG 1: 4 x 4; WG 256,
+// BIG 2: 2 x 2.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128u;
 layout(constant_id = 1) const uint BIG = 1u;
-const uint BM = 64u + 64u * BIG, BN = BM, BK = 64u;
+const uint BM = BIG >= 1u ? 128u : 64u, BN = BIG == 1u ? 128u : 64u, BK = 64u;
 const uint NSG = WG / 32u, SG_N = 2u, SG_M = NSG / 2u;
 const uint TN = BN / 32u, TM = BM / (16u * SG_M);  // accumulators per subgroup (at most 4 x 4)
-const uint P = (2u * BM) / WG;  // loader passes: rows of the tiles per invocation
+const uint P = (2u * BM) / WG;  // loader passes: rows of the tiles per invocation (x's tile may have fewer)
 const uint LDS = BK + 8u;  // f16 row stride: rows stay 16-byte aligned, banks shift
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
@@ -106,7 +107,7 @@ void main() {
         bool wv_ = m_ < M && kb_ < nb;                                                  \
         uint wi_ = (wbase + (m_ * nb + kb_) * BLK_BYTES) >> 2;                          \
         [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? wword(mat, wi_ + i) : 0u; \
-        bool xv_ = n_ < N && kb_ < nb;                                                  \
+        bool xv_ = n_ < N && kb_ < nb && lr + p * (WG / 2u) < BN;                       \
         uint e_ = xb + n_ * K + kb_ * 32u;                                              \
         [[unroll]] for (uint i = 0u; i < 8u; ++i)                                       \
             xr[p][i] = !xv_ ? vec4(0.0)                                                 \
@@ -153,7 +154,8 @@ void main() {
                 ws[wrow + j] = pk(d * (f16vec4(e02.x, e13.x, e02.y, e13.y) - float16_t(1152.0)));
             }
 #endif
-            [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = pk(f16vec4(xr[p][i]));
+            if (lr + p * (WG / 2u) < BN)
+                [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = pk(f16vec4(xr[p][i]));
         }
         barrier();
         if (s + 1u < steps) LOAD_STEP(s + 1u)

@@ -57,11 +57,16 @@ bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
 }
 
 // Shape of the coopmat GEMM over matrices of rows `ms` (one per member of a
-// multi GEMM) and n tokens: 128 x 128 tiles where they still fill the GPU,
-// else 64 x 64 (HETERO_VK_GEMM="BIG_MIN,WG": the fewest large tiles and the
-// large tiles' invocations, 128 or 256; tuning aid). Sets the specialisation
-// and returns the tile size.
-uint32_t coop_gemm_shape(Dispatch& d, std::initializer_list<uint64_t> ms, uint64_t n) {
+// multi GEMM) and n tokens: 128 x 128 tiles where they still fill the GPU;
+// else 128 x 64 for one matrix and 64 x 64 for several. On an H100 (512-token
+// prefill, dim 2048) 128 x 64 tiles took the down projection from 255 to
+// 219 us and the output projection from 107 to 91 us, but the Q/K/V group
+// from 142 to 164 us. Tuning aids: HETERO_VK_GEMM="BIG_MIN,WG" (the fewest
+// large tiles, the large tiles' invocations: 128 or 256) and
+// HETERO_VK_GEMM_TALL=0|1 (128 x 64 never / always). Sets the specialisation
+// and returns the tile: rows of W, rows of x.
+struct GemmTile { uint32_t m, n; };
+GemmTile coop_gemm_shape(Dispatch& d, std::initializer_list<uint64_t> ms, uint64_t n) {
     static const std::pair<uint64_t, uint32_t> cfg = [] {
         const char* e = std::getenv("HETERO_VK_GEMM");
         unsigned long long a = 0;
@@ -72,8 +77,21 @@ uint32_t coop_gemm_shape(Dispatch& d, std::initializer_list<uint64_t> ms, uint64
     uint64_t big_tiles = 0;
     for (uint64_t m : ms) big_tiles += ceil_div(m, 2 * kGemmTile);
     const bool big = big_tiles * ceil_div(n, 2 * kGemmTile) >= cfg.first;
-    d.spec = {big ? cfg.second : 2 * kGemmTile, big ? 1u : 0u};  // invocations, tile size (see the shader)
-    return big ? 2 * kGemmTile : kGemmTile;
+    static const int tall_env = [] {
+        const char* e = std::getenv("HETERO_VK_GEMM_TALL");
+        return e && (e[0] == '0' || e[0] == '1') && e[1] == 0 ? e[0] - '0' : -1;
+    }();
+    const bool tall = tall_env >= 0 ? tall_env == 1 : ms.size() == 1;
+    if (big) {
+        d.spec = {cfg.second, 1u};  // invocations, tile shape (see the shader)
+        return {2 * kGemmTile, 2 * kGemmTile};
+    }
+    if (tall) {
+        d.spec = {256u, 2u};
+        return {2 * kGemmTile, kGemmTile};
+    }
+    d.spec = {2 * kGemmTile, 0u};
+    return {kGemmTile, kGemmTile};
 }
 
 // HETERO_VK_MATVEC="WG,ROWS" overrides the quantized matvec shape (tuning aid).
@@ -175,9 +193,9 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
                 d.groups[2] = uint32_t(N);
             } else if (use_coopmat(dev, w.dtype)) {
                 d = make("matmul_coop_" + wt, ni, {in[0], in[1], extra}, out);
-                const uint32_t tile = coop_gemm_shape(d, {uint64_t(M)}, uint64_t(N));
-                d.groups[0] = ceil_div(uint64_t(M), tile);
-                d.groups[1] = ceil_div(uint64_t(N), tile);
+                const GemmTile tile = coop_gemm_shape(d, {uint64_t(M)}, uint64_t(N));
+                d.groups[0] = ceil_div(uint64_t(M), tile.m);
+                d.groups[1] = ceil_div(uint64_t(N), tile.n);
             } else {
                 d = make("matmul_" + wt, ni, {in[0], in[1], extra}, out);
                 d.groups[0] = ceil_div(uint64_t(M), kGemmTile);
@@ -474,9 +492,12 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
     uint32_t m[kMaxGroup] = {0, 0, 0};
     for (size_t i = 0; i < members.size(); ++i) m[i] = uint32_t(t[members[i].inputs[1]].shape[0]);
     // Output rows per workgroup: the GEMM's tile, or the matvec's rows.
-    uint32_t wg = 0, rows = 0;
-    if (gemm) rows = coop_gemm_shape(d, {m[0], m[1], m[2]}, uint64_t(x.shape[0]));
-    else {
+    uint32_t wg = 0, rows = 0, x_rows = 0;
+    if (gemm) {
+        const GemmTile tile = coop_gemm_shape(d, {m[0], m[1], m[2]}, uint64_t(x.shape[0]));
+        rows = tile.m;
+        x_rows = tile.n;
+    } else {
         quant_matvec_shape(w.dtype, wg, rows);
         d.spec = {wg, rows};
     }
@@ -485,7 +506,7 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
     if (swiglu) blocks = ceil_div(m[0], rows);  // each workgroup takes the same rows of gate and up
     if (gemm) {
         d.groups[0] = uint32_t(blocks);
-        d.groups[1] = ceil_div(uint64_t(x.shape[0]), rows);
+        d.groups[1] = ceil_div(uint64_t(x.shape[0]), x_rows);
     } else {
         grid(d, dev, blocks);
         d.groups[2] = uint32_t(x.shape[0]);
