@@ -49,6 +49,7 @@ void main() {
     uint qb = pc.t0 >> 2, ob = pc.t4 >> 2, pb = pc.t3 >> 2;
     uint kb = pc.t1, vb = pc.t2;
     uint row_stride = Hkv * HD;
+    bool words = dt == DT_F16 && ((kb | vb) & 3u) == 0u;  // HD is even, so rows stay word aligned
 
     // Row position; -1 marks rows past N or with a bad position (they attend to nothing).
     int p = -1;
@@ -79,17 +80,32 @@ void main() {
     uint srow = (sg * 16u + r) * LDS, prow = (sg * 16u + r) * LDH;
     for (int j0 = 0; j0 <= last; j0 += int(BKV)) {
         barrier();  // the previous tile's readers (and the query loads) are done
-        for (uint i = t; i < BKV * HD; i += 128u) {
-            uint jj = i / HD, d = i % HD;
-            uint j = uint(j0) + jj;
-            float kv = 0.0, vv = 0.0;
-            if (j < C) {
-                uint e = j * row_stride + kvh * HD + d;
-                kv = kc_elem(dt, kb, e);
-                vv = vc_elem(dt, vb, e);
+        if (words) {
+            // f16 caches at 4-byte aligned offsets: two elements a load.
+            for (uint i = t; i < BKV * HD / 2u; i += 128u) {
+                uint jj = i / (HD / 2u), d = 2u * (i % (HD / 2u));
+                uint j = uint(j0) + jj;
+                uint e = (j * row_stride + kvh * HD + d) >> 1;
+                f16vec2 kv = j < C ? unpackFloat2x16(kw[(kb >> 2) + e]) : f16vec2(0.0);
+                f16vec2 vv = j < C ? unpackFloat2x16(vw[(vb >> 2) + e]) : f16vec2(0.0);
+                k_s[jj * LDH + d] = kv.x;
+                k_s[jj * LDH + d + 1u] = kv.y;
+                v_s[jj * LDH + d] = vv.x;
+                v_s[jj * LDH + d + 1u] = vv.y;
             }
-            k_s[jj * LDH + d] = float16_t(kv);
-            v_s[jj * LDH + d] = float16_t(vv);
+        } else {
+            for (uint i = t; i < BKV * HD; i += 128u) {
+                uint jj = i / HD, d = i % HD;
+                uint j = uint(j0) + jj;
+                float kv = 0.0, vv = 0.0;
+                if (j < C) {
+                    uint e = j * row_stride + kvh * HD + d;
+                    kv = kc_elem(dt, kb, e);
+                    vv = vc_elem(dt, vb, e);
+                }
+                k_s[jj * LDH + d] = float16_t(kv);
+                v_s[jj * LDH + d] = float16_t(vv);
+            }
         }
         barrier();
         // S = Q K^T: K's tile read column-major is K^T.
