@@ -27,14 +27,14 @@ void pack_group_block(const uint8_t* const* rows, uint64_t quant_bytes, bool off
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, uint32_t dtype, int64_t m, int64_t k, ThreadPool& pool) {
     const int64_t rows = m / kPackRows * kPackRows;
     if (rows == 0) return nullptr;
-    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
+    if (!sdk::is_block_dtype(dtype)) sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, dtype, m, k};
     if (auto it = entries_.find(key); it != entries_.end())
         if (auto live = it->second.lock()) return live;
 
     const bool q8 = dtype == HETERO_DTYPE_Q8_0;
-    const uint64_t block_bytes = q8 ? 34 : 18, quant_bytes = block_bytes - 2;
+    const uint64_t block_bytes = sdk::row_bytes(dtype, sdk::kQBlock), quant_bytes = block_bytes - 2;
     const uint64_t group_block = q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
     const int64_t nb = k / sdk::kQBlock, groups = rows / kPackRows;
     const uint64_t row_bytes = uint64_t(nb) * block_bytes;

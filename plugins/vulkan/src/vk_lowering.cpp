@@ -1,5 +1,7 @@
 #include "vk_lowering.hpp"
 
+#include <hetero/sdk/quant.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -53,7 +55,7 @@ bool coopmat_enabled(const DeviceInfo& dev) {
 
 // The coopmat GEMM takes quantized weights.
 bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
-    return coopmat_enabled(dev) && (w_dtype == HETERO_DTYPE_Q4_0 || w_dtype == HETERO_DTYPE_Q8_0);
+    return coopmat_enabled(dev) && sdk::is_block_dtype(w_dtype);
 }
 
 // Shape of the coopmat GEMM over matrices of rows `ms` (one per member of a
@@ -187,7 +189,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             if (N <= kMatvecMaxRows) {
                 d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], extra}, out);
                 uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
-                if (w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0) quant_matvec_shape(w.dtype, wg, rows);
+                if (sdk::is_block_dtype(w.dtype)) quant_matvec_shape(w.dtype, wg, rows);
                 d.spec = {wg, rows};
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
@@ -376,8 +378,7 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
             // rows, a multi coopmat GEMM for many.
             auto groupable = [&](const hetero_node& n) {
                 const hetero_tensor_desc& w = t[n.inputs[1]];
-                const bool quant = w.dtype == HETERO_DTYPE_Q4_0 || w.dtype == HETERO_DTYPE_Q8_0;
-                return n.n_inputs == 2 && quant && t[n.output].kind == HETERO_TENSOR_INTERNAL &&
+                return n.n_inputs == 2 && sdk::is_block_dtype(w.dtype) && t[n.output].kind == HETERO_TENSOR_INTERNAL &&
                        (t[n.inputs[0]].shape[0] <= kMatvecMaxRows || use_coopmat(dev, w.dtype));
             };
             const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
@@ -416,11 +417,8 @@ bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node&
     const hetero_node &g = members[0], &u = members[1];
     if (g.op != HETERO_OP_MATMUL || swiglu.inputs[0] != g.output || swiglu.inputs[1] != u.output) return false;
     const hetero_tensor_desc &go = t[g.output], &uo = t[u.output], &y = t[swiglu.output];
-    auto same_shape = [](const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
-        return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
-    };
-    return t[g.inputs[0]].shape[0] <= kMatvecMaxRows && t[g.inputs[1]].shape[0] == t[u.inputs[1]].shape[0] && same_shape(go, uo) &&
-           same_shape(go, y) && y.dtype == HETERO_DTYPE_F32;
+    return t[g.inputs[0]].shape[0] <= kMatvecMaxRows && t[g.inputs[1]].shape[0] == t[u.inputs[1]].shape[0] && sdk::same_shape(go, uo) &&
+           sdk::same_shape(go, y) && y.dtype == HETERO_DTYPE_F32;
 }
 
 bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
@@ -430,12 +428,9 @@ bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& 
         return false;
     const hetero_node &rk = ropes[1], &sk = stores[0], &sv = stores[1];
     const hetero_tensor_desc &k = t[rk.output], &v = t[sv.inputs[0]], &kc = t[sk.output], &vc = t[sv.output];
-    auto same_shape = [](const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
-        return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
-    };
     // Caches [C, Hkv, Hd] of rows shaped like K [N, Hkv, Hd]; positions shared by all four nodes.
     return sk.inputs[0] == rk.output && sk.inputs[1] == rk.inputs[1] && sv.inputs[1] == rk.inputs[1] && k.kind == HETERO_TENSOR_INTERNAL &&
-           same_shape(k, v) && v.dtype == HETERO_DTYPE_F32 && same_shape(kc, vc) && kc.dtype == vc.dtype && kc.ndim == 3 &&
+           sdk::same_shape(k, v) && v.dtype == HETERO_DTYPE_F32 && sdk::same_shape(kc, vc) && kc.dtype == vc.dtype && kc.ndim == 3 &&
            kc.shape[1] == k.shape[1] && kc.shape[2] == k.shape[2] && (kc.dtype == HETERO_DTYPE_F32 || (kc.dtype == HETERO_DTYPE_F16 && dev.storage16));
 }
 

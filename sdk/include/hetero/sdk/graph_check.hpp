@@ -42,6 +42,13 @@ inline int64_t row_width(const hetero_tensor_desc& t) {
     for (uint32_t i = 1; i < t.ndim && i < HETERO_MAX_DIMS; ++i) n *= t.shape[i];
     return n;
 }
+// Same rank and extents (dtypes may differ).
+inline bool same_shape(const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
+    if (a.ndim != b.ndim) return false;
+    for (uint32_t i = 0; i < a.ndim; ++i)
+        if (a.shape[i] != b.shape[i]) return false;
+    return true;
+}
 inline int64_t outer_rows(const hetero_tensor_desc& t) { return t.ndim ? element_count(t) / std::max<int64_t>(1, inner_dim(t)) : 1; }
 
 // Total bytes of a tensor (0 when the descriptor is malformed).
@@ -93,11 +100,6 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
         return {};
     };
     auto is = [](const hetero_tensor_desc& t, uint32_t dtype) { return t.dtype == dtype; };
-    auto same_shape = [](const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
-        if (a.ndim != b.ndim) return false;
-        for (uint32_t i = 0; i < a.ndim; ++i) if (a.shape[i] != b.shape[i]) return false;
-        return true;
-    };
     auto bad = [&](const std::string& what) { return op + ": " + what; };
     std::string e;
     switch (node.op) {
