@@ -33,11 +33,16 @@ std::string tensor_label(const sdk::Graph& g, uint32_t t) {
 // and a round trip of the sum through memory. Only when it cannot change the
 // result: the product feeds nothing else, shapes match element for element,
 // and the ADD's output is not bound memory that may alias the matmul's input.
-std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g) {
-    std::vector<ResidualFusion> f(g.nodes.size());
+// How many node inputs name each tensor.
+std::vector<uint32_t> count_uses(const sdk::Graph& g) {
     std::vector<uint32_t> uses(g.tensors.size(), 0);
     for (const hetero_node& n : g.nodes)
         for (uint32_t i = 0; i < n.n_inputs; ++i) ++uses[size_t(n.inputs[i])];
+    return uses;
+}
+
+std::vector<ResidualFusion> find_residual_fusions(const sdk::Graph& g, const std::vector<uint32_t>& uses) {
+    std::vector<ResidualFusion> f(g.nodes.size());
     auto kind = [&](int32_t t) { return g.tensors[t].kind; };
     for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
         const hetero_node& mm = g.nodes[i];
@@ -98,18 +103,17 @@ struct Groups {
     std::vector<bool> absorbed;
 };
 
-// Does any node outside [first, first + count) read tensor `t`?
-bool read_elsewhere(const sdk::Graph& g, int32_t t, size_t first, size_t count) {
-    for (size_t m = 0; m < g.nodes.size(); ++m) {
-        if (m >= first && m < first + count) continue;
-        const hetero_node& node = g.nodes[m];
-        if (std::find(node.inputs, node.inputs + node.n_inputs, t) != node.inputs + node.n_inputs) return true;
-    }
-    return false;
+// Does any node outside [first, first + count) read tensor `t`? (`uses`: count_uses)
+bool read_elsewhere(const sdk::Graph& g, const std::vector<uint32_t>& uses, int32_t t, size_t first, size_t count) {
+    uint32_t inside = 0;
+    for (size_t m = first; m < first + count; ++m)
+        inside += uint32_t(std::count(g.nodes[m].inputs, g.nodes[m].inputs + g.nodes[m].n_inputs, t));
+    return uses[size_t(t)] != inside;
 }
 
 // `planned` keeps the members' inputs (and a fused norm's) alive through each group.
-Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<ResidualFusion>& fusions, sdk::Graph& planned) {
+Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector<uint32_t>& uses, const std::vector<ResidualFusion>& fusions,
+                   sdk::Graph& planned) {
     const size_t nn = g.nodes.size();
     Groups out{std::vector<size_t>(nn, 1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1),
                std::vector<bool>(nn, false)};
@@ -136,14 +140,14 @@ Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector
         for (const hetero_node& m : members) rows += uint64_t(g.tensors[m.inputs[1]].shape[0]);
         const bool norm = n > 0 && group[n - 1] == 1 && !fused(n - 1) && !out.absorbed[n - 1] && rows <= norm_fusion_max_rows() &&
                           can_fuse_norm(dev, g.nodes[n - 1], g.nodes[n], g.tensors.data()) &&
-                          !read_elsewhere(g, g.nodes[n - 1].output, n - 1, len + 1);
+                          !read_elsewhere(g, uses, g.nodes[n - 1].output, n - 1, len + 1);
         const bool swiglu = n + len < nn && !fused(n + len) && can_fuse_swiglu(members, g.nodes[n + len], g.tensors.data()) &&
-                            !read_elsewhere(g, members[0].output, n, len + 1) && !read_elsewhere(g, members[1].output, n, len + 1);
+                            !read_elsewhere(g, uses, members[0].output, n, len + 1) && !read_elsewhere(g, uses, members[1].output, n, len + 1);
         bool stores = false;
         if (members[0].op == HETERO_OP_ROPE && n + len + 1 < nn && !fused(n + len) && !fused(n + len + 1)) {
             const std::vector<hetero_node> st(g.nodes.begin() + n + len, g.nodes.begin() + n + len + 2);
             stores = can_join_group(dev, st[0], st[1], g.tensors.data()) && can_fuse_rope_store(dev, members, st, g.tensors.data()) &&
-                     !read_elsewhere(g, members[1].output, n, len + 2);
+                     !read_elsewhere(g, uses, members[1].output, n, len + 2);
         }
         const size_t first = norm ? n - 1 : n, after = (swiglu ? 1 : 0) + (stores ? 2 : 0);
         if (!keep_inputs_alive(g, first, len + (norm ? 1 : 0) + after, planned)) continue;
@@ -216,11 +220,12 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         // Internal tensors share one arena laid out by the static memory plan.
         // A fused matmul writes the ADD's output while still reading its own
         // input, so the plan keeps that input alive through the ADD.
-        std::vector<ResidualFusion> fusions = find_residual_fusions(g);
+        const std::vector<uint32_t> uses = count_uses(g);
+        std::vector<ResidualFusion> fusions = find_residual_fusions(g, uses);
         sdk::Graph planned = g;
         for (size_t n = 0; n + 1 < g.nodes.size(); ++n)
             if (fusions[n].residual >= 0 && !keep_inputs_alive(g, n, 2, planned)) fusions[n] = ResidualFusion{};
-        const Groups groups = find_groups(dev.info(), g, fusions, planned);
+        const Groups groups = find_groups(dev.info(), g, uses, fusions, planned);
         const std::vector<size_t>& group = groups.size;
         const sdk::MemoryPlan plan = sdk::plan_internal_memory(planned);
         for (uint32_t n = 0; n < g.nodes.size(); ++n) {
