@@ -142,18 +142,23 @@ vec4 xv4(uint xb, uint e) {
 #endif
 
 #if WTYPE == 3 || WTYPE == 4
+// x's block b (NORM: scaled by the norm weight) into xv; returns the sum of its 32 values.
+float load_x_block(uint xb, uint b, out vec4 xv[8]) {
+    vec4 xs4 = vec4(0.0);
+    for (uint i = 0u; i < 8u; ++i) {
+        xv[i] = xv4(xb, b * 32u + 4u * i);
+        NORM_SCALE(xv[i], b * 32u + 4u * i);
+        xs4 += xv[i];
+    }
+    return xs4.x + xs4.y + xs4.z + xs4.w;
+}
+
 #define DEFINE_QUANT_PARTIALS(SFX)                                                                    \
     void quant_partials##SFX(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NP]) { \
         uint nb = K / 32u;                                                                            \
         for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {                                      \
             vec4 xv[8];                                                                               \
-            vec4 xs4 = vec4(0.0);                                                                     \
-            for (uint i = 0u; i < 8u; ++i) {                                                          \
-                xv[i] = xv4(xb, b * 32u + 4u * i);                                                    \
-                NORM_SCALE(xv[i], b * 32u + 4u * i);                                                  \
-                xs4 += xv[i];                                                                         \
-            }                                                                                         \
-            float xsum = xs4.x + xs4.y + xs4.z + xs4.w;                                               \
+            float xsum = load_x_block(xb, b, xv);                                                     \
             for (uint r = 0u; r < NR; ++r)                                                            \
                 if (row0 + r < M) part[r] += block_dot##SFX(wbase, row0 + r, nb, b, xv, xsum);        \
         }                                                                                             \
@@ -171,13 +176,7 @@ void quant_partials_pair(uint row0, uint M, uint K, uint xb, inout float part[NP
     uint nb = K / 32u;
     for (uint b = gl_LocalInvocationID.x; b < nb; b += WG) {
         vec4 xv[8];
-        vec4 xs4 = vec4(0.0);
-        for (uint i = 0u; i < 8u; ++i) {
-            xv[i] = xv4(xb, b * 32u + 4u * i);
-            NORM_SCALE(xv[i], b * 32u + 4u * i);
-            xs4 += xv[i];
-        }
-        float xsum = xs4.x + xs4.y + xs4.z + xs4.w;
+        float xsum = load_x_block(xb, b, xv);
         for (uint r = 0u; r < NR; ++r)
             if (row0 + r < M) {
                 part[r] += block_dot_0(pc.t1, row0 + r, nb, b, xv, xsum);
