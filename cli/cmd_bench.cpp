@@ -90,7 +90,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens for the prefill test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
-    cmd->add_option("--cache-type", o->cache_type, kCacheTypeHelp)->check(CLI::IsMember({"auto", "f32", "f16"}));
+    add_cache_type_option(*cmd, o->cache_type);
     o->providers.add_to(*cmd);
     cmd->callback([o] { bench(*o); });
 

@@ -65,7 +65,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-p,--prompt", o->prompt, "prompt text");
     cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--cache-type", o->cache_type, kCacheTypeHelp)->check(CLI::IsMember({"auto", "f32", "f16"}));
+    add_cache_type_option(*cmd, o->cache_type);
     cmd->add_option("--temp", o->sampling.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-k", o->sampling.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));

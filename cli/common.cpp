@@ -52,6 +52,11 @@ Runtime open_runtime(const ProviderFlags& flags) {
     return rt;
 }
 
+void add_cache_type_option(CLI::App& cmd, std::string& value) {
+    cmd.add_option("--cache-type", value, "KV cache type: auto (f16 on GPU/NPU devices, f32 on CPU devices), f32 or f16")
+        ->check(CLI::IsMember({"auto", "f32", "f16"}));
+}
+
 uint32_t weight_type_from_name(const std::string& name) {
     if (name == "f32") return HETERO_DTYPE_F32;
     if (name == "f16") return HETERO_DTYPE_F16;

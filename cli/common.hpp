@@ -42,7 +42,7 @@ std::vector<std::string> split_list(const std::string& s);
 inline const std::vector<std::string> kWeightTypeNames = {"f32", "f16", "q8_0", "q4_0"};
 uint32_t weight_type_from_name(const std::string& name);
 
-inline constexpr const char* kCacheTypeHelp =
-    "KV cache type: auto (f16 on GPU/NPU devices, f32 on CPU devices), f32 or f16";
+// --cache-type of `run` and `bench` (see hetero::CacheType).
+void add_cache_type_option(CLI::App& cmd, std::string& value);
 
 }  // namespace hetero::cli
