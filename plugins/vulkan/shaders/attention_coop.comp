@@ -17,6 +17,13 @@
 // the caches are f16 (the f32-cache contract does not allow f16 compute).
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd (= HD), u[4] = C, u[5] = 1 for
 // f16 caches; f[0] = scale. Grid: x = query blocks, y = heads.
+// OUTH=1: the output is stored as f16, for a consumer that reads it so.
+#ifndef OUTH
+#define OUTH 0
+#endif
+#if OUTH
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x = 128) in;
@@ -28,7 +35,13 @@ layout(std430, binding = 1) readonly buffer Q { float q[]; };
 layout(std430, binding = 2) readonly buffer K { uint kw[]; };
 layout(std430, binding = 3) readonly buffer V { uint vw[]; };
 layout(std430, binding = 4) readonly buffer P { int pos[]; };
+#if OUTH
+layout(std430, binding = 5) writeonly buffer O { float16_t oh[]; };
+#define STORE_O(I, V) oh[(pc.t4 >> 1) + (I)] = float16_t(V)
+#else
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
+#define STORE_O(I, V) o[(pc.t4 >> 2) + (I)] = (V)
+#endif
 DEFINE_LOADERS(kc, kw)
 DEFINE_LOADERS(vc, vw)
 shared float16_t k_s[BKV * LDH];       // key tile (first the query block, on its way into registers)
@@ -46,7 +59,7 @@ void main() {
     uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint r = lane >> 1, half_ = lane & 1u;  // this invocation's row in the subgroup's 16 and key / dim half
     uint n = n0 + sg * 16u + r;
-    uint qb = pc.t0 >> 2, ob = pc.t4 >> 2, pb = pc.t3 >> 2;
+    uint qb = pc.t0 >> 2, pb = pc.t3 >> 2;
     uint kb = pc.t1, vb = pc.t2;
     uint row_stride = Hkv * HD;
     bool words = dt == DT_F16 && ((kb | vb) & 3u) == 0u;  // HD is even, so rows stay word aligned
@@ -164,6 +177,6 @@ void main() {
     if (n < N) {
         float inv = l > 0.0 ? 1.0 / l : 0.0;
         [[unroll]] for (uint i = 0u; i < 32u; ++i)
-            if (half_ * 32u + i < HD) o[ob + (n * H + h) * HD + half_ * 32u + i] = acc[i] * inv;
+            if (half_ * 32u + i < HD) STORE_O((n * H + h) * HD + half_ * 32u + i, acc[i] * inv);
     }
 }

@@ -2,12 +2,25 @@
 #extension GL_GOOGLE_include_directive : require
 // add / mul / swiglu over n elements; b may broadcast along the last dim.
 // u[0] = n, u[1] = broadcast width (0 = same shape), u[2] = 0 add, 1 mul, 2 swiglu
+// OUTH=1: the output is stored as f16 (bit-exact rounding), for a consumer
+// that reads it so (see vk_executable.cpp).
+#ifndef OUTH
+#define OUTH 0
+#endif
+#if OUTH
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
+#include "f16_store.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(std430, binding = 1) readonly buffer A { float a[]; };
 layout(std430, binding = 2) readonly buffer B { float b[]; };
+#if OUTH
+layout(std430, binding = 5) writeonly buffer O { uint16_t oh[]; };
+#else
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
+#endif
 
 void main() {
     uint i = flat_invocation();
@@ -19,5 +32,9 @@ void main() {
     if (pc.u[2] == 0u) r = x + y;
     else if (pc.u[2] == 1u) r = x * y;
     else r = x / (1.0 + exp(-x)) * y;
+#if OUTH
+    oh[(pc.t4 >> 1) + i] = uint16_t(f32_to_f16_bits(r));
+#else
     o[(pc.t4 >> 2) + i] = r;
+#endif
 }

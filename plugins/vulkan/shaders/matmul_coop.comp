@@ -26,6 +26,11 @@
 #ifndef MULTI
 #define MULTI 0
 #endif
+// XH=1: x is stored as f16 (its producer wrote it so, see vk_executable.cpp),
+// loaded as it goes into shared memory: half the bytes and no conversions.
+#ifndef XH
+#define XH 0
+#endif
 // Specialisation: constant 0 = invocations (WG), constant 1 = BIG, the tile
 // (m rows of W x n rows of x): 0: 64 x 64, 1: 128 x 128, 2: 128 x 64.
 // Subgroups are laid out 2 (n) x WG / 64 (m), each with TN x TM accumulators:
@@ -41,6 +46,8 @@ const uint P = (2u * BM) / WG;  // loader passes: rows of the tiles per invocati
 const uint LDS = BK + 8u;  // f16 row stride: rows stay 16-byte aligned, banks shift
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer XW { uint xw[]; };    // f16 pairs (XH)
+layout(std430, binding = 1) readonly buffer XQ { uvec4 xq[]; };  // eight f16 (XH)
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
 #if MULTI
 layout(std430, binding = 2) readonly buffer W0 { uint ww0[]; };
@@ -73,6 +80,11 @@ const uint BLK_BYTES = 34u, NWORDS = 9u;
 
 // Four f16 as the two words of a shared-memory element.
 uvec2 pk(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
+#if XH
+#define XSTORE(V) (V)
+#else
+#define XSTORE(V) pk(f16vec4(V))
+#endif
 
 void main() {
     uint N = pc.u[0], M = pc.u[1], K = pc.u[2];
@@ -89,8 +101,13 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint wn = (sg / SG_M) * (16u * TN), wm = (sg % SG_M) * (16u * TM);  // this subgroup's corner
+#if XH
+    uint xb = pc.t0 >> 1;  // in halves
+    bool xal = (pc.t0 & 15u) == 0u;
+#else
     uint xb = pc.t0 >> 2;
     bool xal = (xb & 3u) == 0u;
+#endif
     uint nb = K / 32u;               // quantization blocks per row
     uint steps = (nb + 1u) / 2u;     // BK = 64 per step; an odd last block is zero-padded
     // Loader roles: row lr of both tiles, block / half lh.
@@ -98,7 +115,25 @@ void main() {
     uint m = m0 + lr, n = n0 + lr;
 
     uint wr[2][NWORDS];
+#if XH
+    uvec2 xr[2][8];  // 32 f16 of x as four-element shared-memory words
+#define LOAD_X(P_, E_, V_)                                                                           \
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {                                                      \
+        uvec4 q_ = !(V_) ? uvec4(0u)                                                                 \
+                 : xal   ? xq[((E_) >> 3) + i]                                                       \
+                         : uvec4(xw[((E_) >> 1) + 4u * i], xw[((E_) >> 1) + 4u * i + 1u],           \
+                                 xw[((E_) >> 1) + 4u * i + 2u], xw[((E_) >> 1) + 4u * i + 3u]);       \
+        xr[P_][2u * i] = q_.xy;                                                                      \
+        xr[P_][2u * i + 1u] = q_.zw;                                                                 \
+    }
+#else
     vec4 xr[2][8];
+#define LOAD_X(P_, E_, V_)                                                                           \
+    [[unroll]] for (uint i = 0u; i < 8u; ++i)                                                        \
+        xr[P_][i] = !(V_) ? vec4(0.0)                                                                \
+                  : xal   ? x4[((E_) >> 2) + i]                                                      \
+                          : vec4(x[(E_) + 4u * i], x[(E_) + 4u * i + 1u], x[(E_) + 4u * i + 2u], x[(E_) + 4u * i + 3u]);
+#endif
 
     // Global loads of step s into registers (zeros outside the matrices).
 #define LOAD_STEP(s)                                                                    \
@@ -109,10 +144,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? wword(mat, wi_ + i) : 0u; \
         bool xv_ = n_ < N && kb_ < nb && lr + p * (WG / 2u) < BN;                       \
         uint e_ = xb + n_ * K + kb_ * 32u;                                              \
-        [[unroll]] for (uint i = 0u; i < 8u; ++i)                                       \
-            xr[p][i] = !xv_ ? vec4(0.0)                                                 \
-                  : xal  ? x4[(e_ >> 2) + i]                                            \
-                         : vec4(x[e_ + 4u * i], x[e_ + 4u * i + 1u], x[e_ + 4u * i + 2u], x[e_ + 4u * i + 3u]); \
+        LOAD_X(p, e_, xv_)                                                              \
     }
 
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[4][4];
@@ -155,7 +187,7 @@ void main() {
             }
 #endif
             if (lr + p * (WG / 2u) < BN)
-                [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = pk(f16vec4(xr[p][i]));
+                [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = XSTORE(xr[p][i]);
         }
         barrier();
         if (s + 1u < steps) LOAD_STEP(s + 1u)

@@ -243,6 +243,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
             }
             for (Dispatch& d : lower_node(dev.info(), g.nodes[n], n, g.tensors.data(), fusions[n])) dispatches_.push_back(std::move(d));
         }
+        store_gemm_inputs_in_f16(dev.info(), g.tensors.data(), g.tensors.size(), dispatches_);
         std::vector<Pipelines::Key> keys;
         for (const Dispatch& d : dispatches_) keys.emplace_back(d.shader, d.spec);
         pipelines_ = dev.pipelines().get_all(keys);

@@ -421,6 +421,40 @@ bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node&
            sdk::same_shape(go, y) && y.dtype == HETERO_DTYPE_F32;
 }
 
+void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* t, size_t n_tensors, std::vector<Dispatch>& ds) {
+    static const bool disabled = [] {
+        const char* e = std::getenv("HETERO_VK_XH");
+        return e && std::strcmp(e, "0") == 0;
+    }();
+    if (disabled || !dev.storage16 || !coopmat_enabled(dev)) return;
+    auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
+    for (size_t id = 0; id < n_tensors; ++id) {
+        if (t[id].kind != HETERO_TENSOR_INTERNAL || t[id].dtype != HETERO_DTYPE_F32) continue;
+        int64_t producer = -1;
+        std::vector<size_t> consumers;
+        bool ok = true;
+        for (size_t i = 0; i < ds.size() && ok; ++i)
+            for (uint32_t b = 0; b < kOperandBindings && ok; ++b) {
+                if (ds[i].operand[b] != int32_t(id)) continue;
+                if (is_output_operand(b)) {
+                    ok = producer < 0 && b == kFirstOutput;
+                    producer = int64_t(i);
+                } else {
+                    ok = b == 0 && starts(ds[i].shader, "matmul_coop_");
+                    consumers.push_back(i);
+                }
+            }
+        if (!ok || producer < 0 || consumers.empty()) continue;
+        std::string& ps = ds[size_t(producer)].shader;
+        if (ps != "rmsnorm" && ps != "rmsnorm_sg" && ps != "elementwise" && ps != "attention_coop") continue;
+        ps += "_h";
+        for (size_t c : consumers) {
+            std::string& cs = ds[c].shader;
+            cs.insert(cs.rfind("_w") + 1, "xh_");  // matmul_coop[_multi]_w4 -> matmul_coop[_multi]_xh_w4
+        }
+    }
+}
+
 bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
                          const hetero_tensor_desc* t) {
     if (ropes.size() != 2 || stores.size() != 2 || ropes[0].op != HETERO_OP_ROPE || stores[0].op != HETERO_OP_STORE_ROWS ||

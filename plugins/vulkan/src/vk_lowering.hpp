@@ -45,6 +45,13 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
 // `norm`: the RMSNORM producing the members' x, run inside the dispatch
 // (see can_fuse_norm), or null; `swiglu`: the SWIGLU of the two members'
 // outputs, likewise (see can_fuse_swiglu), or null.
+// Internal f32 activations written by an RMSNORM, an elementwise op or the
+// coopmat attention and read only as x by coopmat GEMMs are stored as f16
+// instead (the producer's "_h" shader, the GEMMs' "xh" shaders): the GEMMs
+// round x to f16 anyway, so results do not change, and every GEMM workgroup
+// reads half the bytes and converts nothing. HETERO_VK_XH=0 turns it off.
+void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* tensors, size_t n_tensors, std::vector<Dispatch>& ds);
+
 // `stores`: for a rope pair, the STORE_ROWS pair it also runs (see
 // can_fuse_rope_store), or empty.
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,

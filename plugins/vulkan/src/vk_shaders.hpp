@@ -7,12 +7,18 @@
 
 namespace hetero::vk {
 
-#define HETERO_VK_SHADERS(X)                                                                              \
-    X(elementwise) X(rmsnorm) X(rmsnorm_sg) X(softmax) X(rope) X(embedding) X(to_f32) X(from_f32_half) X(from_f32_quant) \
-    X(store_rows) X(attention) X(attention_tiled) X(attention_coop) X(matmul_w0) X(matmul_w1) X(matmul_w2) X(matmul_w3) X(matmul_w4)            \
-    X(matvec_w0) X(matvec_w1) X(matvec_w2) X(matvec_w3) X(matvec_w4) X(matvec_sg_w0) X(matvec_sg_w1)      \
-    X(matvec_sg_w2) X(matvec_sg_w3) X(matvec_sg_w4) X(matmul_coop_w3) X(matmul_coop_w4) X(matmul_coop_multi_w3) X(matmul_coop_multi_w4) \
-    X(matvec_multi_w3) X(matvec_multi_w4) X(matvec_multi_sg_w3) X(matvec_multi_sg_w4) X(matvec_multi_norm_sg_w3) X(matvec_multi_norm_sg_w4) X(matvec_multi_swiglu_w3) X(matvec_multi_swiglu_w4) X(matvec_multi_swiglu_sg_w3) X(matvec_multi_swiglu_sg_w4) X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4) X(rope_pair) X(rope_pair_store) X(store_rows_pair) X(attention_basic)
+#define HETERO_VK_SHADERS(X) \
+    X(elementwise) X(elementwise_h) X(rmsnorm) X(rmsnorm_sg) X(rmsnorm_h) X(rmsnorm_sg_h) X(softmax) X(rope) \
+    X(rope_pair) X(rope_pair_store) X(embedding) X(to_f32) X(from_f32_half) X(from_f32_quant) X(store_rows) \
+    X(store_rows_pair) X(attention) X(attention_basic) X(attention_tiled) X(attention_coop) \
+    X(attention_coop_h) X(matmul_w0) X(matmul_w1) X(matmul_w2) X(matmul_w3) X(matmul_w4) X(matvec_w0) \
+    X(matvec_w1) X(matvec_w2) X(matvec_w3) X(matvec_w4) X(matvec_sg_w0) X(matvec_sg_w1) X(matvec_sg_w2) \
+    X(matvec_sg_w3) X(matvec_sg_w4) X(matmul_coop_w3) X(matmul_coop_w4) X(matmul_coop_multi_w3) \
+    X(matmul_coop_multi_w4) X(matmul_coop_xh_w3) X(matmul_coop_xh_w4) X(matmul_coop_multi_xh_w3) \
+    X(matmul_coop_multi_xh_w4) X(matvec_multi_w3) X(matvec_multi_w4) X(matvec_multi_sg_w3) \
+    X(matvec_multi_sg_w4) X(matvec_multi_norm_sg_w3) X(matvec_multi_norm_sg_w4) X(matvec_multi_swiglu_w3) \
+    X(matvec_multi_swiglu_w4) X(matvec_multi_swiglu_sg_w3) X(matvec_multi_swiglu_sg_w4) \
+    X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4)
 
 struct ShaderCode {
     const uint32_t* words;
