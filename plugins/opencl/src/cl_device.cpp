@@ -5,6 +5,7 @@
 #include "program_cache.hpp"
 
 #include <CL/cl_ext.h>
+#include <hetero/sdk/dispatch_profile.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -149,6 +150,11 @@ size_t Program::group_size(const char* kernel, size_t cap) const {
 ClDevice::ClDevice(cl_platform_id platform, cl_device_id device)
     : info_(query_info(platform, device)), platform_(platform), device_(device) {}
 
+bool profiling_enabled() {
+    static const bool on = sdk::env_flag_on("HETERO_CL_PROFILE");
+    return on;
+}
+
 void ClDevice::open_slow() const {
     std::lock_guard<std::mutex> lock(open_mutex_);
     if (opened_.load(std::memory_order_relaxed)) return;
@@ -156,7 +162,7 @@ void ClDevice::open_slow() const {
     cl_int err = CL_SUCCESS;
     cl_context context = clCreateContext(props, 1, &device_, nullptr, nullptr, &err);
     cl_check(err, "clCreateContext", HETERO_ERR_DEVICE_LOST);
-    cl_command_queue queue = clCreateCommandQueue(context, device_, 0, &err);
+    cl_command_queue queue = clCreateCommandQueue(context, device_, profiling_enabled() ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (err != CL_SUCCESS) {
         clReleaseContext(context);
         cl_check(err, "clCreateCommandQueue", HETERO_ERR_DEVICE_LOST);

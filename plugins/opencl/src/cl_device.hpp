@@ -38,6 +38,10 @@ struct GemmConfig {
     int wg() const { return lx * ly; }
 };
 
+// HETERO_CL_PROFILE=1: queues are created with profiling on and executables
+// time every kernel, logging the totals when they are released.
+bool profiling_enabled();
+
 // Scores the attention kernel keeps in local memory per chunk of keys.
 inline constexpr int kAttentionChunk = 512;
 

@@ -5,6 +5,7 @@
 
 #include <hetero/sdk/host_memory.hpp>
 
+#include <chrono>
 #include <climits>
 
 namespace hetero::opencl {
@@ -96,6 +97,15 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
             add_node(uint32_t(n), g.nodes[n], constants);
         }
         node_ops_ = std::move(ops);
+        if (profiling_enabled()) {
+            std::vector<std::string> labels;
+            std::vector<uint64_t> bytes;
+            for (const Launch& l : launches_) {
+                labels.push_back(l.label);
+                bytes.push_back(l.bytes);
+            }
+            times_ = std::make_unique<sdk::DispatchTimes>("opencl", std::move(labels), std::move(bytes));
+        }
     } catch (...) {
         release();
         throw;
@@ -105,7 +115,38 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
 ClExecutable::~ClExecutable() {
     // Kernels may still be queued; let them finish before their memory goes.
     clFinish(device_.queue());
+    if (times_) times_->report();
     release();
+}
+
+void ClExecutable::describe(Launch& l, const hetero_node& node) const {
+    char name[128] = {};
+    clGetKernelInfo(l.kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
+    l.label = name;
+    const auto& T = graph().tensors;
+    for (uint32_t i = 0; i < node.n_inputs; ++i) {
+        l.label += (i ? ", " : " ") + sdk::shape_label(T[size_t(node.inputs[i])]);
+        l.bytes += sdk::tensor_bytes(T[size_t(node.inputs[i])]);
+    }
+    l.label += " -> " + sdk::shape_label(T[size_t(node.output)]);
+    l.bytes += sdk::tensor_bytes(T[size_t(node.output)]);
+}
+
+void ClExecutable::collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started) {
+    clFinish(device_.queue());
+    const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    std::vector<double> us(events.size());
+    cl_ulong first = ~cl_ulong(0), last = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+        cl_ulong a = 0, b = 0;
+        clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof a, &a, nullptr);
+        clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof b, &b, nullptr);
+        us[i] = double(b - a) * 1e-3;
+        first = std::min(first, a);
+        last = std::max(last, b);
+        clReleaseEvent(events[i]);
+    }
+    times_->add_run(us, events.empty() ? 0.0 : double(last - first) * 1e-3, host_us);
 }
 
 void ClExecutable::release() {
@@ -355,6 +396,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
         }
         default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("op ") + sdk::op_name(node.op) + " is not provided");
     }
+    describe(l, node);
     guard.armed = false;
     launches_.push_back(std::move(l));
 }
@@ -364,6 +406,8 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
     for (size_t t = 0; t < T.size(); ++t)
         if (T[t].kind == HETERO_TENSOR_BOUND) check_alignment(T[t], uint32_t(t), bound[t].offset);
     cl_command_queue q = device_.queue();
+    std::vector<cl_event> timed;
+    const auto started = std::chrono::steady_clock::now();
     for (Launch& l : launches_) {
         // Only bound tensors change between executions; skip unchanged args.
         for (BoundArg& a : l.bound) {
@@ -378,11 +422,18 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
                 a.last_offset = b.offset;
             }
         }
-        const cl_int err = clEnqueueNDRangeKernel(q, l.kernel, l.dims, nullptr, l.global, l.local, 0, nullptr, nullptr);
+        cl_event* ev = nullptr;
+        if (times_) ev = &timed.emplace_back();
+        const cl_int err = clEnqueueNDRangeKernel(q, l.kernel, l.dims, nullptr, l.global, l.local, 0, nullptr, ev);
         if (err != CL_SUCCESS) {
             for (BoundArg& a : l.bound) a.last_mem = nullptr;  // re-set everything next time
+            for (cl_event e : timed)
+                if (e) clReleaseEvent(e);
             cl_check(err, "clEnqueueNDRangeKernel", err == CL_OUT_OF_RESOURCES ? HETERO_ERR_DEVICE_LOST : HETERO_ERR_INTERNAL);
         }
+    }
+    if (times_) {
+        collect_times(timed, started);
     }
     auto ev = std::make_unique<ClEvent>(q, error_flag_, node_ops_);
     cl_event done = nullptr;

@@ -6,9 +6,11 @@
 
 #include "cl_device.hpp"
 
+#include <hetero/sdk/dispatch_profile.hpp>
 #include <hetero/sdk/provider.hpp>
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct Launch {
     size_t global[3] = {1, 1, 1};
     size_t local[3] = {1, 1, 1};
     std::vector<BoundArg> bound;
+    std::string label;   // kernel and shapes, for the profile
+    uint64_t bytes = 0;  // operand traffic, for the profile's GB/s
 };
 
 class ClExecutable final : public sdk::Executable {
@@ -46,6 +50,9 @@ private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
     void release();
+    void describe(Launch& l, const hetero_node& node) const;
+    // Runs the enqueued kernels to completion and adds their times to times_.
+    void collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started);
     void set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants);
 
     ClDevice& device_;
@@ -55,6 +62,7 @@ private:
     std::vector<uint64_t> internal_offset_;
     std::vector<Launch> launches_;
     std::shared_ptr<const std::vector<uint32_t>> node_ops_;  // op of each node, for error messages
+    std::unique_ptr<sdk::DispatchTimes> times_;              // HETERO_CL_PROFILE=1 only
 };
 
 // Completion of one execution: waits on the read-back of the error flag that

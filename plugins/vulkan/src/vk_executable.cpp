@@ -258,9 +258,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
                     if (t < 0) continue;
                     b += sdk::tensor_bytes(g.tensors[t]);
                     l += i == 0 ? " " : i == kFirstOutput ? " -> " : i == kFirstOutput + kOutputs ? " with " : ", ";
-                    l += sdk::dtype_name(g.tensors[t].dtype);
-                    for (uint32_t k = 0; k < g.tensors[t].ndim; ++k) l += (k ? "x" : "[") + std::to_string(g.tensors[t].shape[k]);
-                    l += "]";
+                    l += sdk::shape_label(g.tensors[t]);
                 }
                 labels.push_back(l);
                 bytes.push_back(b);

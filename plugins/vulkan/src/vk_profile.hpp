@@ -1,10 +1,11 @@
 // Per-dispatch GPU timing, on when HETERO_VK_PROFILE=1: timestamps after each
-// dispatch of a compiled subgraph, summed over its runs and logged (grouped by
-// shader and shape) when the executable is released. Shows where a token's
-// time goes without an external profiler.
+// dispatch of a compiled subgraph, summed and logged by sdk::DispatchTimes
+// (grouped by shader and shape) when the executable is released.
 #pragma once
 
 #include "vk_common.hpp"
+
+#include <hetero/sdk/dispatch_profile.hpp>
 
 #include <string>
 #include <vector>
@@ -32,11 +33,7 @@ public:
 private:
     Device& dev_;
     VkQueryPool pool_ = VK_NULL_HANDLE;
-    std::vector<std::string> labels_;
-    std::vector<uint64_t> bytes_;
-    std::vector<double> sum_us_;
-    double gpu_us_ = 0, host_us_ = 0;
-    uint64_t runs_ = 0;
+    sdk::DispatchTimes times_;
     double period_ns_ = 1;
     uint64_t mask_ = ~uint64_t(0);
 };
