@@ -6,6 +6,8 @@
 #include "vk_device.hpp"
 #include "vk_pipelines.hpp"
 
+#include <hetero/sdk/fusion.hpp>
+
 #include <string>
 #include <vector>
 
@@ -22,12 +24,7 @@ struct Dispatch {
 // Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors);
 
-// A MATMUL (without bias) that also performs the ADD right after it:
-// out = residual + x W^T, written to the ADD's output.
-struct ResidualFusion {
-    int32_t residual = -1;  // the ADD's other input; -1 = no fusion
-    int32_t out = -1;       // the ADD's output
-};
+using sdk::ResidualFusion;
 
 // The dispatches of one (well-formed, supported) node.
 std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t node_index,
