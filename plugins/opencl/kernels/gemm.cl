@@ -105,19 +105,41 @@ inline void gemm_load_w_q8_0(global const uchar* w, int M, int K, int m0, int k0
     }
 }
 
+// Like the matvec kernels, a GEMM launch takes up to three matrices over the
+// same x; work-group column tiles are numbered across them. has_bias: 1 adds
+// bias[m], 2 adds a residual bias[n * M + m] (a fused ADD), to matrix 0.
 #define GEMM_KERNEL(NAME, LOAD_W)                                                                              \
     __attribute__((reqd_work_group_size(GEMM_WG, 1, 1))) kernel void NAME(                                     \
-        global const uchar* xb, ulong xoff, global const uchar* wb, ulong woff, global const uchar* bb,       \
-        ulong boff, int has_bias, global uchar* yb, ulong yoff, int N, int M, int K) {                         \
+        global const uchar* xb, ulong xoff, global const uchar* w0b, ulong w0off, global uchar* y0b, ulong y0off, \
+        int M0, global const uchar* w1b, ulong w1off, global uchar* y1b, ulong y1off, int M1,                 \
+        global const uchar* w2b, ulong w2off, global uchar* y2b, ulong y2off, int M2, global const uchar* bb,  \
+        ulong boff, int has_bias, int N, int K) {                                                              \
         /* float4 storage: micro-tile reads below are aligned 128-bit loads. */                               \
         local float4 As4[GEMM_BK * GEMM_SA / 4];                                                               \
         local float4 Bs4[GEMM_BK * GEMM_SB / 4];                                                               \
         local float* As = (local float*)As4;                                                                   \
         local float* Bs = (local float*)Bs4;                                                                   \
         const int tx = get_local_id(0) % GEMM_LX, ty = get_local_id(0) / GEMM_LX;                              \
-        const int m0 = get_group_id(0) * GEMM_BM, n0 = get_group_id(1) * GEMM_BN;                              \
+        int tile = get_group_id(0);                                                                            \
+        const int tiles0 = (M0 + GEMM_BM - 1) / GEMM_BM, tiles1 = (M1 + GEMM_BM - 1) / GEMM_BM;                \
+        global const uchar* w = w0b + w0off;                                                                   \
+        global float* y = PTR(float, y0b, y0off);                                                              \
+        int M = M0;                                                                                            \
+        const bool first = tile < tiles0;                                                                      \
+        if (!first) {                                                                                          \
+            tile -= tiles0;                                                                                    \
+            w = w1b + w1off;                                                                                   \
+            y = PTR(float, y1b, y1off);                                                                        \
+            M = M1;                                                                                            \
+            if (tile >= tiles1) {                                                                              \
+                tile -= tiles1;                                                                                \
+                w = w2b + w2off;                                                                               \
+                y = PTR(float, y2b, y2off);                                                                    \
+                M = M2;                                                                                        \
+            }                                                                                                  \
+        }                                                                                                      \
+        const int m0 = tile * GEMM_BM, n0 = get_group_id(1) * GEMM_BN;                                         \
         global const float* x = CPTR(float, xb, xoff);                                                         \
-        global const uchar* w = wb + woff;                                                                     \
         float acc[GEMM_TN][GEMM_TM];                                                                           \
         for (int i = 0; i < GEMM_TN; ++i)                                                                      \
             for (int j = 0; j < GEMM_TM; ++j) acc[i][j] = 0.f;                                                 \
@@ -136,14 +158,17 @@ inline void gemm_load_w_q8_0(global const uchar* w, int M, int K, int m0, int k0
             }                                                                                                  \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
         }                                                                                                      \
-        global float* y = PTR(float, yb, yoff);                                                                \
         global const float* bias = CPTR(float, bb, boff);                                                      \
+        const int bias_mode = first ? has_bias : 0;                                                            \
         for (int i = 0; i < GEMM_TN; ++i) {                                                                    \
             const int n = n0 + ty * GEMM_TN + i;                                                               \
             if (n >= N) break;                                                                                 \
             for (int j = 0; j < GEMM_TM; ++j) {                                                                \
                 const int m = m0 + tx * GEMM_TM + j;                                                           \
-                if (m < M) y[(ulong)n * M + m] = acc[i][j] + (has_bias ? bias[m] : 0.f);                       \
+                if (m < M)                                                                                     \
+                    y[(ulong)n * M + m] = acc[i][j] + (bias_mode == 1   ? bias[m]                              \
+                                                       : bias_mode == 2 ? bias[(ulong)n * M + m]               \
+                                                                        : 0.f);                                \
             }                                                                                                  \
         }                                                                                                      \
     }

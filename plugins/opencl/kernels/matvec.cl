@@ -17,21 +17,15 @@ inline float row_reduce(float v, local float* red, int lanes) {
     return red[lid - lane];
 }
 
-#define MATVEC_PROLOGUE                                                         \
-    const int lid = get_local_id(0);                                            \
-    const int lane = lid & (lanes - 1);                                         \
-    const int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes; \
-    global const float* x = CPTR(float, xb, xoff);                              \
-    float acc = 0.f;
-
-#define MATVEC_EPILOGUE                                                  \
-    const float sum = row_reduce(acc, red, lanes);                       \
-    if (row < M && lane == 0)                                            \
-        PTR(float, yb, yoff)[row] = sum + (has_bias ? CPTR(float, bb, boff)[row] : 0.f);
-
-#define MATVEC_ARGS                                                                          \
-    global const uchar *xb, ulong xoff, global const uchar *wb, ulong woff, global const uchar *bb, \
-        ulong boff, int has_bias, global uchar *yb, ulong yoff, int M, int K, int lanes, local float *red
+// Every matvec kernel takes up to three matrices over the same x (Q, K and V;
+// gate and up): rows are numbered across them, so one launch does the work
+// of three. has_bias adds bias[row] to the first matrix's rows (a MATMUL's
+// bias, or a fused residual: for one activation row both are a vector).
+#define MATVEC_ARGS                                                                              \
+    global const uchar *xb, ulong xoff, global const uchar *w0b, ulong w0off, global uchar *y0b, ulong y0off, \
+        int M0, global const uchar *w1b, ulong w1off, global uchar *y1b, ulong y1off, int M1,             \
+        global const uchar *w2b, ulong w2off, global uchar *y2b, ulong y2off, int M2, global const uchar *bb, \
+        ulong boff, int has_bias, int K, int lanes, local float *red
 
 // Quantized rows: the `lanes` work-items of a row walk (block, part) pairs,
 // 8 parts per block, so neighbouring lanes share a block and a 32-lane row
@@ -64,49 +58,105 @@ inline float q8_part(global const uchar* wrow, global const float* x, int v) {
     return d * dot(q, vload4(0, x + b * QK + 4 * s));
 }
 
-#define QUANT_MATVEC(NAME, BYTES, PART)                                              \
-    kernel void NAME(MATVEC_ARGS) {                                                  \
-        MATVEC_PROLOGUE                                                              \
-        if (row < M) {                                                               \
-            const int parts = (K / QK) * 8;                                          \
-            global const uchar* wrow = wb + woff + (ulong)row * (K / QK) * BYTES;    \
-            int v = lane;                                                            \
-            for (; v + (MV_UNROLL - 1) * lanes < parts; v += MV_UNROLL * lanes) {    \
-                float p[MV_UNROLL];                                                  \
-                for (int u = 0; u < MV_UNROLL; ++u) p[u] = PART(wrow, x, v + u * lanes); \
-                for (int u = 0; u < MV_UNROLL; ++u) acc += p[u];                     \
-            }                                                                        \
-            for (; v < parts; v += lanes) acc += PART(wrow, x, v);                   \
+// This lane's share of row . x (reduced across lanes by the caller).
+#define QUANT_DOT(NAME, PART)                                                        \
+    inline float NAME(global const uchar* wrow, global const float* x, int K, int lane, int lanes) { \
+        const int parts = (K / QK) * 8;                                              \
+        float acc = 0.f;                                                             \
+        int v = lane;                                                                \
+        for (; v + (MV_UNROLL - 1) * lanes < parts; v += MV_UNROLL * lanes) {        \
+            float p[MV_UNROLL];                                                      \
+            for (int u = 0; u < MV_UNROLL; ++u) p[u] = PART(wrow, x, v + u * lanes); \
+            for (int u = 0; u < MV_UNROLL; ++u) acc += p[u];                         \
         }                                                                            \
-        MATVEC_EPILOGUE                                                              \
+        for (; v < parts; v += lanes) acc += PART(wrow, x, v);                       \
+        return acc;                                                                  \
     }
+QUANT_DOT(dot_q4_0, q4_part)
+QUANT_DOT(dot_q8_0, q8_part)
 
-QUANT_MATVEC(matvec_q4_0, Q4_BYTES, q4_part)
-QUANT_MATVEC(matvec_q8_0, Q8_BYTES, q8_part)
-
-kernel void matvec_f32(MATVEC_ARGS) {
-    MATVEC_PROLOGUE
-    if (row < M) {
-        global const float* w = CPTR(float, wb, woff) + (ulong)row * K;
-        for (int k = lane; k < K; k += lanes) acc += w[k] * x[k];
-    }
-    MATVEC_EPILOGUE
+inline float dot_f32(global const uchar* wrow, global const float* x, int K, int lane, int lanes) {
+    global const float* w = (global const float*)wrow;
+    float acc = 0.f;
+    for (int k = lane; k < K; k += lanes) acc += w[k] * x[k];
+    return acc;
 }
 
-kernel void matvec_f16(MATVEC_ARGS) {
-    MATVEC_PROLOGUE
-    if (row < M) {
-        global const half* w = CPTR(half, wb, woff) + (ulong)row * K;
-        for (int k = lane; k < K; k += lanes) acc += vload_half(k, w) * x[k];
-    }
-    MATVEC_EPILOGUE
+inline float dot_f16(global const uchar* wrow, global const float* x, int K, int lane, int lanes) {
+    global const half* w = (global const half*)wrow;
+    float acc = 0.f;
+    for (int k = lane; k < K; k += lanes) acc += vload_half(k, w) * x[k];
+    return acc;
 }
 
-kernel void matvec_bf16(MATVEC_ARGS) {
-    MATVEC_PROLOGUE
-    if (row < M) {
-        global const ushort* w = CPTR(ushort, wb, woff) + (ulong)row * K;
-        for (int k = lane; k < K; k += lanes) acc += bf16_bits_to_float(w[k]) * x[k];
-    }
-    MATVEC_EPILOGUE
+inline float dot_bf16(global const uchar* wrow, global const float* x, int K, int lane, int lanes) {
+    global const ushort* w = (global const ushort*)wrow;
+    float acc = 0.f;
+    for (int k = lane; k < K; k += lanes) acc += bf16_bits_to_float(w[k]) * x[k];
+    return acc;
 }
+
+#define ROW_BYTES_Q4_0(K) ((ulong)((K) / QK) * Q4_BYTES)
+#define ROW_BYTES_Q8_0(K) ((ulong)((K) / QK) * Q8_BYTES)
+#define ROW_BYTES_F32(K) ((ulong)(K) * 4)
+#define ROW_BYTES_F16(K) ((ulong)(K) * 2)
+#define ROW_BYTES_BF16(K) ((ulong)(K) * 2)
+
+// Picks this work-item's row: index `row` across the matrices becomes a row
+// of matrix 0, 1 or 2 (`w`, `y`, `M`).
+#define MATVEC_SELECT_ROW                                                            \
+    const int lid = get_local_id(0);                                                 \
+    const int lane = lid & (lanes - 1);                                              \
+    int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes;           \
+    global const float* x = CPTR(float, xb, xoff);                                   \
+    global const uchar* w = w0b + w0off;                                             \
+    global float* y = PTR(float, y0b, y0off);                                        \
+    int M = M0;                                                                      \
+    const bool first = row < M0;                                                     \
+    if (!first) {                                                                    \
+        row -= M0;                                                                   \
+        w = w1b + w1off;                                                             \
+        y = PTR(float, y1b, y1off);                                                  \
+        M = M1;                                                                      \
+        if (row >= M1) {                                                             \
+            row -= M1;                                                               \
+            w = w2b + w2off;                                                         \
+            y = PTR(float, y2b, y2off);                                              \
+            M = M2;                                                                  \
+        }                                                                            \
+    }
+
+#define MATVEC_KERNEL(NAME, DOT, ROW_BYTES)                                          \
+    kernel void NAME(MATVEC_ARGS) {                                                  \
+        MATVEC_SELECT_ROW                                                            \
+        const float part = row < M ? DOT(w + (ulong)row * ROW_BYTES(K), x, K, lane, lanes) : 0.f; \
+        const float sum = row_reduce(part, red, lanes);                              \
+        if (row < M && lane == 0)                                                    \
+            y[row] = sum + (has_bias && first ? CPTR(float, bb, boff)[row] : 0.f);  \
+    }
+
+// Gate and up rows (matrices 0 and 1, M0 rows each) in one pass over x,
+// writing silu(gate) * up to y0: the SwiGLU after the pair runs here.
+#define MATVEC_SWIGLU_KERNEL(NAME, DOT, ROW_BYTES)                                   \
+    kernel void NAME(MATVEC_ARGS) {                                                  \
+        const int lid = get_local_id(0);                                             \
+        const int lane = lid & (lanes - 1);                                          \
+        const int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes; \
+        global const float* x = CPTR(float, xb, xoff);                               \
+        const ulong at = (ulong)row * ROW_BYTES(K);                                  \
+        const bool in = row < M0;                                                    \
+        const float gp = in ? DOT(w0b + w0off + at, x, K, lane, lanes) : 0.f;        \
+        const float up = in ? DOT(w1b + w1off + at, x, K, lane, lanes) : 0.f;        \
+        const float g = row_reduce(gp, red, lanes);                                  \
+        barrier(CLK_LOCAL_MEM_FENCE); /* every lane has read g before red is reused */ \
+        const float u = row_reduce(up, red, lanes);                                  \
+        if (in && lane == 0) PTR(float, y0b, y0off)[row] = g / (1.f + exp(-g)) * u;  \
+    }
+
+MATVEC_KERNEL(matvec_q4_0, dot_q4_0, ROW_BYTES_Q4_0)
+MATVEC_KERNEL(matvec_q8_0, dot_q8_0, ROW_BYTES_Q8_0)
+MATVEC_KERNEL(matvec_f32, dot_f32, ROW_BYTES_F32)
+MATVEC_KERNEL(matvec_f16, dot_f16, ROW_BYTES_F16)
+MATVEC_KERNEL(matvec_bf16, dot_bf16, ROW_BYTES_BF16)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q4_0, dot_q4_0, ROW_BYTES_Q4_0)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q8_0, dot_q8_0, ROW_BYTES_Q8_0)

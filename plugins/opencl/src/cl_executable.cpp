@@ -3,10 +3,13 @@
 #include "cl_buffer.hpp"
 #include "cl_util.hpp"
 
+#include <hetero/sdk/fusion.hpp>
 #include <hetero/sdk/host_memory.hpp>
 
 #include <chrono>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 namespace hetero::opencl {
 namespace {
@@ -66,13 +69,94 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
+// Which nodes run inside another node's launch (see MatmulLaunch), and the
+// graph the memory plan is made from, in which a fused launch's inputs stay
+// alive until its last node. HETERO_CL_FUSE=0 turns fusions off.
+struct Fusions {
+    std::vector<MatmulLaunch> matmul;  // per node: the matmul launch starting there
+    std::vector<bool> absorbed;        // per node: run by an earlier node's launch
+    sdk::Graph planned;
+};
+
+// A MATMUL that may share a launch with its neighbours: quantized weights,
+// no bias, an internal product.
+bool groupable(const sdk::Graph& g, const hetero_node& n) {
+    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && sdk::is_block_dtype(g.tensors[size_t(n.inputs[1])].dtype) &&
+           g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
+}
+
+Fusions find_fusions(const sdk::Graph& g) {
+    static const bool enabled = [] {
+        const char* e = std::getenv("HETERO_CL_FUSE");
+        return !(e && std::strcmp(e, "0") == 0);
+    }();
+    const size_t nn = g.nodes.size();
+    Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g};
+    const std::vector<uint32_t> uses = sdk::count_uses(g);
+    const std::vector<sdk::ResidualFusion> residual = enabled ? sdk::find_residual_fusions(g, uses) : std::vector<sdk::ResidualFusion>(nn);
+    const auto& T = g.tensors;
+    for (size_t n = 0; n < nn; ++n) {
+        const hetero_node& node = g.nodes[n];
+        if (f.absorbed[n] || node.op != HETERO_OP_MATMUL) continue;
+        MatmulLaunch& mm = f.matmul[n];
+        mm.count = 1;
+        mm.x = node.inputs[0];
+        mm.w[0] = node.inputs[1];
+        mm.y[0] = node.output;
+        if (node.n_inputs == 3) {
+            mm.bias = node.inputs[2];
+            mm.bias_mode = 1;
+        }
+        if (!enabled) continue;
+        if (residual[n].residual >= 0 && sdk::keep_inputs_alive(g, n, 2, f.planned)) {
+            mm.bias = residual[n].residual;
+            mm.bias_mode = 2;
+            mm.y[0] = residual[n].out;
+            f.absorbed[n + 1] = true;
+            continue;
+        }
+        if (!groupable(g, node)) continue;
+        size_t len = 1;
+        while (len < 3 && n + len < nn) {
+            const hetero_node& next = g.nodes[n + len];
+            if (!groupable(g, next) || next.inputs[0] != node.inputs[0] || residual[n + len].residual >= 0 ||
+                T[size_t(next.inputs[1])].dtype != T[size_t(node.inputs[1])].dtype)
+                break;
+            ++len;
+        }
+        if (len == 1 || !sdk::keep_inputs_alive(g, n, len, f.planned)) continue;
+        mm.count = int(len);
+        for (size_t i = 1; i < len; ++i) {
+            mm.w[i] = g.nodes[n + i].inputs[1];
+            mm.y[i] = g.nodes[n + i].output;
+            f.absorbed[n + i] = true;
+        }
+        // gate/up + SWIGLU, one activation row: one kernel writes silu(gate) * up.
+        if (len != 2 || n + 2 >= nn || T[size_t(mm.x)].shape[0] != 1) continue;
+        const hetero_node& sw = g.nodes[n + 2];
+        const bool in_order = sw.inputs[0] == mm.y[0] && sw.inputs[1] == mm.y[1];
+        const bool swapped = sw.inputs[0] == mm.y[1] && sw.inputs[1] == mm.y[0];
+        if (sw.op != HETERO_OP_SWIGLU || !(in_order || swapped) || T[size_t(mm.w[0])].shape[0] != T[size_t(mm.w[1])].shape[0] ||
+            T[size_t(sw.output)].dtype != HETERO_DTYPE_F32 || sdk::read_elsewhere(g, uses, mm.y[0], n, 3) ||
+            sdk::read_elsewhere(g, uses, mm.y[1], n, 3) || !sdk::keep_inputs_alive(g, n, 3, f.planned))
+            continue;
+        if (swapped) std::swap(mm.w[0], mm.w[1]);
+        mm.swiglu = true;
+        mm.y[0] = sw.output;
+        mm.y[1] = -1;
+        f.absorbed[n + 2] = true;
+    }
+    return f;
+}
+
 }  // namespace
 
 ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Program& program, sdk::Graph graph,
                            const std::vector<sdk::BoundTensor>& constants)
     : sdk::Executable(device_index, std::move(graph)), device_(device), program_(program) {
     const sdk::Graph& g = this->graph();
-    const sdk::MemoryPlan plan = sdk::plan_internal_memory(g);
+    const Fusions fusions = find_fusions(g);
+    const sdk::MemoryPlan plan = sdk::plan_internal_memory(fusions.planned);
     internal_offset_ = plan.offset;
     cl_int err = CL_SUCCESS;
     const uint64_t arena = std::max<uint64_t>(plan.arena_bytes, sdk::kHostAlign);
@@ -92,9 +176,11 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
         for (size_t t = 0; t < g.tensors.size(); ++t)
             if (g.tensors[t].kind == HETERO_TENSOR_CONSTANT) check_alignment(g.tensors[t], uint32_t(t), constants[t].offset);
         auto ops = std::make_shared<std::vector<uint32_t>>();
+        for (const hetero_node& node : g.nodes) ops->push_back(node.op);
         for (size_t n = 0; n < g.nodes.size(); ++n) {
-            ops->push_back(g.nodes[n].op);
-            add_node(uint32_t(n), g.nodes[n], constants);
+            if (fusions.absorbed[n]) continue;
+            if (fusions.matmul[n].count > 0) add_matmul(fusions.matmul[n], constants);
+            else add_node(uint32_t(n), g.nodes[n], constants);
         }
         node_ops_ = std::move(ops);
         if (profiling_enabled()) {
@@ -119,17 +205,19 @@ ClExecutable::~ClExecutable() {
     release();
 }
 
-void ClExecutable::describe(Launch& l, const hetero_node& node) const {
+void ClExecutable::describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const {
     char name[128] = {};
     clGetKernelInfo(l.kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
     l.label = name;
     const auto& T = graph().tensors;
-    for (uint32_t i = 0; i < node.n_inputs; ++i) {
-        l.label += (i ? ", " : " ") + sdk::shape_label(T[size_t(node.inputs[i])]);
-        l.bytes += sdk::tensor_bytes(T[size_t(node.inputs[i])]);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        l.label += (i ? ", " : " ") + sdk::shape_label(T[size_t(inputs[i])]);
+        l.bytes += sdk::tensor_bytes(T[size_t(inputs[i])]);
     }
-    l.label += " -> " + sdk::shape_label(T[size_t(node.output)]);
-    l.bytes += sdk::tensor_bytes(T[size_t(node.output)]);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        l.label += (i ? ", " : " -> ") + sdk::shape_label(T[size_t(outputs[i])]);
+        l.bytes += sdk::tensor_bytes(T[size_t(outputs[i])]);
+    }
 }
 
 void ClExecutable::collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started) {
@@ -180,6 +268,83 @@ void ClExecutable::set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std:
     }
 }
 
+void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    const hetero_tensor_desc& x = T[size_t(mm.x)];
+    const uint32_t wtype = T[size_t(mm.w[0])].dtype;
+    const int64_t N = x.shape[0], K = sdk::row_width(x);
+    const bool matvec = N == 1;
+    const char* name = mm.swiglu ? (wtype == HETERO_DTYPE_Q8_0 ? "matvec_swiglu_q8_0" : "matvec_swiglu_q4_0")
+                       : matvec  ? matvec_kernel(wtype)
+                                 : gemm_kernel(wtype);
+    Launch l;
+    l.kernel = make_kernel(name);
+    struct Guard {
+        Launch& l;
+        bool armed = true;
+        ~Guard() {
+            if (armed && l.kernel) clReleaseKernel(l.kernel);
+        }
+    } guard{l};
+    auto unused = [&](cl_uint arg) {  // any valid buffer; the kernel never touches it
+        set_arg(l.kernel, arg, error_flag_);
+        set_arg(l.kernel, arg + 1, cl_ulong(0));
+    };
+    set_tensor(l, 0, mm.x, constants);
+    std::vector<int32_t> inputs{mm.x}, outputs;
+    int64_t rows = 0;
+    for (int i = 0; i < 3; ++i) {
+        const cl_uint a = cl_uint(2 + 5 * i);
+        const int64_t M = i < mm.count ? T[size_t(mm.w[i])].shape[0] : 0;
+        if (i < mm.count) {
+            set_tensor(l, a, mm.w[i], constants);
+            inputs.push_back(mm.w[i]);
+        } else {
+            unused(a);
+        }
+        if (i < mm.count && mm.y[i] >= 0) {
+            set_tensor(l, a + 2, mm.y[i], constants);
+            outputs.push_back(mm.y[i]);
+        } else {
+            unused(a + 2);
+        }
+        set_arg(l.kernel, a + 4, cl_int(M));
+        rows += M;
+    }
+    if (mm.bias >= 0) {
+        set_tensor(l, 17, mm.bias, constants);
+        inputs.push_back(mm.bias);
+    } else {
+        unused(17);
+    }
+    set_arg(l.kernel, 19, cl_int(mm.bias_mode));
+    if (matvec) {
+        const size_t wg = program_.group_size(name, 128);
+        const size_t lanes = std::min<size_t>(32, wg);
+        const size_t rows_per_group = wg / lanes;
+        if (mm.swiglu) rows = T[size_t(mm.w[0])].shape[0];
+        set_arg(l.kernel, 20, cl_int(K));
+        set_arg(l.kernel, 21, cl_int(lanes));
+        set_local(l.kernel, 22, wg);
+        l.dims = 1;
+        l.local[0] = wg;
+        l.global[0] = std::max<size_t>(1, (size_t(rows) + rows_per_group - 1) / rows_per_group) * wg;
+    } else {
+        const GemmConfig& gc = program_.gemm();
+        size_t tiles = 0;
+        for (int i = 0; i < mm.count; ++i) tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + size_t(gc.bm()) - 1) / size_t(gc.bm());
+        set_arg(l.kernel, 20, cl_int(N));
+        set_arg(l.kernel, 21, cl_int(K));
+        l.dims = 2;
+        l.local[0] = size_t(gc.wg());
+        l.global[0] = std::max<size_t>(1, tiles) * size_t(gc.wg());
+        l.global[1] = (size_t(N) + size_t(gc.bn()) - 1) / size_t(gc.bn());
+    }
+    describe(l, inputs, outputs);
+    guard.armed = false;
+    launches_.push_back(std::move(l));
+}
+
 void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     auto in = [&](uint32_t i) -> const hetero_tensor_desc& { return T[size_t(node.inputs[i])]; };
@@ -218,43 +383,6 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             l.local[0] = wg;
             l.global[0] = round_up(size_t(D), wg);
             l.global[1] = size_t(in(1).shape[0]);
-            break;
-        }
-        case HETERO_OP_MATMUL: {
-            const int64_t N = in(0).shape[0], K = sdk::row_width(in(0)), M = in(1).shape[0];
-            const bool has_bias = node.n_inputs == 3;
-            const bool matvec = N == 1;
-            const char* name = matvec ? matvec_kernel(in(1).dtype) : gemm_kernel(in(1).dtype);
-            l.kernel = make_kernel(name);
-            tensor(0, node.inputs[0]);
-            tensor(2, node.inputs[1]);
-            if (has_bias) {
-                tensor(4, node.inputs[2]);
-            } else {  // any valid buffer; the kernel never reads it
-                set_arg(l.kernel, 4, error_flag_);
-                set_arg(l.kernel, 5, cl_ulong(0));
-            }
-            set_arg(l.kernel, 6, cl_int(has_bias));
-            tensor(7, node.output);
-            if (matvec) {
-                const size_t wg = program_.group_size(name, 128);
-                const size_t lanes = std::min<size_t>(32, wg);
-                const size_t rows_per_group = wg / lanes;
-                set_arg(l.kernel, 9, cl_int(M));
-                set_arg(l.kernel, 10, cl_int(K));
-                set_arg(l.kernel, 11, cl_int(lanes));
-                set_local(l.kernel, 12, wg);
-                grid1((size_t(M) + rows_per_group - 1) / rows_per_group * wg, wg);
-            } else {
-                const GemmConfig& gc = program_.gemm();
-                set_arg(l.kernel, 9, cl_int(N));
-                set_arg(l.kernel, 10, cl_int(M));
-                set_arg(l.kernel, 11, cl_int(K));
-                l.dims = 2;
-                l.local[0] = size_t(gc.wg());
-                l.global[0] = (size_t(M) + size_t(gc.bm()) - 1) / size_t(gc.bm()) * size_t(gc.wg());
-                l.global[1] = (size_t(N) + size_t(gc.bn()) - 1) / size_t(gc.bn());
-            }
             break;
         }
         case HETERO_OP_RMSNORM: {
@@ -396,7 +524,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
         }
         default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("op ") + sdk::op_name(node.op) + " is not provided");
     }
-    describe(l, node);
+    describe(l, std::vector<int32_t>(node.inputs, node.inputs + node.n_inputs), {node.output});
     guard.armed = false;
     launches_.push_back(std::move(l));
 }

@@ -24,6 +24,20 @@ struct BoundArg {
     uint64_t last_offset = ~uint64_t(0);
 };
 
+// One launch of the matmul kernels: up to three MATMULs over the same x (a
+// node group: Q, K and V; gate and up), optionally running the SWIGLU after
+// a gate/up pair (one activation row only) or, for a single MATMUL, the
+// residual ADD after it.
+struct MatmulLaunch {
+    int count = 0;  // matrices; 0 = no matmul launch starts at this node
+    int32_t x = -1;
+    int32_t w[3] = {-1, -1, -1};
+    int32_t y[3] = {-1, -1, -1};  // outputs; with `swiglu`, y[0] is the SWIGLU's
+    int32_t bias = -1;
+    int bias_mode = 0;  // 1: the MATMUL's bias [M]; 2: a fused residual [N, M]
+    bool swiglu = false;
+};
+
 struct Launch {
     cl_kernel kernel = nullptr;
     cl_uint dims = 1;
@@ -48,9 +62,10 @@ public:
 
 private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
+    void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
     void release();
-    void describe(Launch& l, const hetero_node& node) const;
+    void describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const;
     // Runs the enqueued kernels to completion and adds their times to times_.
     void collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started);
     void set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants);
