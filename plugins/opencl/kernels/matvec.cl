@@ -34,33 +34,37 @@ inline float row_reduce(float v, local float* red, int lanes) {
 // lane keeps several independent loads in flight.
 #define MV_UNROLL 8
 
-inline float q4_part(global const uchar* wrow, global const float* x, int v) {
-    const int b = v >> 3, s = v & 7;
-    global const ushort* blk = (global const ushort*)(wrow + b * Q4_BYTES);
-    const float d = vload_half(0, (global const half*)blk);
-    // Bytes 2s and 2s+1: elements 2s, 2s+1 (low nibbles), 2s+16, 2s+17 (high).
-    const uint q = blk[1 + s];
-    global const float* xp = x + b * QK + 2 * s;
-    const float2 xl = vload2(0, xp);
-    const float2 xh = vload2(0, xp + 16);
-    float sum = ((float)(q & 15u) - 8.f) * xl.x;
-    sum = fma((float)((q >> 8) & 15u) - 8.f, xl.y, sum);
-    sum = fma((float)((q >> 4) & 15u) - 8.f, xh.x, sum);
-    sum = fma((float)(q >> 12) - 8.f, xh.y, sum);
-    return d * sum;
-}
+// The part helpers and dots exist for x in global memory and, for the
+// norm-fused kernels, in local memory (OpenCL C 1.2 has no generic pointers).
+#define Q4_PART(NAME, AS)                                                              \
+    inline float NAME(global const uchar* wrow, AS const float* x, int v) {           \
+        const int b = v >> 3, s = v & 7;                                               \
+        global const ushort* blk = (global const ushort*)(wrow + b * Q4_BYTES);        \
+        const float d = vload_half(0, (global const half*)blk);                        \
+        /* Bytes 2s, 2s+1: elements 2s, 2s+1 (low nibbles), 2s+16, 2s+17 (high). */   \
+        const uint q = blk[1 + s];                                                     \
+        AS const float* xp = x + b * QK + 2 * s;                                       \
+        const float2 xl = vload2(0, xp);                                               \
+        const float2 xh = vload2(0, xp + 16);                                          \
+        float sum = ((float)(q & 15u) - 8.f) * xl.x;                                   \
+        sum = fma((float)((q >> 8) & 15u) - 8.f, xl.y, sum);                           \
+        sum = fma((float)((q >> 4) & 15u) - 8.f, xh.x, sum);                           \
+        sum = fma((float)(q >> 12) - 8.f, xh.y, sum);                                  \
+        return d * sum;                                                                \
+    }
 
-inline float q8_part(global const uchar* wrow, global const float* x, int v) {
-    const int b = v >> 3, s = v & 7;
-    global const ushort* blk = (global const ushort*)(wrow + b * Q8_BYTES);
-    const float d = vload_half(0, (global const half*)blk);
-    const float4 q = convert_float4(as_char4(vload2(0, blk + 1 + 2 * s)));
-    return d * dot(q, vload4(0, x + b * QK + 4 * s));
-}
+#define Q8_PART(NAME, AS)                                                              \
+    inline float NAME(global const uchar* wrow, AS const float* x, int v) {           \
+        const int b = v >> 3, s = v & 7;                                               \
+        global const ushort* blk = (global const ushort*)(wrow + b * Q8_BYTES);        \
+        const float d = vload_half(0, (global const half*)blk);                        \
+        const float4 q = convert_float4(as_char4(vload2(0, blk + 1 + 2 * s)));        \
+        return d * dot(q, vload4(0, x + b * QK + 4 * s));                              \
+    }
 
 // This lane's share of row . x (reduced across lanes by the caller).
-#define QUANT_DOT(NAME, PART)                                                        \
-    inline float NAME(global const uchar* wrow, global const float* x, int K, int lane, int lanes) { \
+#define QUANT_DOT(NAME, PART, AS)                                                    \
+    inline float NAME(global const uchar* wrow, AS const float* x, int K, int lane, int lanes) { \
         const int parts = (K / QK) * 8;                                              \
         float acc = 0.f;                                                             \
         int v = lane;                                                                \
@@ -72,8 +76,14 @@ inline float q8_part(global const uchar* wrow, global const float* x, int v) {
         for (; v < parts; v += lanes) acc += PART(wrow, x, v);                       \
         return acc;                                                                  \
     }
-QUANT_DOT(dot_q4_0, q4_part)
-QUANT_DOT(dot_q8_0, q8_part)
+Q4_PART(q4_part, global)
+Q8_PART(q8_part, global)
+Q4_PART(q4_part_l, local)
+Q8_PART(q8_part_l, local)
+QUANT_DOT(dot_q4_0, q4_part, global)
+QUANT_DOT(dot_q8_0, q8_part, global)
+QUANT_DOT(dot_q4_0_l, q4_part_l, local)
+QUANT_DOT(dot_q8_0_l, q8_part_l, local)
 
 inline float dot_f32(global const uchar* wrow, global const float* x, int K, int lane, int lanes) {
     global const float* w = (global const float*)wrow;
@@ -108,7 +118,6 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
     const int lid = get_local_id(0);                                                 \
     const int lane = lid & (lanes - 1);                                              \
     int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes;           \
-    global const float* x = CPTR(float, xb, xoff);                                   \
     global const uchar* w = w0b + w0off;                                             \
     global float* y = PTR(float, y0b, y0off);                                        \
     int M = M0;                                                                      \
@@ -126,8 +135,28 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
         }                                                                            \
     }
 
-#define MATVEC_KERNEL(NAME, DOT, ROW_BYTES)                                          \
-    kernel void NAME(MATVEC_ARGS) {                                                  \
+// x as the kernel reads it: straight from global memory, or (NORM_ARGS
+// kernels) RMS-normalised into local memory first: the RMSNORM before the
+// matmuls runs in every work-group, which costs a re-read of x (a few KiB)
+// and saves a launch.
+#define X_GLOBAL global const float* x = CPTR(float, xb, xoff);
+#define NORM_ARGS , global const uchar *nwb, ulong nwoff, float eps, local float *xs
+#define X_NORMED                                                                     \
+    {                                                                                \
+        global const float* xg = CPTR(float, xb, xoff);                              \
+        global const float* nw = CPTR(float, nwb, nwoff);                            \
+        float ss = 0.f;                                                              \
+        for (int i = get_local_id(0); i < K; i += get_local_size(0)) ss += xg[i] * xg[i]; \
+        ss = group_sum(ss, red);                                                     \
+        const float scale = 1.f / sqrt(ss / (float)K + eps);                         \
+        for (int i = get_local_id(0); i < K; i += get_local_size(0)) xs[i] = xg[i] * scale * nw[i]; \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                \
+    }                                                                                \
+    local const float* x = xs;
+
+#define MATVEC_KERNEL(NAME, DOT, ROW_BYTES, EXTRA_ARGS, X_SETUP)                      \
+    kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                       \
+        X_SETUP                                                                      \
         MATVEC_SELECT_ROW                                                            \
         const float part = row < M ? DOT(w + (ulong)row * ROW_BYTES(K), x, K, lane, lanes) : 0.f; \
         const float sum = row_reduce(part, red, lanes);                              \
@@ -137,12 +166,12 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
 
 // Gate and up rows (matrices 0 and 1, M0 rows each) in one pass over x,
 // writing silu(gate) * up to y0: the SwiGLU after the pair runs here.
-#define MATVEC_SWIGLU_KERNEL(NAME, DOT, ROW_BYTES)                                   \
-    kernel void NAME(MATVEC_ARGS) {                                                  \
+#define MATVEC_SWIGLU_KERNEL(NAME, DOT, ROW_BYTES, EXTRA_ARGS, X_SETUP)               \
+    kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                       \
+        X_SETUP                                                                      \
         const int lid = get_local_id(0);                                             \
         const int lane = lid & (lanes - 1);                                          \
         const int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes; \
-        global const float* x = CPTR(float, xb, xoff);                               \
         const ulong at = (ulong)row * ROW_BYTES(K);                                  \
         const bool in = row < M0;                                                    \
         const float gp = in ? DOT(w0b + w0off + at, x, K, lane, lanes) : 0.f;        \
@@ -153,10 +182,14 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
         if (in && lane == 0) PTR(float, y0b, y0off)[row] = g / (1.f + exp(-g)) * u;  \
     }
 
-MATVEC_KERNEL(matvec_q4_0, dot_q4_0, ROW_BYTES_Q4_0)
-MATVEC_KERNEL(matvec_q8_0, dot_q8_0, ROW_BYTES_Q8_0)
-MATVEC_KERNEL(matvec_f32, dot_f32, ROW_BYTES_F32)
-MATVEC_KERNEL(matvec_f16, dot_f16, ROW_BYTES_F16)
-MATVEC_KERNEL(matvec_bf16, dot_bf16, ROW_BYTES_BF16)
-MATVEC_SWIGLU_KERNEL(matvec_swiglu_q4_0, dot_q4_0, ROW_BYTES_Q4_0)
-MATVEC_SWIGLU_KERNEL(matvec_swiglu_q8_0, dot_q8_0, ROW_BYTES_Q8_0)
+MATVEC_KERNEL(matvec_q4_0, dot_q4_0, ROW_BYTES_Q4_0, , X_GLOBAL)
+MATVEC_KERNEL(matvec_q8_0, dot_q8_0, ROW_BYTES_Q8_0, , X_GLOBAL)
+MATVEC_KERNEL(matvec_f32, dot_f32, ROW_BYTES_F32, , X_GLOBAL)
+MATVEC_KERNEL(matvec_f16, dot_f16, ROW_BYTES_F16, , X_GLOBAL)
+MATVEC_KERNEL(matvec_bf16, dot_bf16, ROW_BYTES_BF16, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q4_0, dot_q4_0, ROW_BYTES_Q4_0, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q8_0, dot_q8_0, ROW_BYTES_Q8_0, , X_GLOBAL)
+MATVEC_KERNEL(matvec_norm_q4_0, dot_q4_0_l, ROW_BYTES_Q4_0, NORM_ARGS, X_NORMED)
+MATVEC_KERNEL(matvec_norm_q8_0, dot_q8_0_l, ROW_BYTES_Q8_0, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_0, dot_q4_0_l, ROW_BYTES_Q4_0, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q8_0, dot_q8_0_l, ROW_BYTES_Q8_0, NORM_ARGS, X_NORMED)

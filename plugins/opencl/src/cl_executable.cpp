@@ -78,11 +78,74 @@ struct Fusions {
     sdk::Graph planned;
 };
 
+// Widest row whose normalised copy a matvec work-group keeps in local
+// memory (16 KiB; OpenCL guarantees GPUs 32 KiB).
+constexpr int64_t kNormFusionMaxWidth = 4096;
+
 // A MATMUL that may share a launch with its neighbours: quantized weights,
 // no bias, an internal product.
 bool groupable(const sdk::Graph& g, const hetero_node& n) {
     return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && sdk::is_block_dtype(g.tensors[size_t(n.inputs[1])].dtype) &&
            g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
+}
+
+// Groups the MATMUL at n with up to two following ones over the same x, and
+// the SWIGLU after a gate/up pair; returns the number of MATMULs.
+size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::ResidualFusion>& residual, const std::vector<uint32_t>& uses,
+                     Fusions& f) {
+    const auto& T = g.tensors;
+    const size_t nn = g.nodes.size();
+    const hetero_node& node = g.nodes[n];
+    MatmulLaunch& mm = f.matmul[n];
+    size_t len = 1;
+    while (len < 3 && n + len < nn) {
+        const hetero_node& next = g.nodes[n + len];
+        if (!groupable(g, next) || next.inputs[0] != node.inputs[0] || residual[n + len].residual >= 0 ||
+            T[size_t(next.inputs[1])].dtype != T[size_t(node.inputs[1])].dtype)
+            break;
+        ++len;
+    }
+    if (len == 1 || !sdk::keep_inputs_alive(g, n, len, f.planned)) return 1;
+    mm.count = int(len);
+    for (size_t i = 1; i < len; ++i) {
+        mm.w[i] = g.nodes[n + i].inputs[1];
+        mm.y[i] = g.nodes[n + i].output;
+        f.absorbed[n + i] = true;
+    }
+    // gate/up + SWIGLU, one activation row: one kernel writes silu(gate) * up.
+    if (len != 2 || n + 2 >= nn || T[size_t(mm.x)].shape[0] != 1) return len;
+    const hetero_node& sw = g.nodes[n + 2];
+    const bool in_order = sw.inputs[0] == mm.y[0] && sw.inputs[1] == mm.y[1];
+    const bool swapped = sw.inputs[0] == mm.y[1] && sw.inputs[1] == mm.y[0];
+    if (sw.op != HETERO_OP_SWIGLU || !(in_order || swapped) || T[size_t(mm.w[0])].shape[0] != T[size_t(mm.w[1])].shape[0] ||
+        T[size_t(sw.output)].dtype != HETERO_DTYPE_F32 || sdk::read_elsewhere(g, uses, mm.y[0], n, 3) ||
+        sdk::read_elsewhere(g, uses, mm.y[1], n, 3) || !sdk::keep_inputs_alive(g, n, 3, f.planned))
+        return len;
+    if (swapped) std::swap(mm.w[0], mm.w[1]);
+    mm.swiglu = true;
+    mm.y[0] = sw.output;
+    mm.y[1] = -1;
+    f.absorbed[n + 2] = true;
+    return len;
+}
+
+// For one activation row: the RMSNORM right before the launch at n (which
+// spans `count` nodes) runs inside it when only that launch reads its output.
+void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::vector<uint32_t>& uses, Fusions& f) {
+    MatmulLaunch& mm = f.matmul[n];
+    if (n == 0 || f.absorbed[n - 1]) return;
+    const hetero_node& norm = g.nodes[n - 1];
+    if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || mm.bias_mode != 0) return;
+    const auto& T = g.tensors;
+    const hetero_tensor_desc &x = T[size_t(norm.inputs[0])], &w = T[size_t(norm.inputs[1])], &y = T[size_t(norm.output)];
+    if (y.kind != HETERO_TENSOR_INTERNAL || x.dtype != HETERO_DTYPE_F32 || w.dtype != HETERO_DTYPE_F32 || x.shape[0] != 1 ||
+        sdk::row_width(x) != sdk::row_width(y) || sdk::row_width(x) > kNormFusionMaxWidth ||
+        sdk::read_elsewhere(g, uses, norm.output, n - 1, count + 1) || !sdk::keep_inputs_alive(g, n - 1, count + 1, f.planned))
+        return;
+    mm.x = norm.inputs[0];
+    mm.norm_weight = norm.inputs[1];
+    mm.norm_eps = norm.fparams[0];
+    f.absorbed[n - 1] = true;
 }
 
 Fusions find_fusions(const sdk::Graph& g) {
@@ -94,7 +157,6 @@ Fusions find_fusions(const sdk::Graph& g) {
     Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g};
     const std::vector<uint32_t> uses = sdk::count_uses(g);
     const std::vector<sdk::ResidualFusion> residual = enabled ? sdk::find_residual_fusions(g, uses) : std::vector<sdk::ResidualFusion>(nn);
-    const auto& T = g.tensors;
     for (size_t n = 0; n < nn; ++n) {
         const hetero_node& node = g.nodes[n];
         if (f.absorbed[n] || node.op != HETERO_OP_MATMUL) continue;
@@ -116,38 +178,12 @@ Fusions find_fusions(const sdk::Graph& g) {
             continue;
         }
         if (!groupable(g, node)) continue;
-        size_t len = 1;
-        while (len < 3 && n + len < nn) {
-            const hetero_node& next = g.nodes[n + len];
-            if (!groupable(g, next) || next.inputs[0] != node.inputs[0] || residual[n + len].residual >= 0 ||
-                T[size_t(next.inputs[1])].dtype != T[size_t(node.inputs[1])].dtype)
-                break;
-            ++len;
-        }
-        if (len == 1 || !sdk::keep_inputs_alive(g, n, len, f.planned)) continue;
-        mm.count = int(len);
-        for (size_t i = 1; i < len; ++i) {
-            mm.w[i] = g.nodes[n + i].inputs[1];
-            mm.y[i] = g.nodes[n + i].output;
-            f.absorbed[n + i] = true;
-        }
-        // gate/up + SWIGLU, one activation row: one kernel writes silu(gate) * up.
-        if (len != 2 || n + 2 >= nn || T[size_t(mm.x)].shape[0] != 1) continue;
-        const hetero_node& sw = g.nodes[n + 2];
-        const bool in_order = sw.inputs[0] == mm.y[0] && sw.inputs[1] == mm.y[1];
-        const bool swapped = sw.inputs[0] == mm.y[1] && sw.inputs[1] == mm.y[0];
-        if (sw.op != HETERO_OP_SWIGLU || !(in_order || swapped) || T[size_t(mm.w[0])].shape[0] != T[size_t(mm.w[1])].shape[0] ||
-            T[size_t(sw.output)].dtype != HETERO_DTYPE_F32 || sdk::read_elsewhere(g, uses, mm.y[0], n, 3) ||
-            sdk::read_elsewhere(g, uses, mm.y[1], n, 3) || !sdk::keep_inputs_alive(g, n, 3, f.planned))
-            continue;
-        if (swapped) std::swap(mm.w[0], mm.w[1]);
-        mm.swiglu = true;
-        mm.y[0] = sw.output;
-        mm.y[1] = -1;
-        f.absorbed[n + 2] = true;
+        const size_t len = group_matmuls(g, n, residual, uses, f);
+        fuse_norm_before(g, n, len + (mm.swiglu ? 1 : 0), uses, f);
     }
     return f;
 }
+
 
 }  // namespace
 
@@ -274,11 +310,13 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
     const bool matvec = N == 1;
-    const char* name = mm.swiglu ? (wtype == HETERO_DTYPE_Q8_0 ? "matvec_swiglu_q8_0" : "matvec_swiglu_q4_0")
-                       : matvec  ? matvec_kernel(wtype)
-                                 : gemm_kernel(wtype);
+    std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
+    if (mm.swiglu || mm.norm_weight >= 0) {  // matvec_[swiglu_][norm_]q4_0 / q8_0
+        const std::string q = wtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0";
+        name = std::string("matvec_") + (mm.swiglu ? "swiglu_" : "") + (mm.norm_weight >= 0 ? "norm_" : "") + q;
+    }
     Launch l;
-    l.kernel = make_kernel(name);
+    l.kernel = make_kernel(name.c_str());
     struct Guard {
         Launch& l;
         bool armed = true;
@@ -319,13 +357,19 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     }
     set_arg(l.kernel, 19, cl_int(mm.bias_mode));
     if (matvec) {
-        const size_t wg = program_.group_size(name, 128);
+        const size_t wg = program_.group_size(name.c_str(), 128);
         const size_t lanes = std::min<size_t>(32, wg);
         const size_t rows_per_group = wg / lanes;
         if (mm.swiglu) rows = T[size_t(mm.w[0])].shape[0];
         set_arg(l.kernel, 20, cl_int(K));
         set_arg(l.kernel, 21, cl_int(lanes));
         set_local(l.kernel, 22, wg);
+        if (mm.norm_weight >= 0) {
+            set_tensor(l, 23, mm.norm_weight, constants);
+            inputs.push_back(mm.norm_weight);
+            set_arg(l.kernel, 25, cl_float(mm.norm_eps));
+            set_local(l.kernel, 26, size_t(K));
+        }
         l.dims = 1;
         l.local[0] = wg;
         l.global[0] = std::max<size_t>(1, (size_t(rows) + rows_per_group - 1) / rows_per_group) * wg;

@@ -27,7 +27,7 @@ struct BoundArg {
 // One launch of the matmul kernels: up to three MATMULs over the same x (a
 // node group: Q, K and V; gate and up), optionally running the SWIGLU after
 // a gate/up pair (one activation row only) or, for a single MATMUL, the
-// residual ADD after it.
+// residual ADD after it; for one activation row also the RMSNORM before it.
 struct MatmulLaunch {
     int count = 0;  // matrices; 0 = no matmul launch starts at this node
     int32_t x = -1;
@@ -36,6 +36,8 @@ struct MatmulLaunch {
     int32_t bias = -1;
     int bias_mode = 0;  // 1: the MATMUL's bias [M]; 2: a fused residual [N, M]
     bool swiglu = false;
+    int32_t norm_weight = -1;  // >= 0: x is the input of an RMSNORM the launch runs first
+    float norm_eps = 0.f;
 };
 
 struct Launch {
