@@ -34,6 +34,23 @@ kernel void rmsnorm(global const uchar* xb, ulong xoff, global const uchar* wb, 
     for (int i = lid; i < D; i += ls) y[i] = x[i] * scale * w[i];
 }
 
+// Rotation of one element pair by position `pos`; shared by rope and
+// rope_store so a fused launch rounds exactly like the separate ones.
+inline float2 rope_pair(float x0, float x1, float pos, int j, int rot, float base) {
+    const float freq = pow(base, -(float)(2 * j) / (float)rot);
+    const float a = pos * freq;
+    const float c = cos(a), s = sin(a);
+    return (float2)(x0 * c - x1 * s, x0 * s + x1 * c);
+}
+
+// Item j of a head: j < rot/2 rotates elements (i0, i1); the others copy
+// element `tail` of [rot, Hd).
+#define ROPE_ITEM_INDICES                              \
+    const int half_rot = rot / 2;                      \
+    const int i0 = halves ? j : 2 * j;                 \
+    const int i1 = halves ? j + half_rot : 2 * j + 1;  \
+    const int tail = j - half_rot + rot;
+
 // One work-item per rotated pair or copied element of a head:
 // items [0, rot/2) rotate, items [rot/2, Hd - rot/2) copy the tail [rot, Hd).
 // global = (Hd - rot/2 rounded up, H, N).
@@ -42,25 +59,72 @@ kernel void rope(global const uchar* xb, ulong xoff, global const uchar* pb, ulo
     const int j = get_global_id(0);
     const int h = get_global_id(1);
     const int n = get_global_id(2);
-    const int half_rot = rot / 2;
+    ROPE_ITEM_INDICES
     if (j >= Hd - half_rot) return;
     const ulong head = ((ulong)n * H + h) * Hd;
     global const float* x = CPTR(float, xb, xoff) + head;
     global float* y = PTR(float, yb, yoff) + head;
     if (j >= half_rot) {
-        const int e = j - half_rot + rot;
-        y[e] = x[e];
+        y[tail] = x[tail];
         return;
     }
-    const float pos = (float)CPTR(int, pb, poff)[n];
-    const float freq = pow(base, -(float)(2 * j) / (float)rot);
-    const float a = pos * freq;
-    const float c = cos(a), s = sin(a);
-    const int i0 = halves ? j : 2 * j;
-    const int i1 = halves ? j + half_rot : 2 * j + 1;
-    const float x0 = x[i0], x1 = x[i1];
-    y[i0] = x0 * c - x1 * s;
-    y[i1] = x0 * s + x1 * c;
+    const float2 r = rope_pair(x[i0], x[i1], (float)CPTR(int, pb, poff)[n], j, rot, base);
+    y[i0] = r.x;
+    y[i1] = r.y;
+}
+
+inline void cache_put(global uchar* cb, ulong coff, int cache_f16, ulong i, float v) {
+    if (cache_f16) PTR(ushort, cb, coff)[i] = float_to_half_bits(v);
+    else PTR(float, cb, coff)[i] = v;
+}
+
+// The ROPE pair (Q, K) and the K and V STORE_ROWS of an attention block in
+// one launch; the rotated K goes straight into its cache. Work-items as in
+// rope, over head slots (global dim 1) [0, Hq): rotate q into qr; [Hq, Hq+Hk):
+// rotate k into the K cache; [Hq+Hk, Hq+2Hk): copy v into the V cache.
+kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* pb, ulong poff, global uchar* qrb, ulong qroff,
+                       global const uchar* kb, ulong koff, global uchar* kcb, ulong kcoff, global const uchar* vb, ulong voff,
+                       global uchar* vcb, ulong vcoff, int Hq, int Hk, int Hd, int rot, int halves, float base, int C,
+                       int cache_f16, global int* err, int node) {
+    const int j = get_global_id(0);
+    const int slot = get_global_id(1);
+    const int n = get_global_id(2);
+    ROPE_ITEM_INDICES
+    if (j >= Hd - half_rot) return;
+    const int p = CPTR(int, pb, poff)[n];
+    if (slot < Hq) {
+        const ulong head = ((ulong)n * Hq + slot) * Hd;
+        global const float* x = CPTR(float, qb, qoff) + head;
+        global float* y = PTR(float, qrb, qroff) + head;
+        if (j >= half_rot) {
+            y[tail] = x[tail];
+        } else {
+            const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+            y[i0] = r.x;
+            y[i1] = r.y;
+        }
+        return;
+    }
+    if (p < 0 || p >= C) {
+        if (j == 0 && slot == Hq) report_error(err, ERR_POS_RANGE, node);
+        return;
+    }
+    const bool is_k = slot < Hq + Hk;
+    const int h = is_k ? slot - Hq : slot - Hq - Hk;
+    global const float* x = CPTR(float, is_k ? kb : vb, is_k ? koff : voff) + ((ulong)n * Hk + h) * Hd;
+    global uchar* cb = is_k ? kcb : vcb;
+    const ulong coff = is_k ? kcoff : vcoff;
+    const ulong dst = ((ulong)p * Hk + h) * Hd;
+    if (j >= half_rot) {
+        cache_put(cb, coff, cache_f16, dst + tail, x[tail]);
+    } else if (is_k) {
+        const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+        cache_put(cb, coff, cache_f16, dst + i0, r.x);
+        cache_put(cb, coff, cache_f16, dst + i1, r.y);
+    } else {
+        cache_put(cb, coff, cache_f16, dst + i0, x[i0]);
+        cache_put(cb, coff, cache_f16, dst + i1, x[i1]);
+    }
 }
 
 kernel void swiglu(global const uchar* gb, ulong goff, global const uchar* ub, ulong uoff, global uchar* yb,
@@ -114,8 +178,5 @@ kernel void store_rows(global const uchar* sb, ulong soff, global const uchar* p
         if (d == 0) report_error(err, ERR_POS_RANGE, node);
         return;
     }
-    const float v = CPTR(float, sb, soff)[(ulong)n * D + d];
-    const ulong dst = (ulong)p * D + d;
-    if (cache_f16) PTR(ushort, cb, coff)[dst] = float_to_half_bits(v);
-    else PTR(float, cb, coff)[dst] = v;
+    cache_put(cb, coff, cache_f16, (ulong)p * D + d, CPTR(float, sb, soff)[(ulong)n * D + d]);
 }

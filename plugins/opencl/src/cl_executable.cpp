@@ -69,6 +69,15 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
+// Releases a launch's kernel when building the launch throws.
+struct KernelGuard {
+    Launch& l;
+    bool armed = true;
+    ~KernelGuard() {
+        if (armed && l.kernel) clReleaseKernel(l.kernel);
+    }
+};
+
 // Which nodes run inside another node's launch (see MatmulLaunch), and the
 // graph the memory plan is made from, in which a fused launch's inputs stay
 // alive until its last node. HETERO_CL_FUSE=0 turns fusions off.
@@ -76,7 +85,31 @@ struct Fusions {
     std::vector<MatmulLaunch> matmul;  // per node: the matmul launch starting there
     std::vector<bool> absorbed;        // per node: run by an earlier node's launch
     sdk::Graph planned;
+    std::vector<bool> rope_store;      // per node: a rope_store launch starts here
 };
+
+// Nodes n..n+3 are ROPE(q), ROPE(k), STORE_ROWS(k_rope) and STORE_ROWS(v),
+// all at the same positions, and only the K store reads k_rope: one
+// rope_store launch runs them (see kernels/elementwise.cl).
+bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses) {
+    if (n + 3 >= g.nodes.size()) return false;
+    const hetero_node &rq = g.nodes[n], &rk = g.nodes[n + 1], &sk = g.nodes[n + 2], &sv = g.nodes[n + 3];
+    if (rq.op != HETERO_OP_ROPE || rk.op != HETERO_OP_ROPE || sk.op != HETERO_OP_STORE_ROWS || sv.op != HETERO_OP_STORE_ROWS) return false;
+    const auto& T = g.tensors;
+    const int32_t pos = rq.inputs[1];
+    if (rk.inputs[1] != pos || sk.inputs[1] != pos || sv.inputs[1] != pos || sk.inputs[0] != rk.output) return false;
+    if (rq.fparams[0] != rk.fparams[0] || rq.iparams[0] != rk.iparams[0] || rq.iparams[1] != rk.iparams[1]) return false;
+    const hetero_tensor_desc &q = T[size_t(rq.inputs[0])], &k = T[size_t(rk.inputs[0])], &v = T[size_t(sv.inputs[0])];
+    const hetero_tensor_desc &kc = T[size_t(sk.output)], &vc = T[size_t(sv.output)];
+    auto f32_3d = [](const hetero_tensor_desc& t) { return t.ndim == 3 && t.dtype == HETERO_DTYPE_F32; };
+    if (!f32_3d(q) || !f32_3d(k) || !f32_3d(v) || !sdk::same_shape(k, v) || q.shape[0] != k.shape[0] || q.shape[2] != k.shape[2] ||
+        T[size_t(rq.output)].dtype != HETERO_DTYPE_F32)
+        return false;
+    const bool cache_ok = kc.ndim == 3 && sdk::same_shape(kc, vc) && kc.dtype == vc.dtype &&
+                          (kc.dtype == HETERO_DTYPE_F32 || kc.dtype == HETERO_DTYPE_F16) && kc.shape[1] == k.shape[1] &&
+                          kc.shape[2] == k.shape[2] && sk.output != sv.output;
+    return cache_ok && !sdk::read_elsewhere(g, uses, rk.output, n, 4);
+}
 
 // Widest row whose normalised copy a matvec work-group keeps in local
 // memory (16 KiB; OpenCL guarantees GPUs 32 KiB).
@@ -154,11 +187,15 @@ Fusions find_fusions(const sdk::Graph& g) {
         return !(e && std::strcmp(e, "0") == 0);
     }();
     const size_t nn = g.nodes.size();
-    Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g};
+    Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g, std::vector<bool>(nn, false)};
     const std::vector<uint32_t> uses = sdk::count_uses(g);
     const std::vector<sdk::ResidualFusion> residual = enabled ? sdk::find_residual_fusions(g, uses) : std::vector<sdk::ResidualFusion>(nn);
     for (size_t n = 0; n < nn; ++n) {
         const hetero_node& node = g.nodes[n];
+        if (enabled && !f.absorbed[n] && can_fuse_rope_store(g, n, uses) && sdk::keep_inputs_alive(g, n, 4, f.planned)) {
+            f.rope_store[n] = true;
+            f.absorbed[n + 1] = f.absorbed[n + 2] = f.absorbed[n + 3] = true;
+        }
         if (f.absorbed[n] || node.op != HETERO_OP_MATMUL) continue;
         MatmulLaunch& mm = f.matmul[n];
         mm.count = 1;
@@ -216,6 +253,7 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
         for (size_t n = 0; n < g.nodes.size(); ++n) {
             if (fusions.absorbed[n]) continue;
             if (fusions.matmul[n].count > 0) add_matmul(fusions.matmul[n], constants);
+            else if (fusions.rope_store[n]) add_rope_store(uint32_t(n), constants);
             else add_node(uint32_t(n), g.nodes[n], constants);
         }
         node_ops_ = std::move(ops);
@@ -317,13 +355,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     }
     Launch l;
     l.kernel = make_kernel(name.c_str());
-    struct Guard {
-        Launch& l;
-        bool armed = true;
-        ~Guard() {
-            if (armed && l.kernel) clReleaseKernel(l.kernel);
-        }
-    } guard{l};
+    KernelGuard guard{l};
     auto unused = [&](cl_uint arg) {  // any valid buffer; the kernel never touches it
         set_arg(l.kernel, arg, error_flag_);
         set_arg(l.kernel, arg + 1, cl_ulong(0));
@@ -389,19 +421,51 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     launches_.push_back(std::move(l));
 }
 
+void ClExecutable::add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants) {
+    const auto& G = graph();
+    const hetero_node &rq = G.nodes[n], &rk = G.nodes[n + 1], &sk = G.nodes[n + 2], &sv = G.nodes[n + 3];
+    const hetero_tensor_desc &q = G.tensors[size_t(rq.inputs[0])], &k = G.tensors[size_t(rk.inputs[0])], &kc = G.tensors[size_t(sk.output)];
+    const int64_t N = q.shape[0], Hq = q.shape[1], Hk = k.shape[1], Hd = q.shape[2];
+    const int64_t rot = rq.iparams[1] ? rq.iparams[1] : Hd;
+    Launch l;
+    l.kernel = make_kernel("rope_store");
+    KernelGuard guard{l};
+    set_tensor(l, 0, rq.inputs[0], constants);
+    set_tensor(l, 2, rq.inputs[1], constants);
+    set_tensor(l, 4, rq.output, constants);
+    set_tensor(l, 6, rk.inputs[0], constants);
+    set_tensor(l, 8, sk.output, constants);
+    set_tensor(l, 10, sv.inputs[0], constants);
+    set_tensor(l, 12, sv.output, constants);
+    set_arg(l.kernel, 14, cl_int(Hq));
+    set_arg(l.kernel, 15, cl_int(Hk));
+    set_arg(l.kernel, 16, cl_int(Hd));
+    set_arg(l.kernel, 17, cl_int(rot));
+    set_arg(l.kernel, 18, cl_int(rq.iparams[0] == HETERO_ROPE_HALVES));
+    set_arg(l.kernel, 19, cl_float(rq.fparams[0]));
+    set_arg(l.kernel, 20, cl_int(kc.shape[0]));
+    set_arg(l.kernel, 21, cl_int(kc.dtype == HETERO_DTYPE_F16));
+    set_arg(l.kernel, 22, error_flag_);
+    set_arg(l.kernel, 23, cl_int(n + 2));
+    const size_t items = size_t(Hd - rot / 2);
+    const size_t wg = std::min(program_.group_size("rope_store", 64), round_up(items, 8));
+    l.dims = 3;
+    l.local[0] = wg;
+    l.global[0] = round_up(items, wg);
+    l.global[1] = size_t(Hq + 2 * Hk);
+    l.global[2] = size_t(N);
+    describe(l, {rq.inputs[0], rk.inputs[0], sv.inputs[0], rq.inputs[1]}, {rq.output, sk.output, sv.output});
+    guard.armed = false;
+    launches_.push_back(std::move(l));
+}
+
 void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     auto in = [&](uint32_t i) -> const hetero_tensor_desc& { return T[size_t(node.inputs[i])]; };
     const hetero_tensor_desc& out = T[size_t(node.output)];
     Launch l;
     // The kernel is owned by `l` from here on; a throw below releases it.
-    struct Guard {
-        Launch& l;
-        bool armed = true;
-        ~Guard() {
-            if (armed && l.kernel) clReleaseKernel(l.kernel);
-        }
-    } guard{l};
+    KernelGuard guard{l};
     auto tensor = [&](cl_uint arg, int32_t id) { set_tensor(l, arg, id, constants); };
     auto grid1 = [&](size_t items, size_t wg) {
         l.dims = 1;

@@ -65,6 +65,8 @@ public:
 private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
+    // Nodes n..n+3: the ROPE pair and the K/V stores (see can_fuse_rope_store).
+    void add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
     void release();
     void describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const;
