@@ -62,67 +62,11 @@ inline float row_reduce(float v, local float* red, int lanes) {
         return d * dot(q, vload4(0, x + b * QK + 4 * s));                              \
     }
 
-// Block pairs as 32-bit words: a row whose start is 4-byte aligned and whose
-// block count is even splits into pairs of 9 (Q4_0) or 17 (Q8_0) aligned
-// words, so a lane reads two blocks with a few word loads instead of one
-// 16-bit load per four weights. The words are re-aligned in registers.
-//
-// Q4_0 pair: words 0-8 = d_a, 16 quant bytes of a, d_b, 16 quant bytes of b.
-// Quant byte j holds element j (low nibble) and j + 16 (high nibble).
-#define Q4_PAIR(NAME, AS)                                                              \
-    inline float NAME(global const uint* w, AS const float* x) {                       \
-        uint u[9];                                                                     \
-        for (int i = 0; i < 9; ++i) u[i] = w[i];                                       \
-        const float da = vload_half(0, (global const half*)w);                         \
-        const float db = vload_half(0, (global const half*)w + 9);                     \
-        float sa = 0.f, sb = 0.f;                                                      \
-        for (int i = 0; i < 4; ++i) {                                                  \
-            const uint qa = (u[i] >> 16) | (u[i + 1] << 16), qb = u[5 + i];           \
-            const uint4 sh = (uint4)(0u, 8u, 16u, 24u);                                \
-            const float4 la = convert_float4(((uint4)qa >> sh) & 15u) - 8.f;           \
-            const float4 ha = convert_float4(((uint4)qa >> (sh + 4u)) & 15u) - 8.f;    \
-            const float4 lb = convert_float4(((uint4)qb >> sh) & 15u) - 8.f;           \
-            const float4 hb = convert_float4(((uint4)qb >> (sh + 4u)) & 15u) - 8.f;    \
-            sa += dot(la, vload4(i, x)) + dot(ha, vload4(i + 4, x));                   \
-            sb += dot(lb, vload4(i + 8, x)) + dot(hb, vload4(i + 12, x));              \
-        }                                                                              \
-        return da * sa + db * sb;                                                      \
-    }
-
-// Q8_0 pair: words 0-16 = d_a, 32 quant bytes of a, d_b, 32 quant bytes of b.
-#define Q8_PAIR(NAME, AS)                                                              \
-    inline float NAME(global const uint* w, AS const float* x) {                       \
-        uint u[17];                                                                    \
-        for (int i = 0; i < 17; ++i) u[i] = w[i];                                      \
-        const float da = vload_half(0, (global const half*)w);                         \
-        const float db = vload_half(0, (global const half*)w + 17);                    \
-        float sa = 0.f, sb = 0.f;                                                      \
-        for (int i = 0; i < 8; ++i) {                                                  \
-            const uint qa = (u[i] >> 16) | (u[i + 1] << 16);                           \
-            sa += dot(convert_float4(as_char4(qa)), vload4(i, x));                     \
-            sb += dot(convert_float4(as_char4(u[9 + i])), vload4(i + 8, x));           \
-        }                                                                              \
-        return da * sa + db * sb;                                                      \
-    }
-
-// This lane's share of row . x (reduced across lanes by the caller): by
-// block pairs where the row allows it (see Q4_PAIR), else by (block, part).
-#define QUANT_DOT(NAME, PART, PAIR, PAIR_WORDS, AS)                                  \
+// This lane's share of row . x (reduced across lanes by the caller).
+#define QUANT_DOT(NAME, PART, AS)                                                    \
     inline float NAME(global const uchar* wrow, AS const float* x, int K, int lane, int lanes) { \
-        float acc = 0.f;                                                             \
-        if ((K / QK) % 2 == 0 && ((ulong)wrow & 3) == 0) {                           \
-            global const uint* w = (global const uint*)wrow;                         \
-            const int pairs = K / (2 * QK);                                          \
-            int p = lane;                                                            \
-            for (; p + lanes < pairs; p += 2 * lanes) {                              \
-                const float a = PAIR(w + p * PAIR_WORDS, x + p * 2 * QK);            \
-                const float b = PAIR(w + (p + lanes) * PAIR_WORDS, x + (p + lanes) * 2 * QK); \
-                acc += a + b;                                                        \
-            }                                                                        \
-            if (p < pairs) acc += PAIR(w + p * PAIR_WORDS, x + p * 2 * QK);          \
-            return acc;                                                              \
-        }                                                                            \
         const int parts = (K / QK) * 8;                                              \
+        float acc = 0.f;                                                             \
         int v = lane;                                                                \
         for (; v + (MV_UNROLL - 1) * lanes < parts; v += MV_UNROLL * lanes) {        \
             float p[MV_UNROLL];                                                      \
@@ -136,14 +80,10 @@ Q4_PART(q4_part, global)
 Q8_PART(q8_part, global)
 Q4_PART(q4_part_l, local)
 Q8_PART(q8_part_l, local)
-Q4_PAIR(q4_pair, global)
-Q8_PAIR(q8_pair, global)
-Q4_PAIR(q4_pair_l, local)
-Q8_PAIR(q8_pair_l, local)
-QUANT_DOT(dot_q4_0, q4_part, q4_pair, 9, global)
-QUANT_DOT(dot_q8_0, q8_part, q8_pair, 17, global)
-QUANT_DOT(dot_q4_0_l, q4_part_l, q4_pair_l, 9, local)
-QUANT_DOT(dot_q8_0_l, q8_part_l, q8_pair_l, 17, local)
+QUANT_DOT(dot_q4_0, q4_part, global)
+QUANT_DOT(dot_q8_0, q8_part, global)
+QUANT_DOT(dot_q4_0_l, q4_part_l, local)
+QUANT_DOT(dot_q8_0_l, q8_part_l, local)
 
 inline float dot_f32(global const uchar* wrow, global const float* x, int K, int lane, int lanes) {
     global const float* w = (global const float*)wrow;
