@@ -22,6 +22,29 @@
 #define PTR(T, base, off) ((global T*)((global uchar*)(base) + (off)))
 #define CPTR(T, base, off) ((global const T*)((global const uchar*)(base) + (off)))
 
+// Multi-matrix launches (matvec, gemm) take up to three (weights, output,
+// rows) triples w0b/w0off/y0b/y0off/M0 ... Index `i` (a row, or a tile of
+// rows), counted across the matrices, which have n0 and n1 of them, becomes
+// an index into matrix 0, 1 or 2, whose `w`, `y` and `M` are selected;
+// `first` says it is matrix 0.
+#define SELECT_MATRIX(i, n0, n1)              \
+    global const uchar* w = w0b + w0off;      \
+    global float* y = PTR(float, y0b, y0off); \
+    int M = M0;                               \
+    const bool first = (i) < (n0);            \
+    if (!first) {                             \
+        i -= (n0);                            \
+        w = w1b + w1off;                      \
+        y = PTR(float, y1b, y1off);           \
+        M = M1;                               \
+        if ((i) >= (n1)) {                    \
+            i -= (n1);                        \
+            w = w2b + w2off;                  \
+            y = PTR(float, y2b, y2off);       \
+            M = M2;                           \
+        }                                     \
+    }
+
 inline void report_error(global int* err, int bit, int node) {
     atomic_or(&err[0], bit);
     atomic_min(&err[1], node);

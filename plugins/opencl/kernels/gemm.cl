@@ -122,22 +122,7 @@ inline void gemm_load_w_q8_0(global const uchar* w, int M, int K, int m0, int k0
         const int tx = get_local_id(0) % GEMM_LX, ty = get_local_id(0) / GEMM_LX;                              \
         int tile = get_group_id(0);                                                                            \
         const int tiles0 = (M0 + GEMM_BM - 1) / GEMM_BM, tiles1 = (M1 + GEMM_BM - 1) / GEMM_BM;                \
-        global const uchar* w = w0b + w0off;                                                                   \
-        global float* y = PTR(float, y0b, y0off);                                                              \
-        int M = M0;                                                                                            \
-        const bool first = tile < tiles0;                                                                      \
-        if (!first) {                                                                                          \
-            tile -= tiles0;                                                                                    \
-            w = w1b + w1off;                                                                                   \
-            y = PTR(float, y1b, y1off);                                                                        \
-            M = M1;                                                                                            \
-            if (tile >= tiles1) {                                                                              \
-                tile -= tiles1;                                                                                \
-                w = w2b + w2off;                                                                               \
-                y = PTR(float, y2b, y2off);                                                                    \
-                M = M2;                                                                                        \
-            }                                                                                                  \
-        }                                                                                                      \
+        SELECT_MATRIX(tile, tiles0, tiles1)                                                                    \
         const int m0 = tile * GEMM_BM, n0 = get_group_id(1) * GEMM_BN;                                         \
         global const float* x = CPTR(float, xb, xoff);                                                         \
         float acc[GEMM_TN][GEMM_TM];                                                                           \

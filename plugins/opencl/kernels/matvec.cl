@@ -118,22 +118,7 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
     const int lid = get_local_id(0);                                                 \
     const int lane = lid & (lanes - 1);                                              \
     int row = get_group_id(0) * (get_local_size(0) / lanes) + lid / lanes;           \
-    global const uchar* w = w0b + w0off;                                             \
-    global float* y = PTR(float, y0b, y0off);                                        \
-    int M = M0;                                                                      \
-    const bool first = row < M0;                                                     \
-    if (!first) {                                                                    \
-        row -= M0;                                                                   \
-        w = w1b + w1off;                                                             \
-        y = PTR(float, y1b, y1off);                                                  \
-        M = M1;                                                                      \
-        if (row >= M1) {                                                             \
-            row -= M1;                                                               \
-            w = w2b + w2off;                                                         \
-            y = PTR(float, y2b, y2off);                                              \
-            M = M2;                                                                  \
-        }                                                                            \
-    }
+    SELECT_MATRIX(row, M0, M1)
 
 // x as the kernel reads it: straight from global memory, or (NORM_ARGS
 // kernels) RMS-normalised into local memory first: the RMSNORM before the
