@@ -162,6 +162,19 @@ void bad_data_cases(std::vector<Case>& out) {
         b.node(HETERO_OP_ATTENTION, {q, k, v, pos}, b.output("out", F32, {2, 4, 8})).fparams[0] = 0.35f;
         out.push_back(b.done());
     }
+    // Prefill-sized: one bad row among many, where providers take tiled kernels.
+    for (auto [name, p] : {std::pair{"error/attention_prefill_position_past_cache", 40}, std::pair{"error/attention_prefill_position_negative", -1}}) {
+        CaseBuilder b(name, K);
+        std::vector<int32_t> positions(24);
+        for (size_t i = 0; i < positions.size(); ++i) positions[i] = int32_t(i);
+        positions[13] = p;
+        const int32_t q = b.tensor("q", F32, B, {24, 8, 64});
+        const int32_t k = b.tensor("k_cache", HETERO_DTYPE_F16, B, {32, 1, 64});
+        const int32_t v = b.tensor("v_cache", HETERO_DTYPE_F16, B, {32, 1, 64});
+        const int32_t pos = b.tensor("positions", I32, B, {24}, values(positions));
+        b.node(HETERO_OP_ATTENTION, {q, k, v, pos}, b.output("out", F32, {24, 8, 64})).fparams[0] = 0.125f;
+        out.push_back(b.done());
+    }
     for (auto [name, p] : {std::pair{"error/store_rows_position_past_cache", 9}, std::pair{"error/store_rows_position_negative", -1}}) {
         for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16}) {
             CaseBuilder b(std::string(name) + "_" + sdk::dtype_name(dtype), K);

@@ -156,19 +156,34 @@ void attention_cases(std::vector<Case>& out) {
 
 // Long prefills: many query rows per head, where providers switch to tiled
 // kernels (row counts around and across 32-row tiles, causal masks that cut
-// tiles part way).
+// tiles part way). Also GQA groups of 1 to 40 heads, head dims that are odd
+// or above a tiled kernel's limit, and positions that are not consecutive:
+// distinct in random order, or repeated.
 void attention_long_cases(std::vector<Case>& out) {
-    struct Long { int64_t n, c, h, kv, hd; bool scattered; };
-    const Long cases[] = {{8, 8, 2, 1, 8, false},     {9, 40, 4, 2, 64, false},   {32, 32, 2, 2, 64, false},
-                          {33, 70, 3, 1, 16, false},  {64, 64, 4, 1, 64, false},  {100, 300, 2, 1, 48, false},
-                          {70, 257, 4, 4, 80, false}, {40, 129, 8, 2, 64, true},  {17, 17, 1, 1, 128, false},
-                          {200, 600, 4, 1, 64, false}, {130, 130, 2, 2, 32, false}};
+    enum class Positions { Prefill, Scattered, Repeated };
+    struct Long { int64_t n, c, h, kv, hd; Positions positions; };
+    constexpr Positions P = Positions::Prefill, S = Positions::Scattered, R = Positions::Repeated;
+    const Long cases[] = {{8, 8, 2, 1, 8, P},      {9, 40, 4, 2, 64, P},    {32, 32, 2, 2, 64, P},    {33, 70, 3, 1, 16, P},
+                          {64, 64, 4, 1, 64, P},   {100, 300, 2, 1, 48, P}, {70, 257, 4, 4, 80, P},   {40, 129, 8, 2, 64, S},
+                          {17, 17, 1, 1, 128, P},  {200, 600, 4, 1, 64, P}, {130, 130, 2, 2, 32, P},  {16, 16, 2, 1, 24, P},
+                          {48, 96, 8, 1, 64, P},   {20, 60, 16, 2, 128, S}, {37, 90, 3, 3, 100, P},   {29, 50, 6, 2, 33, S},
+                          {40, 70, 8, 1, 64, R},   {18, 300, 40, 1, 72, P}, {24, 40, 2, 1, 160, P}};
+    const char* names[] = {"_long_prefill", "_long_scattered", "_long_repeated"};
     for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
         for (const Long& l : cases) {
             CaseBuilder b("attention/" + dt(dtype) + "/n" + s(l.n) + "_h" + s(l.h) + "_kv" + s(l.kv) + "_hd" + s(l.hd) + "_c" + s(l.c) +
-                          (l.scattered ? "_long_scattered" : "_long_prefill"));
+                          names[int(l.positions)]);
             Rng rng(b.get().seed);
-            const std::vector<int32_t> pos = l.scattered ? distinct_positions(rng, l.n, l.c) : contiguous_positions(l.c - l.n, l.n);
+            std::vector<int32_t> pos;
+            switch (l.positions) {
+                case Positions::Prefill: pos = contiguous_positions(l.c - l.n, l.n); break;
+                case Positions::Scattered: pos = distinct_positions(rng, l.n, l.c); break;
+                case Positions::Repeated:
+                    // Each value comes up several times; even rows reach four
+                    // times further than odd ones, so neighbouring rows differ a lot.
+                    for (int64_t i = 0; i < l.n; ++i) pos.push_back(int32_t(rng.below(l.c / 4) * (i % 2 ? 1 : 4)));
+                    break;
+            }
             const int32_t q = b.tensor("q", F32, B, {l.n, l.h, l.hd}, uniform(-2, 2));
             const int32_t k = b.tensor("k_cache", dtype, B, {l.c, l.kv, l.hd}, uniform(-2, 2));
             const int32_t v = b.tensor("v_cache", dtype, B, {l.c, l.kv, l.hd});

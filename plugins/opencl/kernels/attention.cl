@@ -81,3 +81,190 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
         if (d < Hd) y[d] = acc[i] * inv;
     }
 }
+
+// Causal attention for many query rows (prefill), flash-attention style.
+//
+// A work-group takes a block of query rows and the query heads that share one
+// KV head (a GQA group, or part of one when the group is wider than the
+// work-group), so every key/value tile it loads serves rows x heads queries
+// instead of one. Tiles of ATTN_TILE_KEYS cache rows stream through local
+// memory as f32 (zero past the block's last position and past Hd), loaded
+// coalesced by the whole group; afterwards every work-item reads the same
+// local element at a time, a broadcast.
+//
+// A work-item owns one (row, head, slice): ATTN_SLICE head dims of q
+// (pre-scaled) and of the output accumulator in registers, and its row's
+// online softmax (running max and sum, in base 2). Head dims above
+// ATTN_SLICE take `slices` work-items per (row, head): slice s owns the
+// float4 columns s, s + slices, ... (interleaved, so the slices read
+// different banks), and the slices add their partial scores through local
+// memory. Work-item order is (row, head, slice), slice fastest.
+#ifndef ATTN_TILE_KEYS
+#define ATTN_TILE_KEYS 32
+#endif
+#ifndef ATTN_SLICE
+#define ATTN_SLICE 64
+#endif
+#define ATTN_SLICE4 (ATTN_SLICE / 4)
+
+inline float dot4_acc(float4 a, float4 b, float acc) {
+    return fma(a.x, b.x, fma(a.y, b.y, fma(a.z, b.z, fma(a.w, b.w, acc))));
+}
+
+kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff,
+                            global const uchar* vb, ulong voff, global const uchar* pb, ulong poff, global uchar* yb,
+                            ulong yoff, int N, int H, int Hkv, int Hd, int C, float scale, int kv_f16, global int* err,
+                            int node, int heads_per_group, int slices, local float4* k_tile, local float4* v_tile,
+                            local float* partial) {
+    local int block_last;  // largest valid position of the block's rows
+    const int lid = get_local_id(0);
+    const int ls = get_local_size(0);
+    const int group = H / Hkv;
+    const int head_chunks = (group + heads_per_group - 1) / heads_per_group;
+    const int hk = get_group_id(0) / head_chunks;
+    const int rows = ls / (heads_per_group * slices);
+    const int slice = lid % slices;
+    const int g = (lid / slices) % heads_per_group + (get_group_id(0) % head_chunks) * heads_per_group;
+    const int r = lid / (slices * heads_per_group);
+    const int n = get_group_id(1) * rows + r;
+    const int h = hk * group + g;
+    // Work-items left over by the group shape, or past the last row or head,
+    // only help load tiles.
+    const bool live = r < rows && n < N && g < group;
+
+    int p = -1;  // -1: attends to nothing
+    bool bad_pos = false;
+    if (live) {
+        p = CPTR(int, pb, poff)[n];
+        if (p < 0 || p >= C) {
+            if (slice == 0) report_error(err, ERR_POS_RANGE, node);
+            bad_pos = true;
+            p = -1;
+        }
+    }
+    if (lid == 0) block_last = -1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (p >= 0) atomic_max(&block_last, p);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int last = block_last;
+
+    // q pre-scaled so that scores come out in base 2 (exp2 is cheaper).
+    const float qscale = scale * M_LOG2E_F;
+    float4 q[ATTN_SLICE4], acc[ATTN_SLICE4];
+    global const float* qrow = CPTR(float, qb, qoff) + ((ulong)n * H + h) * Hd;
+#pragma unroll
+    for (int i = 0; i < ATTN_SLICE4; ++i) {
+        const int d = (i * slices + slice) * 4;
+        float4 v = (float4)(0.f);
+        if (p >= 0) {
+            if (d + 0 < Hd) v.x = qrow[d + 0];
+            if (d + 1 < Hd) v.y = qrow[d + 1];
+            if (d + 2 < Hd) v.z = qrow[d + 2];
+            if (d + 3 < Hd) v.w = qrow[d + 3];
+        }
+        q[i] = v * qscale;
+        acc[i] = (float4)(0.f);
+    }
+    float m = -INFINITY, l = 0.f;
+
+    // The tile loader walks elements lid, lid + ls, ... of the
+    // ATTN_TILE_KEYS x row_width tile as (key, dim) pairs.
+    const int row_width = slices * ATTN_SLICE;  // floats in a tile row, Hd padded
+    const int tile_elems = ATTN_TILE_KEYS * row_width;
+    const int key_step = ls / row_width, dim_step = ls % row_width;
+    const ulong cache_stride = (ulong)Hkv * Hd;
+    global const uchar* kbase = kb + koff;
+    global const uchar* vbase = vb + voff;
+    local float* k_flat = (local float*)k_tile;
+    local float* v_flat = (local float*)v_tile;
+    const int tile_width4 = row_width / 4;
+    for (int c0 = 0; c0 <= last; c0 += ATTN_TILE_KEYS) {
+        barrier(CLK_LOCAL_MEM_FENCE);  // everyone is done with the previous tile
+        int key = lid / row_width, dim = lid % row_width;
+        for (int e = lid; e < tile_elems; e += ls) {
+            float kv = 0.f, vv = 0.f;
+            // Keys past `last` may be unwritten cache rows (even NaN): never read them.
+            if (c0 + key <= last && dim < Hd) {
+                const ulong at = (ulong)(c0 + key) * cache_stride + (ulong)hk * Hd + dim;
+                kv = kv_load(kbase, kv_f16, at);
+                vv = kv_load(vbase, kv_f16, at);
+            }
+            k_flat[e] = kv;
+            v_flat[e] = vv;
+            key += key_step;
+            dim += dim_step;
+            if (dim >= row_width) {
+                dim -= row_width;
+                ++key;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        // Rows whose position lies before this tile skip it (all slices of a
+        // row agree, so the partial-score exchange below stays consistent).
+        const bool active = c0 <= p;
+        float s[ATTN_TILE_KEYS];
+#pragma unroll
+        for (int j = 0; j < ATTN_TILE_KEYS; ++j) s[j] = 0.f;
+        if (active) {
+#pragma unroll
+            for (int j = 0; j < ATTN_TILE_KEYS; ++j) {
+                local const float4* krow = k_tile + j * tile_width4 + slice;
+                float a = 0.f;
+#pragma unroll
+                for (int i = 0; i < ATTN_SLICE4; ++i) a = dot4_acc(q[i], krow[i * slices], a);
+                s[j] = a;
+            }
+        }
+        if (slices > 1) {
+            // Each key's score is the sum of the row's slices, added in slice
+            // order by every slice so that all of them see the same value.
+#pragma unroll
+            for (int j = 0; j < ATTN_TILE_KEYS; ++j) partial[j * ls + lid] = s[j];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int first = lid - slice;
+#pragma unroll
+            for (int j = 0; j < ATTN_TILE_KEYS; ++j) {
+                float sum = 0.f;
+                for (int t = 0; t < slices; ++t) sum += partial[j * ls + first + t];
+                s[j] = sum;
+            }
+        }
+        if (active) {
+            // Causal mask; the tile's first key is <= p, so tile_max is finite.
+            float tile_max = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < ATTN_TILE_KEYS; ++j) {
+                s[j] = c0 + j <= p ? s[j] : -INFINITY;
+                tile_max = fmax(tile_max, s[j]);
+            }
+            const float m_new = fmax(m, tile_max);
+            const float corr = exp2(m - m_new);
+            l *= corr;
+#pragma unroll
+            for (int i = 0; i < ATTN_SLICE4; ++i) acc[i] *= corr;
+#pragma unroll
+            for (int j = 0; j < ATTN_TILE_KEYS; ++j) {
+                const float w = exp2(s[j] - m_new);
+                l += w;
+                local const float4* vrow = v_tile + j * tile_width4 + slice;
+#pragma unroll
+                for (int i = 0; i < ATTN_SLICE4; ++i) acc[i] = fma((float4)(w), vrow[i * slices], acc[i]);
+            }
+            m = m_new;
+        }
+    }
+
+    if (!live) return;
+    global float* y = PTR(float, yb, yoff) + ((ulong)n * H + h) * Hd;
+    const float inv = bad_pos ? 0.f : 1.f / l;
+#pragma unroll
+    for (int i = 0; i < ATTN_SLICE4; ++i) {
+        const int d = (i * slices + slice) * 4;
+        const float4 o = acc[i] * inv;
+        if (d + 0 < Hd) y[d + 0] = o.x;
+        if (d + 1 < Hd) y[d + 1] = o.y;
+        if (d + 2 < Hd) y[d + 2] = o.z;
+        if (d + 3 < Hd) y[d + 3] = o.w;
+    }
+}

@@ -73,6 +73,7 @@ DeviceInfo query_info(cl_platform_id p, cl_device_id d) {
     i.type = device_value<cl_device_type>(d, CL_DEVICE_TYPE);
     i.global_mem = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
     i.max_alloc = device_value<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    i.local_mem = device_value<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE);
     i.compute_units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
     i.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
     i.max_wg = std::max<size_t>(1, device_value<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, 1));
@@ -94,7 +95,8 @@ void copy_string(char* dst, size_t cap, const std::string& s) {
 std::string build_options(const DeviceInfo& info, const GemmConfig& g) {
     std::string o = "-cl-std=CL1.2";
     o += " -DGEMM_LX=" + std::to_string(g.lx) + " -DGEMM_LY=" + std::to_string(g.ly) + " -DGEMM_TM=" + std::to_string(g.tm) +
-         " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk);
+         " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk) +
+         " -DATTN_TILE_KEYS=" + std::to_string(kAttentionTileKeys) + " -DATTN_SLICE=" + std::to_string(kAttentionSlice);
     // Quantizers divide by the block maximum; exact division makes them round
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
@@ -115,7 +117,7 @@ constexpr const char* kKernelNames[] = {
     "convert_to_f32", "convert_from_f32", "quantize_q8_0", "quantize_q4_0", "matvec_q4_0", "matvec_q8_0",
     "matvec_f32",  "matvec_f16",  "matvec_bf16", "matvec_swiglu_q4_0", "matvec_swiglu_q8_0", "matvec_norm_q4_0", "matvec_norm_q8_0",
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
-    "gemm_q4_0",   "attention"};
+    "gemm_q4_0",   "attention",   "attention_tiled"};
 
 }  // namespace
 

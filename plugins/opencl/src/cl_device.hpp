@@ -20,6 +20,7 @@ struct DeviceInfo {
     cl_device_type type = 0;
     uint64_t global_mem = 0;
     uint64_t max_alloc = 0;
+    uint64_t local_mem = 0;
     uint32_t compute_units = 0;
     uint32_t clock_mhz = 0;
     size_t max_wg = 1;
@@ -44,6 +45,10 @@ bool profiling_enabled();
 
 // Scores the attention kernel keeps in local memory per chunk of keys.
 inline constexpr int kAttentionChunk = 512;
+// The prefill attention kernel (attention_tiled): cache rows per key/value
+// tile, and head dims per work-item (a row's slice; wider heads take several).
+inline constexpr int kAttentionTileKeys = 32;
+inline constexpr int kAttentionSlice = 64;
 
 class Program {
 public:

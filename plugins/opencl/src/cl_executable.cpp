@@ -6,10 +6,12 @@
 #include <hetero/sdk/fusion.hpp>
 #include <hetero/sdk/host_memory.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace hetero::opencl {
 namespace {
@@ -221,6 +223,57 @@ Fusions find_fusions(const sdk::Graph& g) {
     return f;
 }
 
+
+// Prefill attention (attention_tiled) takes nodes with at least this many
+// query rows; fewer rows (decode) leave most of its work-group idle, so they
+// keep the per-row kernel.
+constexpr int64_t kTiledAttentionMinRows = 16;
+// Its work-group size: 8 heads x 8 rows for a GQA-8 model with head dim 64.
+constexpr size_t kTiledAttentionGroup = 64;
+// Its head dims: at most two slices per row, whose key/value tiles and partial
+// scores take 40 KiB of local memory (16 KiB up to one slice).
+constexpr int64_t kTiledAttentionMaxHeadDim = 2 * kAttentionSlice;
+
+// HETERO_CL_ATTN_TILED=0 keeps every attention on the per-row kernel (for
+// comparisons).
+bool tiled_attention_enabled() {
+    static const bool enabled = [] {
+        const char* e = std::getenv("HETERO_CL_ATTN_TILED");
+        return !(e && std::strcmp(e, "0") == 0);
+    }();
+    return enabled;
+}
+
+// Work-group shape of attention_tiled for one node (see kernels/attention.cl).
+struct TiledAttention {
+    size_t wg = 0;
+    int slices = 1;           // work-items per (row, head), each ATTN_SLICE dims
+    int heads_per_group = 1;  // query heads of one KV head per work-group
+    int head_chunks = 1;      // work-groups that split one GQA group's heads
+    int rows = 1;             // query rows per work-group
+    size_t tile_floats = 0, partial_floats = 0;
+};
+
+// The tiled kernel's shape for a node, or nothing where the per-row kernel
+// should run it: few rows, wide heads, or a device that cannot give it a
+// useful work-group or its local memory.
+std::optional<TiledAttention> plan_tiled_attention(int64_t N, int64_t H, int64_t Hkv, int64_t Hd, size_t wg,
+                                                   uint64_t local_mem) {
+    if (!tiled_attention_enabled() || N < kTiledAttentionMinRows || Hd > kTiledAttentionMaxHeadDim || wg < 16) return std::nullopt;
+    TiledAttention t;
+    t.wg = wg;
+    t.slices = int((Hd + kAttentionSlice - 1) / kAttentionSlice);
+    const int64_t group = H / Hkv, per_group = int64_t(wg) / t.slices;
+    t.head_chunks = int((group + per_group - 1) / per_group);
+    t.heads_per_group = int((group + t.head_chunks - 1) / t.head_chunks);
+    t.rows = int(per_group / t.heads_per_group);
+    t.tile_floats = size_t(kAttentionTileKeys) * size_t(t.slices) * size_t(kAttentionSlice);
+    t.partial_floats = t.slices > 1 ? size_t(kAttentionTileKeys) * wg : 0;
+    // Room for the kernel's own local variable and the implementation's.
+    const uint64_t need = (2 * t.tile_floats + t.partial_floats) * sizeof(float) + 256;
+    if (need > local_mem) return std::nullopt;
+    return t;
+}
 
 }  // namespace
 
@@ -530,9 +583,37 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             break;
         }
         case HETERO_OP_ATTENTION: {
-            l.kernel = make_kernel("attention");
             const auto &q = in(0), &k = in(1);
             const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
+            if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
+                                                    device_.info().local_mem)) {
+                l.kernel = make_kernel("attention_tiled");
+                tensor(0, node.inputs[0]);
+                tensor(2, node.inputs[1]);
+                tensor(4, node.inputs[2]);
+                tensor(6, node.inputs[3]);
+                tensor(8, node.output);
+                set_arg(l.kernel, 10, cl_int(N));
+                set_arg(l.kernel, 11, cl_int(H));
+                set_arg(l.kernel, 12, cl_int(Hkv));
+                set_arg(l.kernel, 13, cl_int(Hd));
+                set_arg(l.kernel, 14, cl_int(C));
+                set_arg(l.kernel, 15, cl_float(node.fparams[0]));
+                set_arg(l.kernel, 16, cl_int(k.dtype == HETERO_DTYPE_F16));
+                set_arg(l.kernel, 17, error_flag_);
+                set_arg(l.kernel, 18, node_id);
+                set_arg(l.kernel, 19, cl_int(t->heads_per_group));
+                set_arg(l.kernel, 20, cl_int(t->slices));
+                set_local(l.kernel, 21, t->tile_floats);
+                set_local(l.kernel, 22, t->tile_floats);
+                set_local(l.kernel, 23, std::max<size_t>(t->partial_floats, 1));
+                l.dims = 2;
+                l.local[0] = t->wg;
+                l.global[0] = t->wg * size_t(Hkv) * size_t(t->head_chunks);
+                l.global[1] = (size_t(N) + size_t(t->rows) - 1) / size_t(t->rows);
+                break;
+            }
+            l.kernel = make_kernel("attention");
             const size_t wg = program_.group_size("attention", 128);
             if (size_t(Hd) > 8 * wg)
                 sdk::fail(HETERO_ERR_UNSUPPORTED, "attention: head dim " + std::to_string(Hd) + " exceeds " + std::to_string(8 * wg) + " on this device");
