@@ -47,6 +47,21 @@ std::vector<uint8_t> random_tensor(const hetero_tensor_desc& t, std::mt19937& rn
     return bytes;
 }
 
+// One buffer per tensor holding data[i], and the bindings of all of them.
+struct Uploaded {
+    std::vector<hetero_buffer*> bufs;
+    std::vector<hetero_binding> bind;
+};
+Uploaded upload_all(hetero_ep* ep, const std::vector<std::vector<uint8_t>>& data) {
+    Uploaded u{std::vector<hetero_buffer*>(data.size()), std::vector<hetero_binding>(data.size())};
+    for (size_t i = 0; i < data.size(); ++i) {
+        api->buffer_alloc(ep, 0, data[i].size(), &u.bufs[i]);
+        api->buffer_write(ep, u.bufs[i], 0, data[i].data(), data[i].size());
+        u.bind[i] = hetero_binding{int32_t(i), 0, u.bufs[i], 0};
+    }
+    return u;
+}
+
 // Runs one node on the provider (all inputs bound, output bound) and on the
 // reference; returns the largest error relative to the reference's largest value.
 double run_and_compare(hetero_ep* ep, hetero_node node, std::vector<hetero_tensor_desc> tensors,
@@ -58,13 +73,7 @@ double run_and_compare(hetero_ep* ep, hetero_node node, std::vector<hetero_tenso
         std::printf("compile: %s\n", api->last_error());
         return 1e9;
     }
-    std::vector<hetero_buffer*> bufs(tensors.size());
-    std::vector<hetero_binding> bind(tensors.size());
-    for (size_t i = 0; i < tensors.size(); ++i) {
-        api->buffer_alloc(ep, 0, data[i].size(), &bufs[i]);
-        api->buffer_write(ep, bufs[i], 0, data[i].data(), data[i].size());
-        bind[i] = hetero_binding{int32_t(i), 0, bufs[i], 0};
-    }
+    auto [bufs, bind] = upload_all(ep, data);
     hetero_status st = api->execute(ep, exe, bind.data(), bind.size(), nullptr);
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 1; r < repeats && st == HETERO_OK; ++r) st = api->execute(ep, exe, bind.data(), bind.size(), nullptr);
@@ -157,13 +166,7 @@ void attention_bad_row_case(hetero_ep* ep, std::mt19937& rng) {
         expect(false, std::string("attention bad row: compile: ") + api->last_error());
         return;
     }
-    std::vector<hetero_buffer*> bufs(t.size());
-    std::vector<hetero_binding> bind(t.size());
-    for (size_t i = 0; i < t.size(); ++i) {
-        api->buffer_alloc(ep, 0, d[i].size(), &bufs[i]);
-        api->buffer_write(ep, bufs[i], 0, d[i].data(), d[i].size());
-        bind[i] = hetero_binding{int32_t(i), 0, bufs[i], 0};
-    }
+    auto [bufs, bind] = upload_all(ep, d);
     const hetero_status st = api->execute(ep, exe, bind.data(), bind.size(), nullptr);
     std::vector<float> got(size_t(N * a.H * a.Hd));
     api->buffer_read(ep, bufs[4], 0, got.data(), got.size() * sizeof(float));

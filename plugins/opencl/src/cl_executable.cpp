@@ -587,23 +587,28 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
         case HETERO_OP_ATTENTION: {
             const auto &q = in(0), &k = in(1);
             const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
-            if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
-                                                    device_.info().local_mem)) {
-                l.kernel = make_kernel("attention_tiled");
+            // Both kernels take q, k, v, positions, out, then these scalars
+            // from argument `first` on (the tiled one has N before them).
+            auto common_args = [&](cl_uint first) {
                 tensor(0, node.inputs[0]);
                 tensor(2, node.inputs[1]);
                 tensor(4, node.inputs[2]);
                 tensor(6, node.inputs[3]);
                 tensor(8, node.output);
+                set_arg(l.kernel, first, cl_int(H));
+                set_arg(l.kernel, first + 1, cl_int(Hkv));
+                set_arg(l.kernel, first + 2, cl_int(Hd));
+                set_arg(l.kernel, first + 3, cl_int(C));
+                set_arg(l.kernel, first + 4, cl_float(node.fparams[0]));
+                set_arg(l.kernel, first + 5, cl_int(k.dtype == HETERO_DTYPE_F16));
+                set_arg(l.kernel, first + 6, error_flag_);
+                set_arg(l.kernel, first + 7, node_id);
+            };
+            if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
+                                                    device_.info().local_mem)) {
+                l.kernel = make_kernel("attention_tiled");
                 set_arg(l.kernel, 10, cl_int(N));
-                set_arg(l.kernel, 11, cl_int(H));
-                set_arg(l.kernel, 12, cl_int(Hkv));
-                set_arg(l.kernel, 13, cl_int(Hd));
-                set_arg(l.kernel, 14, cl_int(C));
-                set_arg(l.kernel, 15, cl_float(node.fparams[0]));
-                set_arg(l.kernel, 16, cl_int(k.dtype == HETERO_DTYPE_F16));
-                set_arg(l.kernel, 17, error_flag_);
-                set_arg(l.kernel, 18, node_id);
+                common_args(11);
                 set_arg(l.kernel, 19, cl_int(t->heads_per_group));
                 set_arg(l.kernel, 20, cl_int(t->slices));
                 set_local(l.kernel, 21, t->tile_floats);
@@ -619,19 +624,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             const size_t wg = program_.group_size("attention", 128);
             if (size_t(Hd) > 8 * wg)
                 sdk::fail(HETERO_ERR_UNSUPPORTED, "attention: head dim " + std::to_string(Hd) + " exceeds " + std::to_string(8 * wg) + " on this device");
-            tensor(0, node.inputs[0]);
-            tensor(2, node.inputs[1]);
-            tensor(4, node.inputs[2]);
-            tensor(6, node.inputs[3]);
-            tensor(8, node.output);
-            set_arg(l.kernel, 10, cl_int(H));
-            set_arg(l.kernel, 11, cl_int(Hkv));
-            set_arg(l.kernel, 12, cl_int(Hd));
-            set_arg(l.kernel, 13, cl_int(C));
-            set_arg(l.kernel, 14, cl_float(node.fparams[0]));
-            set_arg(l.kernel, 15, cl_int(k.dtype == HETERO_DTYPE_F16));
-            set_arg(l.kernel, 16, error_flag_);
-            set_arg(l.kernel, 17, node_id);
+            common_args(10);
             set_local(l.kernel, 18, wg);
             set_local(l.kernel, 19, size_t(Hd));
             l.dims = 2;
