@@ -30,8 +30,8 @@ inline float row_reduce(float v, local float* red, int lanes) {
 // Quantized rows: the `lanes` work-items of a row walk (block, part) pairs,
 // 8 parts per block, so neighbouring lanes share a block and a 32-lane row
 // reads 4 consecutive blocks per step. Each step is unrolled MV_UNROLL times
-// with all loads issued before any math: decode is latency-bound unless every
-// lane keeps several independent loads in flight.
+// with all loads issued before any math, so every lane keeps several
+// independent loads in flight (on an H100, 4, 8 and 16 measured the same).
 #define MV_UNROLL 8
 
 // The part helpers and dots exist for x in global memory and, for the

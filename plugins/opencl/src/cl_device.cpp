@@ -154,7 +154,7 @@ ClDevice::ClDevice(cl_platform_id platform, cl_device_id device)
     : info_(query_info(platform, device)), platform_(platform), device_(device) {}
 
 bool profiling_enabled() {
-    static const bool on = sdk::env_flag_on("HETERO_CL_PROFILE");
+    static const bool on = sdk::env_equals("HETERO_CL_PROFILE", "1");
     return on;
 }
 

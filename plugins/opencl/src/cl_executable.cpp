@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 namespace hetero::opencl {
@@ -184,10 +182,7 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
 }
 
 Fusions find_fusions(const sdk::Graph& g) {
-    static const bool enabled = [] {
-        const char* e = std::getenv("HETERO_CL_FUSE");
-        return !(e && std::strcmp(e, "0") == 0);
-    }();
+    static const bool enabled = !sdk::env_equals("HETERO_CL_FUSE", "0");
     const size_t nn = g.nodes.size();
     Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g, std::vector<bool>(nn, false)};
     const std::vector<uint32_t> uses = sdk::count_uses(g);
@@ -223,7 +218,6 @@ Fusions find_fusions(const sdk::Graph& g) {
     return f;
 }
 
-
 // Prefill attention (attention_tiled) takes nodes with at least this many
 // query rows; fewer rows (decode) leave most of its work-group idle, so they
 // keep the per-row kernel.
@@ -239,10 +233,7 @@ constexpr int64_t kTiledAttentionMaxHeadDim = 2 * kAttentionSlice;
 // HETERO_CL_ATTN_TILED=0 keeps every attention on the per-row kernel (for
 // comparisons).
 bool tiled_attention_enabled() {
-    static const bool enabled = [] {
-        const char* e = std::getenv("HETERO_CL_ATTN_TILED");
-        return !(e && std::strcmp(e, "0") == 0);
-    }();
+    static const bool enabled = !sdk::env_equals("HETERO_CL_ATTN_TILED", "0");
     return enabled;
 }
 
@@ -335,6 +326,7 @@ ClExecutable::~ClExecutable() {
 }
 
 void ClExecutable::describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const {
+    if (!profiling_enabled()) return;  // only the profile reads labels
     char name[128] = {};
     clGetKernelInfo(l.kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
     l.label = name;

@@ -69,6 +69,7 @@ private:
     void add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
     void release();
+    // The launch's profile label and operand bytes (with HETERO_CL_PROFILE=1 only).
     void describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const;
     // Runs the enqueued kernels to completion and adds their times to times_.
     void collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started);

@@ -1,7 +1,6 @@
 #include "vk_executable.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -52,10 +51,7 @@ Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector
     Groups out{std::vector<size_t>(nn, 1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1), std::vector<int64_t>(nn, -1),
                std::vector<bool>(nn, false)};
     std::vector<size_t>& group = out.size;
-    static const bool enabled = [] {
-        const char* e = std::getenv("HETERO_VK_GROUP");
-        return !(e && std::string(e) == "0");
-    }();
+    static const bool enabled = !sdk::env_equals("HETERO_VK_GROUP", "0");
     if (!enabled) return out;
     auto fused = [&](size_t n) { return fusions[n].residual >= 0 || (n > 0 && fusions[n - 1].residual >= 0); };
     for (size_t n = 0; n < g.nodes.size(); ++n) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 #include <utility>
 
@@ -46,10 +45,7 @@ uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
 // Tensor-core kernels where the device has them; HETERO_VK_COOPMAT=0 keeps
 // the f32 GEMM and attention (for comparisons).
 bool coopmat_enabled(const DeviceInfo& dev) {
-    static const bool disabled = [] {
-        const char* e = std::getenv("HETERO_VK_COOPMAT");
-        return e && std::strcmp(e, "0") == 0;
-    }();
+    static const bool disabled = sdk::env_equals("HETERO_VK_COOPMAT", "0");
     return dev.coopmat_f16 && !disabled;
 }
 
@@ -422,10 +418,7 @@ bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node&
 }
 
 void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* t, size_t n_tensors, std::vector<Dispatch>& ds) {
-    static const bool disabled = [] {
-        const char* e = std::getenv("HETERO_VK_XH");
-        return e && std::strcmp(e, "0") == 0;
-    }();
+    static const bool disabled = sdk::env_equals("HETERO_VK_XH", "0");
     if (disabled || !dev.storage16 || !coopmat_enabled(dev)) return;
     auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
     for (size_t id = 0; id < n_tensors; ++id) {

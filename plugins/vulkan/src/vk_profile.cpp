@@ -5,7 +5,7 @@
 namespace hetero::vk {
 
 bool profiling_enabled() {
-    static const bool on = sdk::env_flag_on("HETERO_VK_PROFILE");
+    static const bool on = sdk::env_equals("HETERO_VK_PROFILE", "1");
     return on;
 }
 

@@ -52,8 +52,7 @@ class VulkanProvider final : public sdk::Provider {
 public:
     explicit VulkanProvider(const sdk::Options& options) {
         sdk::require_known_options(options, {"validation", "device", "portable", "gpu_kernels"}, kProviderName);
-        const char* env = std::getenv("HETERO_VK_VALIDATION");
-        validation_ = sdk::option_int(options, "validation", 0, 0, 1) == 1 || (env && std::strcmp(env, "1") == 0);
+        validation_ = sdk::option_int(options, "validation", 0, 0, 1) == 1 || sdk::env_equals("HETERO_VK_VALIDATION", "1");
         only_ = sdk::option_int(options, "device", -1, -1, 1024);
         // portable=1 takes the paths for devices without optional features
         // (shared-memory reductions, re-recording on rebinding) so they stay tested.

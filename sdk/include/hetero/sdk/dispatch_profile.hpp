@@ -9,19 +9,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace hetero::sdk {
-
-// True when the environment variable is exactly "1".
-inline bool env_flag_on(const char* name) {
-    const char* e = std::getenv(name);
-    return e && std::strcmp(e, "1") == 0;
-}
 
 // "f32[512x2048]".
 inline std::string shape_label(const hetero_tensor_desc& t) {

@@ -11,6 +11,7 @@
 #include <hetero/ep_api.h>
 #include <hetero/sdk/graph_check.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -48,6 +49,13 @@ inline int64_t option_int(const Options& o, const std::string& key, int64_t fall
     }
     fail(HETERO_ERR_INVALID_ARGUMENT, "option '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
                                           std::to_string(hi) + "], got '" + it->second + "'");
+}
+
+// Whether environment variable `name` is set to exactly `value` (the
+// providers' diagnostic switches: "1" turns a profiler on, "0" a path off).
+inline bool env_equals(const char* name, const char* value) {
+    const char* e = std::getenv(name);
+    return e && std::strcmp(e, value) == 0;
 }
 
 // Rejects keys a provider does not know.
