@@ -117,7 +117,9 @@ constexpr const char* kKernelNames[] = {
     "convert_to_f32", "convert_from_f32", "quantize_q8_0", "quantize_q4_0", "matvec_q4_0", "matvec_q8_0",
     "matvec_f32",  "matvec_f16",  "matvec_bf16", "matvec_swiglu_q4_0", "matvec_swiglu_q8_0", "matvec_norm_q4_0", "matvec_norm_q8_0",
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
-    "gemm_q4_0",   "attention",   "attention_tiled"};
+    "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
+    "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
+    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0"};
 
 }  // namespace
 

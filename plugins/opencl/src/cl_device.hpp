@@ -3,6 +3,8 @@
 // context and in-order queue and the provider's program built for it.
 #pragma once
 
+#include "planar_weights.hpp"
+
 #include <CL/cl.h>
 #include <hetero/ep_api.h>
 
@@ -95,6 +97,8 @@ public:
     // in `cache_dir`) by the first caller. `gemm` overrides the GEMM tiling
     // chosen from the device limits. Thread-safe.
     const Program& program(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
+    // Planar copies of constant quantized weights (see planar_weights.hpp).
+    PlanarWeightCache& planar_weights() { return planar_weights_; }
 
 private:
     // A context costs milliseconds to create (about 5 ms on PoCL), so
@@ -113,6 +117,7 @@ private:
     mutable cl_command_queue queue_ = nullptr;
     std::mutex program_mutex_;
     std::unique_ptr<Program> program_;
+    PlanarWeightCache planar_weights_;
 };
 
 enum class DeviceTypes { All, Gpu, Cpu, Accelerator };

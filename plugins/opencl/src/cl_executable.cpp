@@ -69,6 +69,17 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
+// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
+std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar) {
+    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") +
+           (dtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
+}
+
+// Rows per work-item group of the planar matvec kernels, and the group's
+// work-items (PL_ROWS and PL_LANES of kernels/matvec_planar.cl).
+constexpr int64_t kPlanarRows = 4;
+constexpr size_t kPlanarLanes = 32;
+
 // Releases a launch's kernel when building the launch throws.
 struct KernelGuard {
     Launch& l;
@@ -395,11 +406,15 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
     const bool matvec = N == 1;
+    const bool norm = mm.norm_weight >= 0;
+    // A norm-fused launch normalises x once per work-group: 8 rows a group
+    // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
+    const size_t wg_cap = norm ? 256 : 128;
+    const std::vector<std::shared_ptr<const PlanarWeights>> planar = matvec ? planar_copies(mm, K, wg_cap, constants)
+                                                                            : std::vector<std::shared_ptr<const PlanarWeights>>{};
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
-    if (mm.swiglu || mm.norm_weight >= 0) {  // matvec_[swiglu_][norm_]q4_0 / q8_0
-        const std::string q = wtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0";
-        name = std::string("matvec_") + (mm.swiglu ? "swiglu_" : "") + (mm.norm_weight >= 0 ? "norm_" : "") + q;
-    }
+    if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
+        name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty());
     Launch l;
     l.kernel = make_kernel(name.c_str());
     KernelGuard guard{l};
@@ -409,11 +424,15 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     };
     set_tensor(l, 0, mm.x, constants);
     std::vector<int32_t> inputs{mm.x}, outputs;
-    int64_t rows = 0;
+    int64_t rows = 0, tiles = 0;
     for (int i = 0; i < 3; ++i) {
         const cl_uint a = cl_uint(2 + 5 * i);
         const int64_t M = i < mm.count ? T[size_t(mm.w[i])].shape[0] : 0;
-        if (i < mm.count) {
+        if (i < mm.count && !planar.empty()) {
+            set_arg(l.kernel, a, planar[size_t(i)]->mem);
+            set_arg(l.kernel, a + 1, cl_ulong(0));
+            inputs.push_back(mm.w[i]);
+        } else if (i < mm.count) {
             set_tensor(l, a, mm.w[i], constants);
             inputs.push_back(mm.w[i]);
         } else {
@@ -427,6 +446,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         }
         set_arg(l.kernel, a + 4, cl_int(M));
         rows += M;
+        tiles += (M + kPlanarRows - 1) / kPlanarRows;
     }
     if (mm.bias >= 0) {
         set_tensor(l, 17, mm.bias, constants);
@@ -436,16 +456,21 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     }
     set_arg(l.kernel, 19, cl_int(mm.bias_mode));
     if (matvec) {
-        // A norm-fused launch normalises x once per work-group: 8 rows a group
-        // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
-        const size_t wg = program_.group_size(name.c_str(), mm.norm_weight >= 0 ? 256 : 128);
+        const size_t wg = program_.group_size(name.c_str(), wg_cap);
         const size_t lanes = std::min<size_t>(32, wg);
-        const size_t rows_per_group = wg / lanes;
-        if (mm.swiglu) rows = T[size_t(mm.w[0])].shape[0];
+        // Work items per group: a row (rows_per_group of them), or a tile of
+        // kPlanarRows rows in the planar kernels, whose reduction space holds
+        // each lane's sums of its tile's (with SwiGLU, twice as many) rows.
+        size_t items = size_t(rows), rows_per_group = wg / lanes, reduce = wg;
+        if (mm.swiglu) items = size_t(T[size_t(mm.w[0])].shape[0]);
+        if (!planar.empty()) {
+            items = mm.swiglu ? (items + kPlanarRows - 1) / kPlanarRows : size_t(tiles);
+            reduce = wg * kPlanarRows * (mm.swiglu ? 2 : 1);
+        }
         set_arg(l.kernel, 20, cl_int(K));
         set_arg(l.kernel, 21, cl_int(lanes));
-        set_local(l.kernel, 22, wg);
-        if (mm.norm_weight >= 0) {
+        set_local(l.kernel, 22, reduce);
+        if (norm) {
             set_tensor(l, 23, mm.norm_weight, constants);
             inputs.push_back(mm.norm_weight);
             set_arg(l.kernel, 25, cl_float(mm.norm_eps));
@@ -453,7 +478,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         }
         l.dims = 1;
         l.local[0] = wg;
-        l.global[0] = std::max<size_t>(1, (size_t(rows) + rows_per_group - 1) / rows_per_group) * wg;
+        l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
     } else {
         const GemmConfig& gc = program_.gemm();
         size_t tiles = 0;
@@ -468,6 +493,26 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     describe(l, inputs, outputs);
     guard.armed = false;
     launches_.push_back(std::move(l));
+}
+
+std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
+                                                                               const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    const uint32_t dtype = T[size_t(mm.w[0])].dtype;
+    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) ||
+        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes)
+        return {};
+    for (int i = 0; i < mm.count; ++i)
+        if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT) return {};
+    std::vector<std::shared_ptr<const PlanarWeights>> copies;
+    for (int i = 0; i < mm.count; ++i) {
+        const sdk::BoundTensor& c = constants[size_t(mm.w[i])];
+        copies.push_back(device_.planar_weights().get(device_.context(), device_.queue(), program_.get(), device_.info().max_alloc,
+                                                      mem_of(c.buffer), c.offset, dtype, T[size_t(mm.w[i])].shape[0], K));
+        if (!copies.back()) return {};
+    }
+    planar_.insert(planar_.end(), copies.begin(), copies.end());
+    return copies;
 }
 
 void ClExecutable::add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants) {

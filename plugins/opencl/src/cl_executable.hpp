@@ -65,6 +65,11 @@ public:
 private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
+    // Planar copies of the launch's weights for the planar matvec kernels, or
+    // none where those cannot run it (weights not constant or not Q4_0/Q8_0,
+    // no room for a copy, a work-group limit under 32).
+    std::vector<std::shared_ptr<const PlanarWeights>> planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
+                                                                    const std::vector<sdk::BoundTensor>& constants);
     // Nodes n..n+3: the ROPE pair and the K/V stores (see can_fuse_rope_store).
     void add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
@@ -83,6 +88,7 @@ private:
     std::vector<Launch> launches_;
     std::shared_ptr<const std::vector<uint32_t>> node_ops_;  // op of each node, for error messages
     std::unique_ptr<sdk::DispatchTimes> times_;              // HETERO_CL_PROFILE=1 only
+    std::vector<std::shared_ptr<const PlanarWeights>> planar_;  // weights the planar kernels read
 };
 
 // Completion of one execution: waits on the read-back of the error flag that

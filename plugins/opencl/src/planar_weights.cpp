@@ -1,0 +1,50 @@
+#include "planar_weights.hpp"
+
+#include "cl_util.hpp"
+
+#include <hetero/sdk/provider.hpp>
+#include <hetero/sdk/quant.hpp>
+
+namespace hetero::opencl {
+
+bool planar_weights_enabled() {
+    static const bool enabled = !sdk::env_equals("HETERO_CL_PLANAR", "0");
+    return enabled;
+}
+
+std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, cl_command_queue queue, cl_program program,
+                                                            uint64_t max_alloc, cl_mem src, uint64_t offset, uint32_t dtype, int64_t m,
+                                                            int64_t k) {
+    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Key key{src, offset, dtype, m, k};
+    if (auto it = entries_.find(key); it != entries_.end())
+        if (auto live = it->second.lock()) return live;
+
+    const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
+    const uint64_t bytes = uint64_t(blocks) * sdk::row_bytes(dtype, sdk::kQBlock);
+    if (blocks == 0 || (max_alloc && bytes > max_alloc)) return nullptr;
+    auto planar = std::make_shared<PlanarWeights>();
+    cl_int err = CL_SUCCESS;
+    planar->mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    if (err != CL_SUCCESS) return nullptr;  // no room for a copy: the original serves
+
+    cl_kernel kernel = clCreateKernel(program, dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0", &err);
+    cl_check(err, "clCreateKernel repack_planar", HETERO_ERR_COMPILE_FAILED);
+    const cl_ulong off = offset;
+    err = clSetKernelArg(kernel, 0, sizeof src, &src);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 1, sizeof off, &off);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 2, sizeof planar->mem, &planar->mem);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 3, sizeof blocks, &blocks);
+    const size_t global = size_t(blocks);
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+    clReleaseKernel(kernel);
+    cl_check(err, "repacking weights into the planar layout", HETERO_ERR_OUT_OF_MEMORY);
+
+    entries_[key] = planar;
+    // Drop entries whose executables are gone.
+    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.expired() ? entries_.erase(it) : std::next(it);
+    return planar;
+}
+
+}  // namespace hetero::opencl

@@ -1,0 +1,47 @@
+// Constant Q4_0/Q8_0 matmul weights copied, on the device, into the planar
+// layout the decode matvec kernels read (see kernels/matvec_planar.cl).
+// Executables of one model (prefill and decode shapes) share one copy.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace hetero::opencl {
+
+struct PlanarWeights {
+    cl_mem mem = nullptr;
+    PlanarWeights() = default;
+    PlanarWeights(const PlanarWeights&) = delete;
+    PlanarWeights& operator=(const PlanarWeights&) = delete;
+    ~PlanarWeights() {
+        if (mem) clReleaseMemObject(mem);
+    }
+};
+
+// HETERO_CL_PLANAR=0 keeps decode on the GGUF-layout kernels (for comparisons).
+bool planar_weights_enabled();
+
+class PlanarWeightCache {
+public:
+    // The planar copy of the [m, k] `dtype` matrix at (src, offset), made now
+    // (enqueued on `queue`, so later work on it sees the copy) or shared with
+    // an earlier compile. Null where the device cannot hold another copy:
+    // the caller then reads the original.
+    std::shared_ptr<const PlanarWeights> get(cl_context context, cl_command_queue queue, cl_program program, uint64_t max_alloc,
+                                             cl_mem src, uint64_t offset, uint32_t dtype, int64_t m, int64_t k);
+
+private:
+    using Key = std::tuple<cl_mem, uint64_t, uint32_t, int64_t, int64_t>;
+    std::mutex mutex_;
+    // Weak: a copy lives as long as some executable uses it. Constants
+    // outlive their executables and are never modified, so a live entry's
+    // source is unchanged.
+    std::map<Key, std::weak_ptr<const PlanarWeights>> entries_;
+};
+
+}  // namespace hetero::opencl
