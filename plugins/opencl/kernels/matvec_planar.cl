@@ -11,11 +11,19 @@
 // nibble i of a unit's 64 bits is element i; Q8_0 bytes keep their order.
 // The blocks stay quantized: the copy has exactly the bytes of the original.
 
-// A group of PL_LANES work-items computes PL_ROWS rows: its lanes walk the
-// units of the rows, loading the 16 x values of a unit once for all rows.
-// Mirrored by kPlanarRows in cl_executable.cpp.
-#define PL_ROWS 4
-#define PL_LANES 32
+// A group of PL_LANES work-items computes a tile of PL_ROWS rows (with
+// SwiGLU, PL_SWIGLU_ROWS gate and as many up rows): its lanes walk the
+// 16-element units of the rows, loading the x values of a unit once for all
+// rows of the tile. On an H100 (TinyLlama 1.1B Q4_0 decode, tokens/s) 8 rows
+// and 128 lanes (503-517) beat 4 x 128 (497), 8 x 64 (497), 4 x 32 (345),
+// 2 x 32 (381) and 16 x 128 (383): more rows spread x loads over more weight
+// bytes, more lanes give more work-groups. Issuing two units' loads per step
+// was slower (413-444).
+// Mirrored by kPlanarRows, kPlanarSwigluRows and kPlanarLanes in
+// cl_executable.cpp.
+#define PL_ROWS 8
+#define PL_SWIGLU_ROWS 4
+#define PL_LANES 128
 
 #define Q4_PLANE_BYTES 16
 #define Q8_PLANE_BYTES 32
@@ -71,35 +79,40 @@ inline float byte_dot4(uint w, float4 a) {
     return fma(SBYTE(w, 24), a.w, s);
 }
 
-// Unit u (elements 16u..16u+15) of the row starting at `q`, against x0..x3.
-inline float unit_q4(global const uchar* q, int u, float4 x0, float4 x1, float4 x2, float4 x3) {
-    const uint2 w = vload2(0, (global const uint*)(q + 8 * u));
-    return nib_dot8(w.x, x0, x1) + nib_dot8(w.y, x2, x3);
-}
-inline float unit_q8(global const uchar* q, int u, float4 x0, float4 x1, float4 x2, float4 x3) {
-    const uint4 w = vload4(0, (global const uint*)(q + 16 * u));
-    return (byte_dot4(w.x, x0) + byte_dot4(w.y, x1)) + (byte_dot4(w.z, x2) + byte_dot4(w.w, x3));
-}
+// A unit's weights (one aligned load) and its dot product with x0..x3.
+#define Q4_UNIT uint2
+#define Q8_UNIT uint4
+#define Q4_UNIT_DOT(q, x0, x1, x2, x3) (nib_dot8((q).x, x0, x1) + nib_dot8((q).y, x2, x3))
+#define Q8_UNIT_DOT(q, x0, x1, x2, x3) \
+    ((byte_dot4((q).x, x0) + byte_dot4((q).y, x1)) + (byte_dot4((q).z, x2) + byte_dot4((q).w, x3)))
 
-// acc[r] += this lane's share of row (row0 + r) . x for the PL_ROWS rows of
-// one matrix `W` (M rows, planes of QB bytes per block). Rows past M repeat
-// the last row; their sums are never written.
-#define PLANAR_ROWS(UNIT, QB, W, M, acc)                                                  \
-    {                                                                                     \
-        global const uchar* q_[PL_ROWS];                                                  \
-        global const half* s_[PL_ROWS];                                                   \
-        global const half* scales_ = (global const half*)((W) + (ulong)(M) * nb * (QB)); \
-        for (int r = 0; r < PL_ROWS; ++r) {                                               \
-            const ulong row_ = (ulong)min(row0 + r, (M) - 1);                             \
-            q_[r] = (W) + row_ * nb * (QB);                                               \
-            s_[r] = scales_ + row_ * nb;                                                  \
-        }                                                                                 \
-        for (int u = lane; u < 2 * nb; u += PL_LANES) {                                   \
-            const float4 x0 = vload4(0, x + 16 * u), x1 = vload4(1, x + 16 * u);         \
-            const float4 x2 = vload4(2, x + 16 * u), x3 = vload4(3, x + 16 * u);         \
-            for (int r = 0; r < PL_ROWS; ++r)                                             \
-                acc[r] = fma(vload_half(u >> 1, s_[r]), UNIT(q_[r], u, x0, x1, x2, x3), acc[r]); \
-        }                                                                                 \
+// acc[r] += this lane's share of row (row0 + r % ROWS) . x of matrix W0
+// (r < ROWS) or W1 (r >= ROWS), for the ROWS * NMAT rows of the tile
+// (matrices of M rows, planes of QB bytes per block). All rows' loads of a
+// unit are issued before its math. Rows past M repeat the last row; their
+// sums are never written.
+#define PLANAR_ROWS(UNIT, UNIT_DOT, QB, W0, W1, M, acc, ROWS, NMAT)                      \
+    {                                                                                   \
+        global const UNIT* q_[(ROWS) * (NMAT)];                                         \
+        global const half* s_[(ROWS) * (NMAT)];                                         \
+        for (int r = 0; r < (ROWS) * (NMAT); ++r) {                                     \
+            global const uchar* w_ = r < (ROWS) ? (W0) : (W1);                          \
+            const ulong row_ = (ulong)min(row0 + r % (ROWS), (M) - 1);                  \
+            q_[r] = (global const UNIT*)(w_ + row_ * nb * (QB));                        \
+            s_[r] = (global const half*)(w_ + (ulong)(M) * nb * (QB)) + row_ * nb;      \
+        }                                                                               \
+        for (int u = lane; u < 2 * nb; u += PL_LANES) {                                 \
+            UNIT wv_[(ROWS) * (NMAT)];                                                  \
+            float dv_[(ROWS) * (NMAT)];                                                 \
+            for (int r = 0; r < (ROWS) * (NMAT); ++r) {                                 \
+                wv_[r] = q_[r][u];                                                      \
+                dv_[r] = vload_half(u >> 1, s_[r]);                                     \
+            }                                                                           \
+            const float4 x0 = vload4(0, x + 16 * u), x1 = vload4(1, x + 16 * u);       \
+            const float4 x2 = vload4(2, x + 16 * u), x3 = vload4(3, x + 16 * u);       \
+            for (int r = 0; r < (ROWS) * (NMAT); ++r)                                   \
+                acc[r] = fma(dv_[r], UNIT_DOT(wv_[r], x0, x1, x2, x3), acc[r]);        \
+        }                                                                               \
     }
 
 // Sums each of the group's n values per lane over its PL_LANES lanes; lane
@@ -125,13 +138,13 @@ inline float unit_q8(global const uchar* q, int u, float4 x0, float4 x1, float4 
     const int nb = K / QK;                                                               \
     const int row0 = tile * PL_ROWS;
 
-#define MATVEC_PLANAR_KERNEL(NAME, UNIT, QB, EXTRA_ARGS, X_SETUP)                         \
+#define MATVEC_PLANAR_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                         \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
         X_SETUP                                                                          \
         PLANAR_SELECT_TILE                                                               \
         float acc[PL_ROWS];                                                              \
         for (int r = 0; r < PL_ROWS; ++r) acc[r] = 0.f;                                  \
-        if (row0 < M) PLANAR_ROWS(UNIT, QB, w, M, acc)                                   \
+        if (row0 < M) PLANAR_ROWS(Q##_UNIT, Q##_UNIT_DOT, QB, w, w, M, acc, PL_ROWS, 1)                                   \
         LANES_REDUCE(acc, PL_ROWS)                                                       \
         if (lane == 0)                                                                   \
             for (int r = 0; r < PL_ROWS && row0 + r < M; ++r)                            \
@@ -139,32 +152,31 @@ inline float unit_q8(global const uchar* q, int u, float4 x0, float4 x1, float4 
     }
 
 // Gate (matrix 0) and up (matrix 1) rows of one tile, writing silu(gate) * up.
-#define MATVEC_PLANAR_SWIGLU_KERNEL(NAME, UNIT, QB, EXTRA_ARGS, X_SETUP)                  \
+#define MATVEC_PLANAR_SWIGLU_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                  \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
         X_SETUP                                                                          \
         const int lane = get_local_id(0) & (PL_LANES - 1);                               \
         const int tile = get_group_id(0) * (get_local_size(0) / PL_LANES) + get_local_id(0) / PL_LANES; \
         const int nb = K / QK;                                                           \
-        const int row0 = tile * PL_ROWS;                                                 \
-        float acc[2 * PL_ROWS];                                                          \
-        for (int r = 0; r < 2 * PL_ROWS; ++r) acc[r] = 0.f;                              \
+        const int row0 = tile * PL_SWIGLU_ROWS;                                                 \
+        float acc[2 * PL_SWIGLU_ROWS];                                                          \
+        for (int r = 0; r < 2 * PL_SWIGLU_ROWS; ++r) acc[r] = 0.f;                              \
         if (row0 < M0) {                                                                 \
-            PLANAR_ROWS(UNIT, QB, w0b + w0off, M0, acc)                                  \
-            PLANAR_ROWS(UNIT, QB, w1b + w1off, M0, (acc + PL_ROWS))                      \
+            PLANAR_ROWS(Q##_UNIT, Q##_UNIT_DOT, QB, w0b + w0off, w1b + w1off, M0, acc, PL_SWIGLU_ROWS, 2) \
         }                                                                                \
-        LANES_REDUCE(acc, 2 * PL_ROWS)                                                   \
+        LANES_REDUCE(acc, 2 * PL_SWIGLU_ROWS)                                                   \
         if (lane == 0)                                                                   \
-            for (int r = 0; r < PL_ROWS && row0 + r < M0; ++r) {                         \
+            for (int r = 0; r < PL_SWIGLU_ROWS && row0 + r < M0; ++r) {                         \
                 const float g = acc[r];                                                  \
-                PTR(float, y0b, y0off)[row0 + r] = g / (1.f + exp(-g)) * acc[PL_ROWS + r]; \
+                PTR(float, y0b, y0off)[row0 + r] = g / (1.f + exp(-g)) * acc[PL_SWIGLU_ROWS + r]; \
             }                                                                            \
     }
 
-MATVEC_PLANAR_KERNEL(matvec_planar_q4_0, unit_q4, Q4_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_KERNEL(matvec_planar_q8_0, unit_q8, Q8_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_0, unit_q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_KERNEL(matvec_norm_planar_q8_0, unit_q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_0, unit_q4, Q4_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q8_0, unit_q8, Q8_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_0, unit_q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q8_0, unit_q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)
+MATVEC_PLANAR_KERNEL(matvec_planar_q4_0, Q4, Q4_PLANE_BYTES, , X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_planar_q8_0, Q8, Q8_PLANE_BYTES, , X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_0, Q4, Q4_PLANE_BYTES, , X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q8_0, Q8, Q8_PLANE_BYTES, , X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)

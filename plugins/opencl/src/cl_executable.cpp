@@ -75,10 +75,11 @@ std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool pla
            (dtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
 }
 
-// Rows per work-item group of the planar matvec kernels, and the group's
-// work-items (PL_ROWS and PL_LANES of kernels/matvec_planar.cl).
-constexpr int64_t kPlanarRows = 4;
-constexpr size_t kPlanarLanes = 32;
+// Rows per tile of the planar matvec kernels (gate and up rows each with
+// SwiGLU) and the work-items that share a tile (PL_ROWS, PL_SWIGLU_ROWS and
+// PL_LANES of kernels/matvec_planar.cl).
+constexpr int64_t kPlanarRows = 8, kPlanarSwigluRows = 4;
+constexpr size_t kPlanarLanes = 128;
 
 // Releases a launch's kernel when building the launch throws.
 struct KernelGuard {
@@ -464,8 +465,9 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         size_t items = size_t(rows), rows_per_group = wg / lanes, reduce = wg;
         if (mm.swiglu) items = size_t(T[size_t(mm.w[0])].shape[0]);
         if (!planar.empty()) {
-            items = mm.swiglu ? (items + kPlanarRows - 1) / kPlanarRows : size_t(tiles);
-            reduce = wg * kPlanarRows * (mm.swiglu ? 2 : 1);
+            items = mm.swiglu ? (items + kPlanarSwigluRows - 1) / kPlanarSwigluRows : size_t(tiles);
+            rows_per_group = wg / kPlanarLanes;
+            reduce = wg * size_t(mm.swiglu ? 2 * kPlanarSwigluRows : kPlanarRows);
         }
         set_arg(l.kernel, 20, cl_int(K));
         set_arg(l.kernel, 21, cl_int(lanes));
