@@ -91,6 +91,9 @@ inline float byte_dot4(uint w, float4 a) {
 // (matrices of M rows, planes of QB bytes per block). All rows' loads of a
 // unit are issued before its math. Rows past M repeat the last row; their
 // sums are never written.
+// The clamped load index and the guard on the math are redundant with the
+// loop bound, but this form measured a third faster than the plain loop on
+// NVIDIA's compiler (H100 Q4_0 decode 496-505 vs 373-379 tok/s, same run).
 #define PLANAR_ROWS(UNIT, UNIT_DOT, QB, W0, W1, M, acc, ROWS, NMAT)                      \
     {                                                                                   \
         global const UNIT* q_[(ROWS) * (NMAT)];                                         \
@@ -101,17 +104,24 @@ inline float byte_dot4(uint w, float4 a) {
             q_[r] = (global const UNIT*)(w_ + row_ * nb * (QB));                        \
             s_[r] = (global const half*)(w_ + (ulong)(M) * nb * (QB)) + row_ * nb;      \
         }                                                                               \
-        for (int u = lane; u < 2 * nb; u += PL_LANES) {                                 \
+        const int units_ = 2 * nb;                                                      \
+        for (int u0 = lane; u0 < units_; u0 += PL_LANES) {                              \
             UNIT wv_[(ROWS) * (NMAT)];                                                  \
             float dv_[(ROWS) * (NMAT)];                                                 \
-            for (int r = 0; r < (ROWS) * (NMAT); ++r) {                                 \
-                wv_[r] = q_[r][u];                                                      \
-                dv_[r] = vload_half(u >> 1, s_[r]);                                     \
+            {                                                                           \
+                const int u = min(u0, units_ - 1);                                      \
+                for (int r = 0; r < (ROWS) * (NMAT); ++r) {                             \
+                    wv_[r] = q_[r][u];                                                  \
+                    dv_[r] = vload_half(u >> 1, s_[r]);                                 \
+                }                                                                       \
             }                                                                           \
-            const float4 x0 = vload4(0, x + 16 * u), x1 = vload4(1, x + 16 * u);       \
-            const float4 x2 = vload4(2, x + 16 * u), x3 = vload4(3, x + 16 * u);       \
-            for (int r = 0; r < (ROWS) * (NMAT); ++r)                                   \
-                acc[r] = fma(dv_[r], UNIT_DOT(wv_[r], x0, x1, x2, x3), acc[r]);        \
+            const int u = u0;                                                           \
+            if (u < units_) {                                                           \
+                const float4 x0 = vload4(0, x + 16 * u), x1 = vload4(1, x + 16 * u);   \
+                const float4 x2 = vload4(2, x + 16 * u), x3 = vload4(3, x + 16 * u);   \
+                for (int r = 0; r < (ROWS) * (NMAT); ++r)                               \
+                    acc[r] = fma(dv_[r], UNIT_DOT(wv_[r], x0, x1, x2, x3), acc[r]);    \
+            }                                                                           \
         }                                                                               \
     }
 
