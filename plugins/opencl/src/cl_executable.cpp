@@ -510,7 +510,7 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
     for (int i = 0; i < mm.count; ++i) {
         const sdk::BoundTensor& c = constants[size_t(mm.w[i])];
         copies.push_back(device_.planar_weights().get(device_.context(), device_.queue(), program_.get(), device_.info().max_alloc,
-                                                      mem_of(c.buffer), c.offset, dtype, T[size_t(mm.w[i])].shape[0], K));
+                                                      device_.info().global_mem, mem_of(c.buffer), c.offset, dtype, T[size_t(mm.w[i])].shape[0], K));
         if (!copies.back()) return {};
     }
     planar_.insert(planar_.end(), copies.begin(), copies.end());

@@ -13,8 +13,8 @@ bool planar_weights_enabled() {
 }
 
 std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, cl_command_queue queue, cl_program program,
-                                                            uint64_t max_alloc, cl_mem src, uint64_t offset, uint32_t dtype, int64_t m,
-                                                            int64_t k) {
+                                                            uint64_t max_alloc, uint64_t global_mem, cl_mem src, uint64_t offset,
+                                                            uint32_t dtype, int64_t m, int64_t k) {
     if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, offset, dtype, m, k};
@@ -24,7 +24,12 @@ std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, 
     const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
     const uint64_t bytes = uint64_t(blocks) * sdk::row_bytes(dtype, sdk::kQBlock);
     if (blocks == 0 || (max_alloc && bytes > max_alloc)) return nullptr;
+    uint64_t live = bytes;
+    for (const auto& [k_, entry] : entries_)
+        if (auto p = entry.lock()) live += p->bytes;
+    if (global_mem && live > global_mem / 3) return nullptr;
     auto planar = std::make_shared<PlanarWeights>();
+    planar->bytes = bytes;
     cl_int err = CL_SUCCESS;
     planar->mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (err != CL_SUCCESS) return nullptr;  // no room for a copy: the original serves

@@ -15,6 +15,7 @@ namespace hetero::opencl {
 
 struct PlanarWeights {
     cl_mem mem = nullptr;
+    uint64_t bytes = 0;
     PlanarWeights() = default;
     PlanarWeights(const PlanarWeights&) = delete;
     PlanarWeights& operator=(const PlanarWeights&) = delete;
@@ -30,10 +31,13 @@ class PlanarWeightCache {
 public:
     // The planar copy of the [m, k] `dtype` matrix at (src, offset), made now
     // (enqueued on `queue`, so later work on it sees the copy) or shared with
-    // an earlier compile. Null where the device cannot hold another copy:
-    // the caller then reads the original.
+    // an earlier compile. Null where the copy would not fit: larger than one
+    // allocation may be, or all live copies would then take more than a
+    // third of the device's memory (drivers may allocate lazily, so a failed
+    // allocation cannot be relied on to say so); the caller then reads the
+    // original.
     std::shared_ptr<const PlanarWeights> get(cl_context context, cl_command_queue queue, cl_program program, uint64_t max_alloc,
-                                             cl_mem src, uint64_t offset, uint32_t dtype, int64_t m, int64_t k);
+                                             uint64_t global_mem, cl_mem src, uint64_t offset, uint32_t dtype, int64_t m, int64_t k);
 
 private:
     using Key = std::tuple<cl_mem, uint64_t, uint32_t, int64_t, int64_t>;
