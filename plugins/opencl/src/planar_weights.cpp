@@ -24,9 +24,16 @@ std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, 
     const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
     const uint64_t bytes = uint64_t(blocks) * sdk::row_bytes(dtype, sdk::kQBlock);
     if (blocks == 0 || (max_alloc && bytes > max_alloc)) return nullptr;
+    // Drop entries whose executables are gone while adding up the live copies.
     uint64_t live = bytes;
-    for (const auto& [k_, entry] : entries_)
-        if (auto p = entry.lock()) live += p->bytes;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        if (auto p = it->second.lock()) {
+            live += p->bytes;
+            ++it;
+        } else {
+            it = entries_.erase(it);
+        }
+    }
     if (global_mem && live > global_mem / 3) return nullptr;
     auto planar = std::make_shared<PlanarWeights>();
     planar->bytes = bytes;
@@ -44,11 +51,9 @@ std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, 
     const size_t global = size_t(blocks);
     if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
     clReleaseKernel(kernel);
-    cl_check(err, "repacking weights into the planar layout", HETERO_ERR_OUT_OF_MEMORY);
+    cl_check(err, "repacking weights into the planar layout");  // allocation failures still map to out-of-memory
 
     entries_[key] = planar;
-    // Drop entries whose executables are gone.
-    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.expired() ? entries_.erase(it) : std::next(it);
     return planar;
 }
 
