@@ -214,7 +214,9 @@ void matmul_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, i
                       2.0 * double(N * M * K) / secs / 1e9);
         what += buf;
     }
-    expect(e < 1e-4, what);
+    // Quantized weights may take the tensor-core GEMM, which rounds x and the
+    // dequantized weights to f16 (2^-11 each); a wrong index errs by O(1).
+    expect(e < (hetero::sdk::is_block_dtype(wdtype) && N > 1 ? 1e-3 : 1e-4), what);
 }
 
 void options_cases(hetero_ep_api const* a) {

@@ -90,6 +90,12 @@ inline ushort float_to_half_bits(float f) {
     return (ushort)(sign | h);
 }
 
+// f16 bits held in a register, converted by the device's own instruction.
+inline float half_reg_to_float(uint u) {
+    const ushort h = (ushort)u;
+    return vload_half(0, (const half*)&h);
+}
+
 inline float bf16_bits_to_float(ushort b) { return as_float((uint)b << 16); }
 
 inline ushort float_to_bf16_bits(float f) {

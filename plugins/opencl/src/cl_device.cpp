@@ -15,6 +15,9 @@
 #ifndef CL_DEVICE_WARP_SIZE_NV
 #define CL_DEVICE_WARP_SIZE_NV 0x4003
 #endif
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
 #ifndef CL_DEVICE_WAVEFRONT_WIDTH_AMD
 #define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
 #endif
@@ -82,6 +85,8 @@ DeviceInfo query_info(cl_platform_id p, cl_device_id d) {
     const auto fp = device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG);
     i.correctly_rounded_div_sqrt = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     i.subgroup_size = query_subgroup_size(d, i);
+    i.tensor_cores = has_extension(i.extensions, "cl_nv_device_attribute_query") &&
+                     device_value<cl_uint>(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV) >= 8;
     return i;
 }
 
@@ -91,8 +96,9 @@ void copy_string(char* dst, size_t cap, const std::string& s) {
     dst[n] = '\0';
 }
 
-// Build options of the program: OpenCL C 1.2 plus the device's GEMM tiling.
-std::string build_options(const DeviceInfo& info, const GemmConfig& g) {
+// Build options of the program: OpenCL C 1.2 plus the device's GEMM tiling;
+// `ptx` compiles the tensor-core GEMM's inline mma instructions.
+std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool ptx) {
     std::string o = "-cl-std=CL1.2";
     o += " -DGEMM_LX=" + std::to_string(g.lx) + " -DGEMM_LY=" + std::to_string(g.ly) + " -DGEMM_TM=" + std::to_string(g.tm) +
          " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk) +
@@ -100,6 +106,7 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g) {
     // Quantizers divide by the block maximum; exact division makes them round
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
+    if (ptx) o += " -DMMA_PTX";
     return o;
 }
 
@@ -119,12 +126,13 @@ constexpr const char* kKernelNames[] = {
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
     "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
     "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
-    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0"};
+    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0", "gemm_mma_q4_0",
+    "gemm_mma_q8_0"};
 
 }  // namespace
 
-Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool from_cache)
-    : program_(p), gemm_(gemm), from_cache_(from_cache) {
+Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool from_cache)
+    : program_(p), gemm_(gemm), mma_(mma), from_cache_(from_cache) {
     for (const char* name : kKernelNames) {
         cl_int err = CL_SUCCESS;
         cl_kernel k = clCreateKernel(p, name, &err);
@@ -154,6 +162,13 @@ size_t Program::group_size(const char* kernel, size_t cap) const {
 
 ClDevice::ClDevice(cl_platform_id platform, cl_device_id device)
     : info_(query_info(platform, device)), platform_(platform), device_(device) {}
+
+MmaMode mma_mode() {
+    static const MmaMode mode = sdk::env_equals("HETERO_CL_MMA", "0")         ? MmaMode::Off
+                                : sdk::env_equals("HETERO_CL_MMA", "emulate") ? MmaMode::Emulate
+                                                                              : MmaMode::Auto;
+    return mode;
+}
 
 bool profiling_enabled() {
     static const bool on = sdk::env_equals("HETERO_CL_PROFILE", "1");
@@ -214,10 +229,22 @@ const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig*
     GemmConfig gemm = gemm_override && size_t(gemm_override->wg()) <= info_.max_wg ? *gemm_override : gemm_config_for(info_.max_wg);
     const std::string device_key = info_.platform_name + "|" + info_.platform_version + "|" + info_.name + "|" +
                                    info_.driver_version;
+    const MmaMode mode = mma_mode();
+    bool ptx = info_.tensor_cores && mode == MmaMode::Auto;
     for (;;) {
-        const std::string options = build_options(info_, gemm);
-        BuiltProgram built = build_program(context(), device_, kKernelSource, options, device_key, cache_dir);
-        auto prog = std::make_unique<Program>(built.program, device_, gemm, built.from_cache);
+        const std::string options = build_options(info_, gemm, ptx);
+        BuiltProgram built;
+        try {
+            built = build_program(context(), device_, kKernelSource, options, device_key, cache_dir);
+        } catch (const sdk::Error& e) {
+            // A driver that rejects the inline PTX still gets the portable GEMMs.
+            if (!ptx) throw;
+            sdk::log(HETERO_LOG_WARN, "opencl", info_.name + ": tensor-core GEMM not built, using the f32 GEMM: " + e.what());
+            ptx = false;
+            continue;
+        }
+        const bool mma = ptx || mode == MmaMode::Emulate;
+        auto prog = std::make_unique<Program>(built.program, device_, gemm, mma, built.from_cache);
         // The GEMM needs its whole tile's work-items in one group; shrink the
         // tiling when the compiled kernel allows fewer.
         if (prog->group_size("gemm_q4_0", size_t(gemm.wg())) >= size_t(gemm.wg()) || gemm.wg() <= 16) {

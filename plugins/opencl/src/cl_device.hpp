@@ -30,7 +30,21 @@ struct DeviceInfo {
     bool fp16 = false;
     bool correctly_rounded_div_sqrt = false;
     uint32_t subgroup_size = 0;
+    // NVIDIA compute capability 8.0 or later: the prefill GEMM can issue
+    // mma.sync (tensor cores) through inline PTX (see kernels/gemm_mma.cl).
+    bool tensor_cores = false;
 };
+
+// HETERO_CL_MMA: unset or "1" runs Q4_0/Q8_0 prefill GEMMs on tensor cores
+// where the device has them; "0" never; "emulate" runs that kernel on any
+// device with plain arithmetic in place of the mma instructions (for tests).
+enum class MmaMode { Auto, Off, Emulate };
+MmaMode mma_mode();
+
+// Tile of the tensor-core GEMM (kernels/gemm_mma.cl): MMA_BM weight rows x
+// MMA_BN activation rows per group of MMA_WG work-items.
+inline constexpr int kMmaTileRows = 64;
+inline constexpr int kMmaGroup = 128;
 
 // Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
 // each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.
@@ -54,19 +68,22 @@ inline constexpr int kAttentionSlice = 64;
 
 class Program {
 public:
-    Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool from_cache);
+    Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool from_cache);
     ~Program();
     Program(const Program&) = delete;
     Program& operator=(const Program&) = delete;
     cl_program get() const { return program_; }
     const GemmConfig& gemm() const { return gemm_; }
     bool from_cache() const { return from_cache_; }
+    // Whether Q4_0/Q8_0 GEMMs use the gemm_mma_* kernels.
+    bool mma() const { return mma_; }
     // Largest power-of-two work-group size <= min(cap, the kernel's limit).
     size_t group_size(const char* kernel, size_t cap) const;
 
 private:
     cl_program program_;
     GemmConfig gemm_;
+    bool mma_;
     bool from_cache_;
     std::map<std::string, size_t> kernel_wg_;
 };

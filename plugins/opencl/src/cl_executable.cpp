@@ -69,6 +69,8 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
+const char* mma_gemm_kernel(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_q8_0" : "gemm_mma_q4_0"; }
+
 // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
 std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar) {
     return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") +
@@ -416,6 +418,10 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
     if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty());
+    // Quantized prefill GEMMs run on tensor cores where the program has them.
+    const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
+                     program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
+    if (mma) name = mma_gemm_kernel(wtype);
     Launch l;
     l.kernel = make_kernel(name.c_str());
     KernelGuard guard{l};
@@ -483,14 +489,16 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
     } else {
         const GemmConfig& gc = program_.gemm();
-        size_t tiles = 0;
-        for (int i = 0; i < mm.count; ++i) tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + size_t(gc.bm()) - 1) / size_t(gc.bm());
+        const size_t tile_m = mma ? kMmaTileRows : size_t(gc.bm()), tile_n = mma ? kMmaTileRows : size_t(gc.bn());
+        const size_t group = mma ? kMmaGroup : size_t(gc.wg());
+        size_t gemm_tiles = 0;
+        for (int i = 0; i < mm.count; ++i) gemm_tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + tile_m - 1) / tile_m;
         set_arg(l.kernel, 20, cl_int(N));
         set_arg(l.kernel, 21, cl_int(K));
         l.dims = 2;
-        l.local[0] = size_t(gc.wg());
-        l.global[0] = std::max<size_t>(1, tiles) * size_t(gc.wg());
-        l.global[1] = (size_t(N) + size_t(gc.bn()) - 1) / size_t(gc.bn());
+        l.local[0] = group;
+        l.global[0] = std::max<size_t>(1, gemm_tiles) * group;
+        l.global[1] = (size_t(N) + tile_n - 1) / tile_n;
     }
     describe(l, inputs, outputs);
     guard.armed = false;
