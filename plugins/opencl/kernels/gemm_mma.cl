@@ -14,19 +14,29 @@
 // kernel's staging and output mapping on any device, so the CI machine tests
 // them (HETERO_CL_MMA=emulate).
 //
-// A work-group of 4 warps computes a 64 x 64 tile (activation rows x weight
-// rows); warp (wn, wm) owns a 32 x 32 quarter: 2 x 4 mma tiles of 16 x 8.
-#define MMA_WG 128
-#define MMA_BN 64
-#define MMA_BM 64
+// A work-group of MMA_WARPS_N x MMA_WARPS_M warps (set by the host) computes
+// a tile of 32 MMA_WARPS_N activation rows x 32 MMA_WARPS_M weight rows; each
+// warp owns 32 x 32 of it: 2 x 4 mma tiles of 16 x 8.
+#ifndef MMA_WARPS_N
+#define MMA_WARPS_N 2
+#endif
+#ifndef MMA_WARPS_M
+#define MMA_WARPS_M 2
+#endif
+#define MMA_WG (32 * MMA_WARPS_N * MMA_WARPS_M)
+#define MMA_BN (32 * MMA_WARPS_N)
+#define MMA_BM (32 * MMA_WARPS_M)
 // Local rows hold 32 halves plus 8 of padding: 20 words, so the 32 lanes'
 // fragment loads (rows g*20 + t, g < 8, t < 4) hit 32 different banks.
 #define MMA_ROW_WORDS 20
 
-// Registers of one K step per work-item: 4 float4 of x; 2 quarter block
-// rows of weights (scale + 4 or 8 quant bytes).
+// Registers of one K step per work-item: MMA_XR float4 of x; MMA_PR quarter
+// block rows of weights (scale + 4 or 8 quant bytes).
+#define MMA_XR (MMA_BN * 8 / MMA_WG)
+#define MMA_PR (MMA_BM * 4 / MMA_WG)
+
 inline void mma_fetch_x(global const float* x, int N, int K, int n0, int k0, bool aligned, float4* r) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int n = n0 + t / 8, k = k0 + 4 * (t % 8);
         r[i] = (float4)(0.f);
@@ -38,20 +48,20 @@ inline void mma_fetch_x(global const float* x, int N, int K, int n0, int k0, boo
 }
 
 inline void mma_put_x(const float4* r, local uint* As) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         vstore_half4(r[i], 0, (local half*)(As + (t / 8) * MMA_ROW_WORDS + 2 * (t % 8)));
     }
 }
 
-// Quarter block rows of weights, as in gemm.cl: 2 per work-item.
-#define mma_fetch_w_q4_0(w, M, K, m0, k0, r) fetch_quarters_q4_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, 2, r)
-#define mma_fetch_w_q8_0(w, M, K, m0, k0, r) fetch_quarters_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, 2, r)
+// Quarter block rows of weights, as in gemm.cl.
+#define mma_fetch_w_q4_0(w, M, K, m0, k0, r) fetch_quarters_q4_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#define mma_fetch_w_q8_0(w, M, K, m0, k0, r) fetch_quarters_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 
 // Part p: bytes 4p..4p+3 are elements 4p..4p+3 (low nibbles) and
 // 4p+16..4p+19 (high nibbles).
 inline void mma_put_w_q4_0(const uint* r, local uint* Bs) {
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
         const float d = half_reg_to_float(r[2 * i]);
@@ -64,7 +74,7 @@ inline void mma_put_w_q4_0(const uint* r, local uint* Bs) {
 
 // Part p: bytes (elements) 8p..8p+7.
 inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
         const float d = half_reg_to_float(r[3 * i]);
@@ -116,12 +126,12 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_row, local const u
         const int m0 = tile * MMA_BM, n0 = get_group_id(1) * MMA_BN;                                           \
         global const float* x = CPTR(float, xb, xoff);                                                         \
         const bool aligned = (xoff & 15) == 0; /* buffers are aligned; K % 32 == 0 */                               \
-        const int warp = get_local_id(0) / 32, wn = (warp / 2) * 32, wm = (warp % 2) * 32;                     \
+        const int warp = get_local_id(0) / 32, wn = (warp / MMA_WARPS_M) * 32, wm = (warp % MMA_WARPS_M) * 32; \
         float c[2][4][4];                                                                                      \
         for (int i = 0; i < 2; ++i)                                                                            \
             for (int j = 0; j < 4; ++j)                                                                        \
                 for (int e = 0; e < 4; ++e) c[i][j][e] = 0.f;                                                  \
-        float4 xr[4];                                                                                          \
+        float4 xr[MMA_XR];                                                                                     \
         uint wr[WREGS];                                                                                        \
         mma_fetch_x(x, N, K, n0, 0, aligned, xr);                                                              \
         FETCH_W(w, M, K, m0, 0, wr);                                                                           \
@@ -153,5 +163,5 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_row, local const u
                 }                                                                                              \
     }
 
-GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 4)
-GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 6)
+GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR)

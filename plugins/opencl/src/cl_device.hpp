@@ -41,10 +41,11 @@ struct DeviceInfo {
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
-// Tile of the tensor-core GEMM (kernels/gemm_mma.cl): MMA_BM weight rows x
-// MMA_BN activation rows per group of MMA_WG work-items.
-inline constexpr int kMmaTileRows = 64;
-inline constexpr int kMmaGroup = 128;
+// Warps of a tensor-core GEMM work-group (kernels/gemm_mma.cl; passed to it
+// as MMA_WARPS_N/M), each computing 32 activation x 32 weight rows.
+inline constexpr int kMmaWarpsN = 2;
+inline constexpr int kMmaWarpsM = 2;
+inline constexpr int kMmaGroup = 32 * kMmaWarpsN * kMmaWarpsM;
 
 // Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
 // each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.

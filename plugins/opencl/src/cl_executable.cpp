@@ -489,7 +489,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
     } else {
         const GemmConfig& gc = program_.gemm();
-        const size_t tile_m = mma ? kMmaTileRows : size_t(gc.bm()), tile_n = mma ? kMmaTileRows : size_t(gc.bn());
+        const size_t tile_m = mma ? 32 * kMmaWarpsM : size_t(gc.bm()), tile_n = mma ? 32 * kMmaWarpsN : size_t(gc.bn());
         const size_t group = mma ? kMmaGroup : size_t(gc.wg());
         size_t gemm_tiles = 0;
         for (int i = 0; i < mm.count; ++i) gemm_tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + tile_m - 1) / tile_m;
