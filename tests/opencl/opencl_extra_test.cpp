@@ -143,7 +143,9 @@ void attention_case(hetero_ep* ep, std::mt19937& rng, uint32_t cache_dtype, int6
         std::snprintf(buf, sizeof buf, "; %.3f ms/run, %.2f GFLOP/s", secs * 1e3, 4.0 * keys * double(a.H * a.Hd) / secs / 1e9);
         what += buf;
     }
-    expect(e < 1e-4, what);
+    // f16 caches may have q and p rounded to f16 too (the tensor-core kernel
+    // does), as the conformance suite's bound allows.
+    expect(e < (cache_dtype == HETERO_DTYPE_F16 ? 1e-3 : 1e-4), what);
 }
 
 // One out-of-range position among many rows: the execute reports it, that
@@ -340,6 +342,7 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < tail.size(); ++i) tail[i] = int32_t(1460 + i);
         for (auto& p : scattered) p = int32_t(rng() % 1300);
         attention_case(ep, rng, HETERO_DTYPE_F32, 1500, tail);
+        attention_case(ep, rng, HETERO_DTYPE_F16, 1500, tail, AttentionShape{32, 4, 64});
         attention_case(ep, rng, HETERO_DTYPE_F16, 1300, scattered, AttentionShape{16, 2, 128});
     }
     attention_bad_row_case(ep, rng);

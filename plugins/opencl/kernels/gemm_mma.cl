@@ -85,25 +85,27 @@ inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
     }
 }
 
-// c (16 x 8, f32) += a (16 x 16 at a_row, f16) * b (8 x 16 at b_row, f16)^T
-// over halves k0..k0+15 of the local rows. Fragment layout of mma.m16n8k16
-// (PTX ISA): lane = 4 g + t; a0..a3 hold (row g, k 2t..2t+1), (g+8, 2t),
-// (g, 2t+8), (g+8, 2t+8); b0, b1 hold (col g, k 2t), (g, 2t+8); c0..c3 are
-// (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-inline void mma_16x8x16(float* c, local const uint* As, int a_row, local const uint* Bs, int b_row, int k0) {
+// c (16 x 8, f32) += a (16 x 16 at row a_row, f16) * b (8 x 16 at row b_row,
+// f16)^T over halves k0..k0+15 of local rows a_words and b_words 32-bit
+// words apart. Fragment layout of mma.m16n8k16 (PTX ISA): lane = 4 g + t;
+// a0..a3 hold (row g, k 2t..2t+1), (g+8, 2t), (g, 2t+8), (g+8, 2t+8); b0, b1
+// hold (col g, k 2t), (g, 2t+8); c0..c3 are (g, 2t), (g, 2t+1), (g+8, 2t),
+// (g+8, 2t+1). Also used by attention_mma (attention.cl).
+inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
+                        int k0) {
     const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
 #ifdef MMA_PTX
-    local const uint* a = As + (a_row + g) * MMA_ROW_WORDS + k0 / 2 + t;
-    local const uint* b = Bs + (b_row + g) * MMA_ROW_WORDS + k0 / 2 + t;
-    const uint a0 = a[0], a1 = a[8 * MMA_ROW_WORDS], a2 = a[4], a3 = a[8 * MMA_ROW_WORDS + 4];
+    local const uint* a = As + (a_row + g) * a_words + k0 / 2 + t;
+    local const uint* b = Bs + (b_row + g) * b_words + k0 / 2 + t;
+    const uint a0 = a[0], a1 = a[8 * a_words], a2 = a[4], a3 = a[8 * a_words + 4];
     const uint b0 = b[0], b1 = b[4];
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #else
     for (int e = 0; e < 4; ++e) {
-        local const half* a = (local const half*)(As + (a_row + g + (e / 2) * 8) * MMA_ROW_WORDS) + k0;
-        local const half* b = (local const half*)(Bs + (b_row + 2 * t + e % 2) * MMA_ROW_WORDS) + k0;
+        local const half* a = (local const half*)(As + (a_row + g + (e / 2) * 8) * a_words) + k0;
+        local const half* b = (local const half*)(Bs + (b_row + 2 * t + e % 2) * b_words) + k0;
         float s = c[e];
         for (int k = 0; k < 16; ++k) s = fma(vload_half(k, a), vload_half(k, b), s);
         c[e] = s;
@@ -145,7 +147,7 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_row, local const u
             }                                                                                                  \
             for (int s = 0; s < QK; s += 16)                                                                   \
                 for (int i = 0; i < 2; ++i)                                                                    \
-                    for (int j = 0; j < 4; ++j) mma_16x8x16(c[i][j], As, wn + 16 * i, Bs, wm + 8 * j, s);      \
+                    for (int j = 0; j < 4; ++j) mma_16x8x16(c[i][j], As, MMA_ROW_WORDS, wn + 16 * i, Bs, MMA_ROW_WORDS, wm + 8 * j, s); \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
         }                                                                                                      \
         global const float* bias = CPTR(float, bb, boff);                                                      \

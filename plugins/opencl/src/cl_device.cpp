@@ -128,7 +128,7 @@ constexpr const char* kKernelNames[] = {
     "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
     "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
     "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0", "gemm_mma_q4_0",
-    "gemm_mma_q8_0"};
+    "gemm_mma_q8_0", "attention_mma"};
 
 }  // namespace
 

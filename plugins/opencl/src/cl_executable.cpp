@@ -244,6 +244,14 @@ constexpr size_t kTiledAttentionGroup = 128;
 // scores take 40 KiB of local memory (16 KiB up to one slice).
 constexpr int64_t kTiledAttentionMaxHeadDim = 2 * kAttentionSlice;
 
+// The tensor-core prefill attention (kernels/attention_mma.cl): f16 caches,
+// head dim 64, 64 query rows of one head per group of 128 work-items, 34 KiB
+// of local memory (asked for with some room).
+constexpr int64_t kMmaAttentionHeadDim = 64;
+constexpr int64_t kMmaAttentionRows = 64;
+constexpr size_t kMmaAttentionGroup = 128;
+constexpr uint64_t kMmaAttentionLocalBytes = 40 * 1024;
+
 // HETERO_CL_ATTN_TILED=0 keeps every attention on the per-row kernel (for
 // comparisons).
 bool tiled_attention_enabled() {
@@ -651,6 +659,21 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 set_arg(l.kernel, first + 6, error_flag_);
                 set_arg(l.kernel, first + 7, node_id);
             };
+            // Tensor cores round q and p to f16, which the error bound allows
+            // for f16 caches only.
+            if (program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows &&
+                Hd == kMmaAttentionHeadDim &&
+                program_.group_size("attention_mma", kMmaAttentionGroup) >= kMmaAttentionGroup &&
+                device_.info().local_mem >= kMmaAttentionLocalBytes) {
+                l.kernel = make_kernel("attention_mma");
+                set_arg(l.kernel, 10, cl_int(N));
+                common_args(11);
+                l.dims = 2;
+                l.local[0] = kMmaAttentionGroup;
+                l.global[0] = kMmaAttentionGroup * size_t(H);
+                l.global[1] = (size_t(N) + size_t(kMmaAttentionRows) - 1) / size_t(kMmaAttentionRows);
+                break;
+            }
             if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
                                                     device_.info().local_mem)) {
                 l.kernel = make_kernel("attention_tiled");
