@@ -138,10 +138,45 @@ inline ulong row_bytes_of(int dtype, int n) {
     }
 }
 
-// Work-group reductions over local memory; the group size must be a power of two.
+// NV_PTX (defined by the host for NVIDIA devices of compute capability 8.0+):
+// kernels may use inline PTX. Warp reductions by shfl.sync need no barrier.
+#ifdef NV_PTX
+inline float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float t;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
+        v += t;
+    }
+    return v;
+}
+
+inline float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float t;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
+        v = fmax(v, t);
+    }
+    return v;
+}
+#endif
+
+// Work-group reductions over local memory; the group size must be a power of
+// two. With NV_PTX, groups of whole warps reduce each warp by shuffles and
+// the warps' results through local memory: one barrier instead of log2(size).
 inline float group_sum(float v, local float* red) {
     const int lid = get_local_id(0);
     const int n = get_local_size(0);
+#ifdef NV_PTX
+    if (n % 32 == 0) {
+        v = warp_sum(v);
+        if (lid % 32 == 0) red[lid / 32] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float r = 0.f;
+        for (int w = 0; w < n / 32; ++w) r += red[w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        return r;
+    }
+#endif
     red[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = n / 2; s > 0; s >>= 1) {
@@ -156,6 +191,17 @@ inline float group_sum(float v, local float* red) {
 inline float group_max(float v, local float* red) {
     const int lid = get_local_id(0);
     const int n = get_local_size(0);
+#ifdef NV_PTX
+    if (n % 32 == 0) {
+        v = warp_max(v);
+        if (lid % 32 == 0) red[lid / 32] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float r = -INFINITY;
+        for (int w = 0; w < n / 32; ++w) r = fmax(r, red[w]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        return r;
+    }
+#endif
     red[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = n / 2; s > 0; s >>= 1) {

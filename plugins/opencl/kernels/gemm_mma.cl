@@ -3,13 +3,13 @@
 // Y[N,M] = X[N,K] W[M,K]^T (+ bias), like gemm.cl, but the multiply-adds are
 // PTX mma.sync m16n8k16 instructions (f16 inputs, f32 accumulation) issued
 // through inline assembly, which NVIDIA's OpenCL compiler accepts on devices
-// of compute capability 8.0 and later (the host defines MMA_PTX there). Each
+// of compute capability 8.0 and later (the host defines NV_PTX there). Each
 // K step of 32 (one quantization block) stages the tile into local memory as
 // f16: x rounded to f16, weights dequantized to f16 (d * q, so f16 range is
 // never exceeded). Both are rounded once, within the matmul error bound of
 // the conformance suite (2^-10 of sum |x w|).
 //
-// Elsewhere MMA_PTX is undefined and each mma becomes the same arithmetic on
+// Elsewhere NV_PTX is undefined and each mma becomes the same arithmetic on
 // the local tiles in plain OpenCL C: too slow to use, but it runs this
 // kernel's staging and output mapping on any device, so the CI machine tests
 // them (HETERO_CL_MMA=emulate).
@@ -94,7 +94,7 @@ inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
 inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
                         int k0) {
     const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
-#ifdef MMA_PTX
+#ifdef NV_PTX
     local const uint* a = As + (a_row + g) * a_words + k0 / 2 + t;
     local const uint* b = Bs + (b_row + g) * b_words + k0 / 2 + t;
     const uint a0 = a[0], a1 = a[8 * a_words], a2 = a[4], a3 = a[8 * a_words + 4];

@@ -126,7 +126,23 @@ inline float byte_dot4(uint w, float4 a) {
     }
 
 // Sums each of the group's n values per lane over its PL_LANES lanes; lane
-// 0 gets the totals in v. `red` holds PL_LANES * n floats per group.
+// 0 gets the totals in v. `red` holds PL_LANES * n floats per group. With
+// NV_PTX each warp sums by shuffles first, so one barrier does.
+#ifdef NV_PTX
+#define LANES_REDUCE(v, n)                                                               \
+    {                                                                                    \
+        local float* red_ = red + (get_local_id(0) / PL_LANES) * PL_LANES * (n);        \
+        for (int r = 0; r < (n); ++r) v[r] = warp_sum(v[r]);                             \
+        if (lane % 32 == 0)                                                              \
+            for (int r = 0; r < (n); ++r) red_[r * (PL_LANES / 32) + lane / 32] = v[r]; \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        for (int r = 0; r < (n); ++r) {                                                  \
+            float s_ = 0.f;                                                              \
+            for (int w = 0; w < PL_LANES / 32; ++w) s_ += red_[r * (PL_LANES / 32) + w]; \
+            v[r] = s_;                                                                   \
+        }                                                                                \
+    }
+#else
 #define LANES_REDUCE(v, n)                                                               \
     {                                                                                    \
         local float* red_ = red + (get_local_id(0) / PL_LANES) * PL_LANES * (n);        \
@@ -139,6 +155,7 @@ inline float byte_dot4(uint w, float4 a) {
         }                                                                                \
         for (int r = 0; r < (n); ++r) v[r] = red_[r * PL_LANES];                         \
     }
+#endif
 
 // This group's tile of PL_ROWS rows, counted across the matrices.
 #define PLANAR_SELECT_TILE                                                               \

@@ -107,7 +107,7 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool ptx)
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
     o += " -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM);
-    if (ptx) o += " -DMMA_PTX";
+    if (ptx) o += " -DNV_PTX";
     return o;
 }
 
