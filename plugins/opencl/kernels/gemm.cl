@@ -153,12 +153,13 @@ inline void gemm_put_w_q8_0(const uint* r, local float* Bs) {
 // same x; work-group column tiles are numbered across them. has_bias: 1 adds
 // bias[m], 2 adds a residual bias[n * M + m] (a fused ADD), to matrix 0.
 // WREGS: the registers one K step of weights takes per work-item.
+#define GEMM_ARGS                                                                                          \
+    global const uchar *xb, ulong xoff, global const uchar *w0b, ulong w0off, global uchar *y0b, ulong y0off, \
+        int M0, global const uchar *w1b, ulong w1off, global uchar *y1b, ulong y1off, int M1,             \
+        global const uchar *w2b, ulong w2off, global uchar *y2b, ulong y2off, int M2, global const uchar *bb, \
+        ulong boff, int has_bias, int N, int K
 #define GEMM_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                               \
-    __attribute__((reqd_work_group_size(GEMM_WG, 1, 1))) kernel void NAME(                                     \
-        global const uchar* xb, ulong xoff, global const uchar* w0b, ulong w0off, global uchar* y0b, ulong y0off, \
-        int M0, global const uchar* w1b, ulong w1off, global uchar* y1b, ulong y1off, int M1,                 \
-        global const uchar* w2b, ulong w2off, global uchar* y2b, ulong y2off, int M2, global const uchar* bb,  \
-        ulong boff, int has_bias, int N, int K) {                                                              \
+    __attribute__((reqd_work_group_size(GEMM_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                         \
         /* float4 storage: micro-tile reads below are aligned 128-bit loads. */                               \
         local float4 As4[GEMM_BK * GEMM_SA / 4];                                                               \
         local float4 Bs4[GEMM_BK * GEMM_SB / 4];                                                               \

@@ -113,13 +113,9 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, 
 #endif
 }
 
-// Arguments as gemm.cl's kernels.
+// Arguments (GEMM_ARGS) as gemm.cl's kernels.
 #define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                           \
-    __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(                                      \
-        global const uchar* xb, ulong xoff, global const uchar* w0b, ulong w0off, global uchar* y0b, ulong y0off, \
-        int M0, global const uchar* w1b, ulong w1off, global uchar* y1b, ulong y1off, int M1,                 \
-        global const uchar* w2b, ulong w2off, global uchar* y2b, ulong y2off, int M2, global const uchar* bb,  \
-        ulong boff, int has_bias, int N, int K) {                                                              \
+    __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                          \
         local uint As[MMA_BN * MMA_ROW_WORDS];                                                                 \
         local uint Bs[MMA_BM * MMA_ROW_WORDS];                                                                 \
         int tile = get_group_id(0);                                                                            \
