@@ -1,19 +1,27 @@
 // Prefill attention on tensor cores (see gemm_mma.cl for the mma helper and
-// where it runs): head dim 64, a work-group of 4 warps per (64 query rows,
-// head), walking the keys in tiles of 32 up to the block's last position.
+// where it runs): a work-group of 4 warps per (64 query rows, head), head
+// dim 64, walking the keys in tiles of 32 up to the block's last position.
 //
 // Per key tile: S = Q K^T by mma (each warp its 16 rows x 32 keys), masked
 // causally and written to local memory; one work-item per row then does the
 // online softmax (running max and sum, in base 2) and writes P as f16; the
 // warps rescale their output accumulators and add P V by mma. Q, K and V are
 // staged as f16 (Q pre-scaled), products and sums are f32.
+// Compiled with the GEMM's tensor-core kernels (MMA_KERNELS).
+#ifdef MMA_KERNELS
+// Head dim and query rows per work-group come from the host (AM_HD,
+// AM_ROWS); a warp takes 16 rows.
+#ifndef AM_HD
 #define AM_HD 64
+#endif
+#ifndef AM_ROWS
 #define AM_ROWS 64
+#endif
 #define AM_KEYS 32
-#define AM_WG 128
-// Local row strides in 32-bit words (rows of 64 halves + 8 and of 32 halves
-// + 8): the mma fragment loads of a warp then hit 32 different banks.
-#define AM_WIDE 36
+#define AM_WG (32 * AM_ROWS / 16)
+// Local row strides in 32-bit words (rows of AM_HD halves + 8 and of 32
+// halves + 8): the mma fragment loads of a warp then hit 32 different banks.
+#define AM_WIDE (AM_HD / 2 + 4)
 #define AM_NARROW 20
 #define AM_S (AM_KEYS + 1)
 
@@ -68,8 +76,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
     barrier(CLK_LOCAL_MEM_FENCE);
     const int last = block_last;
 
-    float o[8][4];
-    for (int j = 0; j < 8; ++j)
+    float o[AM_HD / 8][4];
+    for (int j = 0; j < AM_HD / 8; ++j)
         for (int e = 0; e < 4; ++e) o[j][e] = 0.f;
     const ulong cache_stride = (ulong)Hkv * Hd;
     global const uchar* kbase = kb + koff;
@@ -129,7 +137,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
 
         // Rescale, then O += P V.
         const float corr_lo = row_corr[16 * warp + g], corr_hi = row_corr[16 * warp + g + 8];
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < AM_HD / 8; ++j) {
             o[j][0] *= corr_lo;
             o[j][1] *= corr_lo;
             o[j][2] *= corr_hi;
@@ -144,6 +152,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
         if (n >= N) continue;
         const float inv = row_pos[r] < 0 ? 0.f : 1.f / row_sum[r];
         global float* y = PTR(float, yb, yoff) + ((ulong)n * H + h) * AM_HD;
-        for (int j = 0; j < 8; ++j) y[8 * j + 2 * t + e % 2] = o[j][e] * inv;
+        for (int j = 0; j < AM_HD / 8; ++j) y[8 * j + 2 * t + e % 2] = o[j][e] * inv;
     }
 }
+
+#endif  // MMA_KERNELS

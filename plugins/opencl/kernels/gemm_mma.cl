@@ -14,6 +14,10 @@
 // kernel's staging and output mapping on any device, so the CI machine tests
 // them (HETERO_CL_MMA=emulate).
 //
+// The host compiles this file's kernels (MMA_KERNELS) only where they run:
+// with NV_PTX, or in emulation.
+#ifdef MMA_KERNELS
+
 // A work-group of MMA_WARPS_N x MMA_WARPS_M warps (set by the host) computes
 // a tile of 32 MMA_WARPS_N activation rows x 32 MMA_WARPS_M weight rows; each
 // warp owns 32 x 32 of it: 2 x 4 mma tiles of 16 x 8.
@@ -163,3 +167,5 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, 
 
 GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
 GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR)
+
+#endif  // MMA_KERNELS

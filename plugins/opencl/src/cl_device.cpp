@@ -97,8 +97,9 @@ void copy_string(char* dst, size_t cap, const std::string& s) {
 }
 
 // Build options of the program: OpenCL C 1.2 plus the device's GEMM tiling;
-// `ptx` compiles the tensor-core GEMM's inline mma instructions.
-std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool ptx) {
+// `mma` compiles the tensor-core kernels, `ptx` the inline PTX (their mma
+// instructions, warp shuffles); mma without ptx is the emulation.
+std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma, bool ptx) {
     std::string o = "-cl-std=CL1.2";
     o += " -DGEMM_LX=" + std::to_string(g.lx) + " -DGEMM_LY=" + std::to_string(g.ly) + " -DGEMM_TM=" + std::to_string(g.tm) +
          " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk) +
@@ -106,7 +107,9 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool ptx)
     // Quantizers divide by the block maximum; exact division makes them round
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
-    o += " -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM);
+    if (mma)
+        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM) +
+             " -DAM_HD=" + std::to_string(kMmaAttentionHeadDim) + " -DAM_ROWS=" + std::to_string(kMmaAttentionRows);
     if (ptx) o += " -DNV_PTX";
     return o;
 }
@@ -127,14 +130,15 @@ constexpr const char* kKernelNames[] = {
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
     "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
     "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
-    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0", "gemm_mma_q4_0",
-    "gemm_mma_q8_0", "attention_mma"};
+    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0"};
+// Only in programs built with the tensor-core kernels.
+constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0", "gemm_mma_q8_0", "attention_mma"};
 
 }  // namespace
 
 Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool from_cache)
     : program_(p), gemm_(gemm), mma_(mma), from_cache_(from_cache) {
-    for (const char* name : kKernelNames) {
+    auto check = [&](const char* name) {
         cl_int err = CL_SUCCESS;
         cl_kernel k = clCreateKernel(p, name, &err);
         if (err != CL_SUCCESS) {
@@ -146,7 +150,10 @@ Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool
         clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr);
         kernel_wg_[name] = std::max<size_t>(1, wg);
         clReleaseKernel(k);
-    }
+    };
+    for (const char* name : kKernelNames) check(name);
+    if (mma)
+        for (const char* name : kMmaKernelNames) check(name);
 }
 
 Program::~Program() {
@@ -233,18 +240,18 @@ const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig*
     const MmaMode mode = mma_mode();
     bool ptx = info_.tensor_cores && mode == MmaMode::Auto;
     for (;;) {
-        const std::string options = build_options(info_, gemm, ptx);
+        const bool mma = ptx || mode == MmaMode::Emulate;
+        const std::string options = build_options(info_, gemm, mma, ptx);
         BuiltProgram built;
         try {
             built = build_program(context(), device_, kKernelSource, options, device_key, cache_dir);
         } catch (const sdk::Error& e) {
-            // A driver that rejects the inline PTX still gets the portable GEMMs.
+            // A driver that rejects the inline PTX still gets the portable kernels.
             if (!ptx) throw;
-            sdk::log(HETERO_LOG_WARN, "opencl", info_.name + ": tensor-core GEMM not built, using the f32 GEMM: " + e.what());
+            sdk::log(HETERO_LOG_WARN, "opencl", info_.name + ": inline-PTX kernels (tensor cores, warp shuffles) not built, using the portable ones: " + e.what());
             ptx = false;
             continue;
         }
-        const bool mma = ptx || mode == MmaMode::Emulate;
         auto prog = std::make_unique<Program>(built.program, device_, gemm, mma, built.from_cache);
         // The GEMM needs its whole tile's work-items in one group; shrink the
         // tiling when the compiled kernel allows fewer.

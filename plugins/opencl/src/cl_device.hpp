@@ -30,14 +30,16 @@ struct DeviceInfo {
     bool fp16 = false;
     bool correctly_rounded_div_sqrt = false;
     uint32_t subgroup_size = 0;
-    // NVIDIA compute capability 8.0 or later: the prefill GEMM can issue
-    // mma.sync (tensor cores) through inline PTX (see kernels/gemm_mma.cl).
+    // NVIDIA compute capability 8.0 or later: kernels may use inline PTX
+    // (NV_PTX): mma.sync on tensor cores (kernels/gemm_mma.cl,
+    // attention_mma.cl) and warp shuffles.
     bool tensor_cores = false;
 };
 
-// HETERO_CL_MMA: unset or "1" runs Q4_0/Q8_0 prefill GEMMs on tensor cores
-// where the device has them; "0" never; "emulate" runs that kernel on any
-// device with plain arithmetic in place of the mma instructions (for tests).
+// HETERO_CL_MMA: unset or "1" runs Q4_0/Q8_0 prefill GEMMs and f16-cache
+// prefill attention on tensor cores where the device has them; "0" never;
+// "emulate" runs those kernels on any device with plain arithmetic in place
+// of the mma instructions (for tests).
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
@@ -46,6 +48,12 @@ MmaMode mma_mode();
 inline constexpr int kMmaWarpsN = 2;
 inline constexpr int kMmaWarpsM = 2;
 inline constexpr int kMmaGroup = 32 * kMmaWarpsN * kMmaWarpsM;
+// The tensor-core prefill attention (kernels/attention_mma.cl; passed as
+// AM_HD and AM_ROWS): the head dim it takes and the query rows of one head
+// per work-group, 16 per warp.
+inline constexpr int64_t kMmaAttentionHeadDim = 64;
+inline constexpr int64_t kMmaAttentionRows = 64;
+inline constexpr size_t kMmaAttentionGroup = 32 * kMmaAttentionRows / 16;
 
 // Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
 // each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.
@@ -76,7 +84,8 @@ public:
     cl_program get() const { return program_; }
     const GemmConfig& gemm() const { return gemm_; }
     bool from_cache() const { return from_cache_; }
-    // Whether Q4_0/Q8_0 GEMMs use the gemm_mma_* kernels.
+    // Whether the program has the tensor-core kernels (gemm_mma_*,
+    // attention_mma), which then take Q4_0/Q8_0 GEMMs and prefill attention.
     bool mma() const { return mma_; }
     // Largest power-of-two work-group size <= min(cap, the kernel's limit).
     size_t group_size(const char* kernel, size_t cap) const;

@@ -244,12 +244,8 @@ constexpr size_t kTiledAttentionGroup = 128;
 // scores take 40 KiB of local memory (16 KiB up to one slice).
 constexpr int64_t kTiledAttentionMaxHeadDim = 2 * kAttentionSlice;
 
-// The tensor-core prefill attention (kernels/attention_mma.cl): f16 caches,
-// head dim 64, 64 query rows of one head per group of 128 work-items, 34 KiB
-// of local memory (asked for with some room).
-constexpr int64_t kMmaAttentionHeadDim = 64;
-constexpr int64_t kMmaAttentionRows = 64;
-constexpr size_t kMmaAttentionGroup = 128;
+// Local memory the tensor-core prefill attention takes (34 KiB at head dim
+// 64), asked for with some room.
 constexpr uint64_t kMmaAttentionLocalBytes = 40 * 1024;
 
 // HETERO_CL_ATTN_TILED=0 keeps every attention on the per-row kernel (for
@@ -497,7 +493,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
     } else {
         const GemmConfig& gc = program_.gemm();
-        const size_t tile_m = mma ? 32 * kMmaWarpsM : size_t(gc.bm()), tile_n = mma ? 32 * kMmaWarpsN : size_t(gc.bn());
+        const size_t tile_m = mma ? 32 * kMmaWarpsM : size_t(gc.bm()), tile_n = mma ? 32 * kMmaWarpsN : size_t(gc.bn());  // 32 x 32 a warp
         const size_t group = mma ? kMmaGroup : size_t(gc.wg());
         size_t gemm_tiles = 0;
         for (int i = 0; i < mm.count; ++i) gemm_tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + tile_m - 1) / tile_m;
