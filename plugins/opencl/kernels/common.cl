@@ -141,21 +141,20 @@ inline ulong row_bytes_of(int dtype, int n) {
 // NV_PTX (defined by the host for NVIDIA devices of compute capability 8.0+):
 // kernels may use inline PTX. Warp reductions by shfl.sync need no barrier.
 #ifdef NV_PTX
+// v of the lane whose index differs from this one's by the bits of `mask`.
+inline float shuffle_xor(float v, int mask) {
+    float t;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(mask));
+    return t;
+}
+
 inline float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) {
-        float t;
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
-        v += t;
-    }
+    for (int o = 16; o > 0; o >>= 1) v += shuffle_xor(v, o);
     return v;
 }
 
 inline float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) {
-        float t;
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
-        v = fmax(v, t);
-    }
+    for (int o = 16; o > 0; o >>= 1) v = fmax(v, shuffle_xor(v, o));
     return v;
 }
 #endif

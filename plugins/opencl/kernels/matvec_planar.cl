@@ -1,29 +1,31 @@
-// Decode matvec over quantized weights in the planar layout.
+// Decode matvec over quantized weights in the planar layout, with x
+// quantized to int8 per 32-element block (as the CPU provider does).
 //
 // GGUF blocks (18 or 34 bytes, 2-byte aligned) only allow 2-byte loads, and
 // a decode matvec issuing those cannot keep enough bytes in flight to stream
 // the weights at the memory's rate. The provider therefore copies each
 // constant Q4_0/Q8_0 matrix once, on the device, into two planes:
-//   quants  M * nb blocks of QB bytes (16 for Q4_0, 32 for Q8_0), row-major;
+//   quants  M * nb blocks of QB bytes (16 for Q4_0, 32 for Q8_0), row-major,
+//           in GGUF's byte order;
 //   scales  M * nb f16 scales, right after the quants;
-// and the kernels below read a 16-element unit of a block with one aligned
-// 8-byte (Q4_0) or 16-byte (Q8_0) load. Q4_0 nibbles are reordered so that
-// nibble i of a unit's 64 bits is element i; Q8_0 bytes keep their order.
+// so a block's quants are one aligned 16-byte (Q4_0) or two (Q8_0) loads.
 // The blocks stay quantized: the copy has exactly the bytes of the original.
-
-// A group of PL_LANES work-items computes a tile of PL_ROWS rows (with
-// SwiGLU, PL_SWIGLU_ROWS gate and as many up rows): its lanes walk the
-// 16-element units of the rows, loading the x values of a unit once for all
-// rows of the tile. On an H100 (TinyLlama 1.1B Q4_0 decode, tokens/s) 8 rows
-// and 128 lanes (503-517) beat 4 x 128 (497), 8 x 64 (497), 4 x 32 (345),
-// 2 x 32 (381) and 16 x 128 (383): more rows spread x loads over more weight
-// bytes, more lanes give more work-groups. Issuing two units' loads per step
-// was slower (413-444).
-// Mirrored by kPlanarRows, kPlanarSwigluRows and kPlanarLanes in
-// cl_executable.cpp.
-#define PL_ROWS 8
-#define PL_SWIGLU_ROWS 4
-#define PL_LANES 128
+//
+// Each work-group first quantizes x (RMS-normalised first in the NORM
+// kernels) into local memory: int8 values, one f32 step per block and the
+// sums of the int8 values. Its work-items then form groups of PQ_LANES
+// lanes, each group a tile of PQ_ROWS rows (with SwiGLU PQ_ROWS gate and as
+// many up rows); lane l takes blocks l, l + PQ_LANES, ... of its rows. A
+// block's dot product is integer (four int8 products per dp4a instruction on
+// NVIDIA): x per block is read once for all rows of the tile, and the float
+// work per block is one multiply-add per row. Float dequantization was the
+// limit before: an H100 decode matvec spent 4-5 integer and float operations
+// per weight element.
+// Mirrored by kPlanarRows and kPlanarLanes in cl_executable.cpp.
+#define PQ_ROWS 2
+#define PQ_LANES 32
+// Blocks per lane and row whose loads are issued together.
+#define PQ_UNROLL 2
 
 #define Q4_PLANE_BYTES 16
 #define Q8_PLANE_BYTES 32
@@ -32,178 +34,281 @@
 kernel void repack_planar_q4_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
     const long i = get_global_id(0);
     if (i >= blocks) return;
-    global const uchar* blk = src + src_off + i * Q4_BYTES;
-    uint word[4];
-    for (int w = 0; w < 4; ++w) {
-        uint v = 0;
-        for (int j = 0; j < 8; ++j) {
-            const int e = 8 * w + j;  // element e: low nibble of byte e, or high nibble of byte e - 16
-            const uint nib = e < 16 ? (blk[2 + e] & 15u) : (blk[2 + e - 16] >> 4);
-            v |= nib << (4 * j);
-        }
-        word[w] = v;
-    }
-    vstore4((uint4)(word[0], word[1], word[2], word[3]), 0, (global uint*)(dst + i * Q4_PLANE_BYTES));
-    ((global ushort*)(dst + blocks * Q4_PLANE_BYTES))[i] = (ushort)(blk[0] | (blk[1] << 8));
+    global const ushort* blk = (global const ushort*)(src + src_off + i * Q4_BYTES);
+    global uint* q = (global uint*)(dst + i * Q4_PLANE_BYTES);
+    for (int j = 0; j < 4; ++j) q[j] = blk[1 + 2 * j] | ((uint)blk[2 + 2 * j] << 16);
+    ((global ushort*)(dst + blocks * Q4_PLANE_BYTES))[i] = blk[0];
 }
 
 kernel void repack_planar_q8_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
     const long i = get_global_id(0);
     if (i >= blocks) return;
-    global const uchar* blk = src + src_off + i * Q8_BYTES;
-    global uchar* q = dst + i * Q8_PLANE_BYTES;
-    for (int j = 0; j < 32; ++j) q[j] = blk[2 + j];
-    ((global ushort*)(dst + blocks * Q8_PLANE_BYTES))[i] = (ushort)(blk[0] | (blk[1] << 8));
+    global const ushort* blk = (global const ushort*)(src + src_off + i * Q8_BYTES);
+    global uint* q = (global uint*)(dst + i * Q8_PLANE_BYTES);
+    for (int j = 0; j < 8; ++j) q[j] = blk[1 + 2 * j] | ((uint)blk[2 + 2 * j] << 16);
+    ((global ushort*)(dst + blocks * Q8_PLANE_BYTES))[i] = blk[0];
 }
 
-// Small integers to float without a (slower) integer conversion: the bits
-// 0x4B000000 | n are the float 2^23 + n, exactly.
-#define NIB(w, s) (as_float(0x4B000000u | (((w) >> (s)) & 15u)) - 8388616.f)              /* nibble - 8 */
-#define SBYTE(w, s) (as_float(0x4B000000u | ((((w) >> (s)) & 255u) ^ 0x80u)) - 8388736.f) /* int8 */
-
-inline float nib_dot8(uint w, float4 a, float4 b) {
-    float s = NIB(w, 0) * a.x;
-    s = fma(NIB(w, 4), a.y, s);
-    s = fma(NIB(w, 8), a.z, s);
-    s = fma(NIB(w, 12), a.w, s);
-    s = fma(NIB(w, 16), b.x, s);
-    s = fma(NIB(w, 20), b.y, s);
-    s = fma(NIB(w, 24), b.z, s);
-    return fma(NIB(w, 28), b.w, s);
-}
-
-inline float byte_dot4(uint w, float4 a) {
-    float s = SBYTE(w, 0) * a.x;
-    s = fma(SBYTE(w, 8), a.y, s);
-    s = fma(SBYTE(w, 16), a.z, s);
-    return fma(SBYTE(w, 24), a.w, s);
-}
-
-// A unit's weights (one aligned load) and its dot product with x0..x3.
-#define Q4_UNIT uint2
-#define Q8_UNIT uint4
-#define Q4_UNIT_DOT(q, x0, x1, x2, x3) (nib_dot8((q).x, x0, x1) + nib_dot8((q).y, x2, x3))
-#define Q8_UNIT_DOT(q, x0, x1, x2, x3) \
-    ((byte_dot4((q).x, x0) + byte_dot4((q).y, x1)) + (byte_dot4((q).z, x2) + byte_dot4((q).w, x3)))
-
-// acc[r] += this lane's share of row (row0 + r % ROWS) . x of matrix W0
-// (r < ROWS) or W1 (r >= ROWS), for the ROWS * NMAT rows of the tile
-// (matrices of M rows, planes of QB bytes per block). All rows' loads of a
-// unit are issued before its math. Rows past M repeat the last row; their
-// sums are never written.
-// The clamped load index and the guard on the math are redundant with the
-// loop bound, but this form measured a third faster than the plain loop on
-// NVIDIA's compiler (H100 Q4_0 decode 496-505 vs 373-379 tok/s, same run).
-#define PLANAR_ROWS(UNIT, UNIT_DOT, QB, W0, W1, M, acc, ROWS, NMAT)                      \
-    {                                                                                   \
-        global const UNIT* q_[(ROWS) * (NMAT)];                                         \
-        global const half* s_[(ROWS) * (NMAT)];                                         \
-        for (int r = 0; r < (ROWS) * (NMAT); ++r) {                                     \
-            global const uchar* w_ = r < (ROWS) ? (W0) : (W1);                          \
-            const ulong row_ = (ulong)min(row0 + r % (ROWS), (M) - 1);                  \
-            q_[r] = (global const UNIT*)(w_ + row_ * nb * (QB));                        \
-            s_[r] = (global const half*)(w_ + (ulong)(M) * nb * (QB)) + row_ * nb;      \
-        }                                                                               \
-        const int units_ = 2 * nb;                                                      \
-        for (int u0 = lane; u0 < units_; u0 += PL_LANES) {                              \
-            UNIT wv_[(ROWS) * (NMAT)];                                                  \
-            float dv_[(ROWS) * (NMAT)];                                                 \
-            {                                                                           \
-                const int u = min(u0, units_ - 1);                                      \
-                for (int r = 0; r < (ROWS) * (NMAT); ++r) {                             \
-                    wv_[r] = q_[r][u];                                                  \
-                    dv_[r] = vload_half(u >> 1, s_[r]);                                 \
-                }                                                                       \
-            }                                                                           \
-            const int u = u0;                                                           \
-            if (u < units_) {                                                           \
-                const float4 x0 = vload4(0, x + 16 * u), x1 = vload4(1, x + 16 * u);   \
-                const float4 x2 = vload4(2, x + 16 * u), x3 = vload4(3, x + 16 * u);   \
-                for (int r = 0; r < (ROWS) * (NMAT); ++r)                               \
-                    acc[r] = fma(dv_[r], UNIT_DOT(wv_[r], x0, x1, x2, x3), acc[r]);    \
-            }                                                                           \
-        }                                                                               \
-    }
-
-// Sums each of the group's n values per lane over its PL_LANES lanes; lane
-// 0 gets the totals in v. `red` holds PL_LANES * n floats per group. With
-// NV_PTX each warp sums by shuffles first, so one barrier does.
+// c + the dot product of a's and b's four signed bytes.
 #ifdef NV_PTX
-#define LANES_REDUCE(v, n)                                                               \
-    {                                                                                    \
-        local float* red_ = red + (get_local_id(0) / PL_LANES) * PL_LANES * (n);        \
-        for (int r = 0; r < (n); ++r) v[r] = warp_sum(v[r]);                             \
-        if (lane % 32 == 0)                                                              \
-            for (int r = 0; r < (n); ++r) red_[r * (PL_LANES / 32) + lane / 32] = v[r]; \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
-        for (int r = 0; r < (n); ++r) {                                                  \
-            float s_ = 0.f;                                                              \
-            for (int w = 0; w < PL_LANES / 32; ++w) s_ += red_[r * (PL_LANES / 32) + w]; \
-            v[r] = s_;                                                                   \
-        }                                                                                \
-    }
+inline int dp4a(uint a, uint b, int c) {
+    int d;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
 #else
-#define LANES_REDUCE(v, n)                                                               \
-    {                                                                                    \
-        local float* red_ = red + (get_local_id(0) / PL_LANES) * PL_LANES * (n);        \
-        for (int r = 0; r < (n); ++r) red_[r * PL_LANES + lane] = v[r];                 \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
-        for (int s = PL_LANES / 2; s > 0; s >>= 1) {                                     \
-            if (lane < s)                                                                \
-                for (int r = 0; r < (n); ++r) red_[r * PL_LANES + lane] += red_[r * PL_LANES + lane + s]; \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                \
-        }                                                                                \
-        for (int r = 0; r < (n); ++r) v[r] = red_[r * PL_LANES];                         \
+inline int dp4a(uint a, uint b, int c) {
+    const char4 u = as_char4(a), v = as_char4(b);
+    return c + (int)u.x * v.x + (int)u.y * v.y + (int)u.z * v.z + (int)u.w * v.w;
+}
+#endif
+
+// A block's quants (Q4_0: one uint4; Q8_0: two) and their integer dot with
+// x's int8 values x0 (elements 0-15) and x1 (16-31). Q4_0 byte j holds
+// elements j (low nibble) and j + 16 (high); the nibbles are 0..15, so the
+// result is sum(nibble * x), and the caller subtracts 8 * sum(x).
+typedef uint4 Q4_UNIT;
+typedef uint8 Q8_UNIT;
+#define Q4_LOAD(p, b) (((global const uint4*)(p))[b])
+#define Q8_LOAD(p, b) (((global const uint8*)(p))[b])
+inline int q4_dot(Q4_UNIT w, uint4 x0, uint4 x1) {
+    const uint m = 0x0F0F0F0Fu;
+    int s = dp4a(w.x & m, x0.x, 0);
+    s = dp4a(w.y & m, x0.y, s);
+    s = dp4a(w.z & m, x0.z, s);
+    s = dp4a(w.w & m, x0.w, s);
+    s = dp4a((w.x >> 4) & m, x1.x, s);
+    s = dp4a((w.y >> 4) & m, x1.y, s);
+    s = dp4a((w.z >> 4) & m, x1.z, s);
+    return dp4a((w.w >> 4) & m, x1.w, s);
+}
+inline int q8_dot(Q8_UNIT w, uint4 x0, uint4 x1) {
+    int s = dp4a(w.s0, x0.x, 0);
+    s = dp4a(w.s1, x0.y, s);
+    s = dp4a(w.s2, x0.z, s);
+    s = dp4a(w.s3, x0.w, s);
+    s = dp4a(w.s4, x1.x, s);
+    s = dp4a(w.s5, x1.y, s);
+    s = dp4a(w.s6, x1.z, s);
+    return dp4a(w.s7, x1.w, s);
+}
+#define Q4_DOT(w, x0, x1, xsum) (q4_dot(w, x0, x1) - 8 * (xsum))
+#define Q8_DOT(w, x0, x1, xsum) q8_dot(w, x0, x1)
+
+// Local memory of a work-group (the `red` argument), for a row width K:
+//   xq    K int8 values of x, block by block;
+//   xd    K / 32 f32 steps (x ~= xd[b] * xq of block b), padded to a
+//         multiple of 4 so that what follows is 16-byte aligned;
+//   xsb   K / 32 block sums of the int8 values (padded likewise);
+//   amax8, xs8: K / 8 maxima of |x| and sums of int8 values over 8 values
+//         (devices without warp shuffles combine a block's four through these);
+//   sums  PQ_ROWS * 2 floats per work-item, for the lanes' reductions.
+// The host sizes it with the same formula (planar_local_floats), plus 16
+// bytes: NVIDIA's runtime aligns a local argument to 4 bytes only, and xq is
+// read with 16-byte loads (misaligned, they fault), so the layout starts at
+// the first 16-byte boundary.
+inline local float* pq_align(local float* red) { return red + (4 - (uint)(size_t)red / 4 % 4) % 4; }
+#define PQ_NB4(K) (((K) / 32 + 3) & ~3)
+#define PQ_XQ(red) ((local uint*)(red))
+#define PQ_XD(red, K) ((local float*)(red) + (K) / 4)
+#define PQ_XSB(red, K) ((local int*)(red) + (K) / 4 + PQ_NB4(K))
+#define PQ_AMAX8(red, K) ((local float*)(red) + (K) / 4 + 2 * PQ_NB4(K))
+#define PQ_XS8(red, K) ((local int*)(red) + (K) / 4 + 2 * PQ_NB4(K) + (K) / 8)
+#define PQ_SUMS(red, K) ((local float*)(red) + (K) / 4 + 2 * PQ_NB4(K) + (K) / 4)
+
+// Chunks of 8 values of x each work-item loads before working on them.
+#define PQ_STAGE 4
+
+inline uint pack_char4(int4 q) { return (q.x & 255) | ((q.y & 255) << 8) | ((q.z & 255) << 16) | ((uint)(q.w & 255) << 24); }
+
+// Quantizes x (width K, a multiple of 32) into the work-group's local
+// memory. With `nw`, x is first RMS-normalised with weights nw and epsilon
+// eps, as the RMSNORM before the matmul would. Steps and rounding follow the
+// CPU provider: step = max|x| / 127, q = rint(x / step). Work-item t takes
+// chunks of 8 values t, t + size, ...: four neighbours make a block.
+inline void pq_quantize_x(global const float* xg, global const float* nw, float eps, int K, local float* red) {
+    const int lid = get_local_id(0), wg = get_local_size(0), chunks = K / 8;
+    float scale = 1.f;
+    if (nw) {
+        float ss = 0.f;
+        for (int i = lid; i < K / 4; i += wg) {
+            const float4 v = vload4(i, xg);
+            ss += dot(v, v);
+        }
+        scale = 1.f / sqrt(group_sum(ss, PQ_SUMS(red, K)) / (float)K + eps);
+    }
+    local uint* xq = PQ_XQ(red);
+    local float* xd = PQ_XD(red, K);
+    local int* xsb = PQ_XSB(red, K);
+    // Every work-item runs the same number of steps, so warps stay whole for
+    // the shuffles; chunks past the end are zeros and stored nowhere.
+    for (int base = 0; base < chunks; base += PQ_STAGE * wg) {
+        float4 a[PQ_STAGE], b[PQ_STAGE];
+        for (int i = 0; i < PQ_STAGE; ++i) {
+            const int c = min(base + i * wg + lid, chunks - 1);
+            a[i] = vload4(2 * c, xg);
+            b[i] = vload4(2 * c + 1, xg);
+            if (nw) {
+                a[i] *= scale * vload4(2 * c, nw);
+                b[i] *= scale * vload4(2 * c + 1, nw);
+            }
+        }
+        for (int i = 0; i < PQ_STAGE; ++i) {
+            const int c = base + i * wg + lid;
+            const float4 m4 = fmax(fabs(a[i]), fabs(b[i]));
+            float m = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));
+#ifdef NV_PTX
+            m = fmax(m, shuffle_xor(m, 1));
+            m = fmax(m, shuffle_xor(m, 2));
+#else
+            if (c < chunks) PQ_AMAX8(red, K)[c] = m;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (c < chunks) {
+                local const float* am = PQ_AMAX8(red, K) + (c & ~3);
+                m = fmax(fmax(am[0], am[1]), fmax(am[2], am[3]));
+            }
+#endif
+            const float d = m / 127.f, id = d != 0.f ? 1.f / d : 0.f;
+            const int4 qa = convert_int4(rint(a[i] * id)), qb = convert_int4(rint(b[i] * id));
+            const int4 q = qa + qb;
+            int sum = q.x + q.y + q.z + q.w;
+#ifdef NV_PTX
+            sum += as_int(shuffle_xor(as_float(sum), 1));
+            sum += as_int(shuffle_xor(as_float(sum), 2));
+#else
+            if (c < chunks) PQ_XS8(red, K)[c] = sum;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (c < chunks) {
+                local const int* s8 = PQ_XS8(red, K) + (c & ~3);
+                sum = s8[0] + s8[1] + s8[2] + s8[3];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);  // amax8 and xs8 are rewritten next step
+#endif
+            if (c < chunks) {
+                xq[2 * c] = pack_char4(qa);
+                xq[2 * c + 1] = pack_char4(qb);
+                if (c % 4 == 0) {
+                    xd[c / 4] = d;
+                    xsb[c / 4] = sum;
+                }
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+// acc[r] += this lane's share of row (row0 + r % PQ_ROWS) . x of matrix W0
+// (r < PQ_ROWS) or W1 (r >= PQ_ROWS), for the PQ_ROWS * NMAT rows of the
+// tile (matrices of M rows, planes of QB bytes per block). Each step issues
+// the loads of PQ_UNROLL blocks of every row before their math. Rows past M
+// repeat the last row; their sums are never written. The clamped load index
+// and the guard on the math are redundant with the loop bound, but kept
+// loads unconditional, which NVIDIA's compiler schedules better.
+#define PLANAR_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                           \
+    {                                                                                      \
+        global const uchar* q_[PQ_ROWS * (NMAT)];                                          \
+        global const half* s_[PQ_ROWS * (NMAT)];                                           \
+        for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
+            global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                            \
+            const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                    \
+            q_[r] = w_ + row_ * nb * (QB);                                                 \
+            s_[r] = (global const half*)(w_ + (ulong)(M) * nb * (QB)) + row_ * nb;         \
+        }                                                                                  \
+        local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                          \
+        local const float* xd_ = PQ_XD(red, K);                                            \
+        local const int* xs_ = PQ_XSB(red, K);                                             \
+        for (int b0 = lane; b0 < nb; b0 += PQ_LANES * PQ_UNROLL) {                         \
+            Q##_UNIT wv_[PQ_UNROLL][PQ_ROWS * (NMAT)];                                     \
+            float dv_[PQ_UNROLL][PQ_ROWS * (NMAT)];                                        \
+            for (int u = 0; u < PQ_UNROLL; ++u) {                                          \
+                const int b = min(b0 + u * PQ_LANES, nb - 1);                              \
+                for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                               \
+                    wv_[u][r] = Q##_LOAD(q_[r], b);                                        \
+                    dv_[u][r] = vload_half(b, s_[r]);                                      \
+                }                                                                          \
+            }                                                                              \
+            for (int u = 0; u < PQ_UNROLL; ++u) {                                          \
+                const int b = b0 + u * PQ_LANES;                                           \
+                if (b < nb) {                                                              \
+                    const uint4 x0 = xq_[2 * b], x1 = xq_[2 * b + 1];                     \
+                    const int xsum = xs_[b];                                               \
+                    const float dx = xd_[b];                                               \
+                    for (int r = 0; r < PQ_ROWS * (NMAT); ++r)                             \
+                        acc[r] = fma(dv_[u][r] * dx, (float)Q##_DOT(wv_[u][r], x0, x1, xsum), acc[r]); \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+// Sums each of the group's n values per lane over its PQ_LANES lanes; lane
+// 0 gets the totals in v. With NV_PTX a group is a warp and shuffles do it.
+#ifdef NV_PTX
+#define LANES_REDUCE(v, n) \
+    for (int r = 0; r < (n); ++r) v[r] = warp_sum(v[r]);
+#else
+#define LANES_REDUCE(v, n)                                                                        \
+    {                                                                                             \
+        local float* red_ = PQ_SUMS(red, K) + (get_local_id(0) / PQ_LANES) * PQ_LANES * (n);     \
+        for (int r = 0; r < (n); ++r) red_[r * PQ_LANES + lane] = v[r];                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        for (int s = PQ_LANES / 2; s > 0; s >>= 1) {                                              \
+            if (lane < s)                                                                         \
+                for (int r = 0; r < (n); ++r) red_[r * PQ_LANES + lane] += red_[r * PQ_LANES + lane + s]; \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        }                                                                                         \
+        for (int r = 0; r < (n); ++r) v[r] = red_[r * PQ_LANES];                                  \
     }
 #endif
 
-// This group's tile of PL_ROWS rows, counted across the matrices.
-#define PLANAR_SELECT_TILE                                                               \
-    const int lane = get_local_id(0) & (PL_LANES - 1);                                   \
-    int tile = get_group_id(0) * (get_local_size(0) / PL_LANES) + get_local_id(0) / PL_LANES; \
-    SELECT_MATRIX(tile, (M0 + PL_ROWS - 1) / PL_ROWS, (M1 + PL_ROWS - 1) / PL_ROWS)      \
-    const int nb = K / QK;                                                               \
-    const int row0 = tile * PL_ROWS;
+#define PQ_NORM_ARGS , global const uchar *nwb, ulong nwoff, float eps
+#define PQ_X_GLOBAL red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), 0, 0.f, K, red);
+#define PQ_X_NORMED red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), CPTR(float, nwb, nwoff), eps, K, red);
 
-#define MATVEC_PLANAR_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                         \
+// This group's tile of PQ_ROWS rows, counted across the matrices.
+#define PLANAR_SELECT_TILE                                                               \
+    const int lane = get_local_id(0) & (PQ_LANES - 1);                                   \
+    int tile = get_group_id(0) * (get_local_size(0) / PQ_LANES) + get_local_id(0) / PQ_LANES; \
+    SELECT_MATRIX(tile, (M0 + PQ_ROWS - 1) / PQ_ROWS, (M1 + PQ_ROWS - 1) / PQ_ROWS)      \
+    const int nb = K / QK;                                                               \
+    const int row0 = tile * PQ_ROWS;
+
+#define MATVEC_PLANAR_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                           \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
         X_SETUP                                                                          \
         PLANAR_SELECT_TILE                                                               \
-        float acc[PL_ROWS];                                                              \
-        for (int r = 0; r < PL_ROWS; ++r) acc[r] = 0.f;                                  \
-        if (row0 < M) PLANAR_ROWS(Q##_UNIT, Q##_UNIT_DOT, QB, w, w, M, acc, PL_ROWS, 1)                                   \
-        LANES_REDUCE(acc, PL_ROWS)                                                       \
+        float acc[PQ_ROWS];                                                              \
+        for (int r = 0; r < PQ_ROWS; ++r) acc[r] = 0.f;                                  \
+        if (row0 < M) PLANAR_ROWS(Q, QB, w, w, M, acc, 1)                                \
+        LANES_REDUCE(acc, PQ_ROWS)                                                       \
         if (lane == 0)                                                                   \
-            for (int r = 0; r < PL_ROWS && row0 + r < M; ++r)                            \
+            for (int r = 0; r < PQ_ROWS && row0 + r < M; ++r)                            \
                 y[row0 + r] = acc[r] + (has_bias && first ? CPTR(float, bb, boff)[row0 + r] : 0.f); \
     }
 
 // Gate (matrix 0) and up (matrix 1) rows of one tile, writing silu(gate) * up.
-#define MATVEC_PLANAR_SWIGLU_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                  \
+#define MATVEC_PLANAR_SWIGLU_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                    \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
         X_SETUP                                                                          \
-        const int lane = get_local_id(0) & (PL_LANES - 1);                               \
-        const int tile = get_group_id(0) * (get_local_size(0) / PL_LANES) + get_local_id(0) / PL_LANES; \
+        const int lane = get_local_id(0) & (PQ_LANES - 1);                               \
+        const int tile = get_group_id(0) * (get_local_size(0) / PQ_LANES) + get_local_id(0) / PQ_LANES; \
         const int nb = K / QK;                                                           \
-        const int row0 = tile * PL_SWIGLU_ROWS;                                                 \
-        float acc[2 * PL_SWIGLU_ROWS];                                                          \
-        for (int r = 0; r < 2 * PL_SWIGLU_ROWS; ++r) acc[r] = 0.f;                              \
-        if (row0 < M0) {                                                                 \
-            PLANAR_ROWS(Q##_UNIT, Q##_UNIT_DOT, QB, w0b + w0off, w1b + w1off, M0, acc, PL_SWIGLU_ROWS, 2) \
-        }                                                                                \
-        LANES_REDUCE(acc, 2 * PL_SWIGLU_ROWS)                                                   \
+        const int row0 = tile * PQ_ROWS;                                                 \
+        float acc[2 * PQ_ROWS];                                                          \
+        for (int r = 0; r < 2 * PQ_ROWS; ++r) acc[r] = 0.f;                              \
+        if (row0 < M0) PLANAR_ROWS(Q, QB, w0b + w0off, w1b + w1off, M0, acc, 2)          \
+        LANES_REDUCE(acc, 2 * PQ_ROWS)                                                   \
         if (lane == 0)                                                                   \
-            for (int r = 0; r < PL_SWIGLU_ROWS && row0 + r < M0; ++r) {                         \
+            for (int r = 0; r < PQ_ROWS && row0 + r < M0; ++r) {                         \
                 const float g = acc[r];                                                  \
-                PTR(float, y0b, y0off)[row0 + r] = g / (1.f + exp(-g)) * acc[PL_SWIGLU_ROWS + r]; \
+                PTR(float, y0b, y0off)[row0 + r] = g / (1.f + exp(-g)) * acc[PQ_ROWS + r]; \
             }                                                                            \
     }
 
-MATVEC_PLANAR_KERNEL(matvec_planar_q4_0, Q4, Q4_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_KERNEL(matvec_planar_q8_0, Q8, Q8_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_KERNEL(matvec_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_0, Q4, Q4_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q8_0, Q8, Q8_PLANE_BYTES, , X_GLOBAL)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, NORM_ARGS, X_NORMED)
-MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, NORM_ARGS, X_NORMED)
+MATVEC_PLANAR_KERNEL(matvec_planar_q4_0, Q4, Q4_PLANE_BYTES, , PQ_X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_planar_q8_0, Q8, Q8_PLANE_BYTES, , PQ_X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_0, Q4, Q4_PLANE_BYTES, , PQ_X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q8_0, Q8, Q8_PLANE_BYTES, , PQ_X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)

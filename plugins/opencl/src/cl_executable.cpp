@@ -78,10 +78,27 @@ std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool pla
 }
 
 // Rows per tile of the planar matvec kernels (gate and up rows each with
-// SwiGLU) and the work-items that share a tile (PL_ROWS, PL_SWIGLU_ROWS and
-// PL_LANES of kernels/matvec_planar.cl).
-constexpr int64_t kPlanarRows = 8, kPlanarSwigluRows = 4;
-constexpr size_t kPlanarLanes = 128;
+// SwiGLU) and the work-items that share a tile (PQ_ROWS and PQ_LANES of
+// kernels/matvec_planar.cl).
+constexpr int64_t kPlanarRows = 2;
+constexpr size_t kPlanarLanes = 32;
+
+// Local memory (in floats) of a planar matvec work-group of `wg` items over
+// rows of width k: x as int8, its steps and block sums (each padded to 4),
+// two arrays of k / 8, the lanes' reduction space and 16 bytes to align the
+// whole to 16 (the layout in kernels/matvec_planar.cl).
+size_t planar_local_floats(int64_t k, size_t wg) {
+    return size_t(k / 4 + 2 * ((k / 32 + 3) & ~int64_t(3)) + k / 4) + wg * 2 * size_t(kPlanarRows) + 4;
+}
+
+// Largest planar work-group (of up to `cap` items) that still gives every
+// compute unit a group: larger groups quantize x fewer times, more groups
+// keep more loads in flight.
+size_t planar_group_size(size_t tiles, size_t cap, uint32_t compute_units) {
+    size_t wg = std::max(cap, kPlanarLanes);
+    while (wg > 2 * kPlanarLanes && (tiles * kPlanarLanes + wg - 1) / wg < size_t(compute_units)) wg /= 2;
+    return wg;
+}
 
 // Releases a launch's kernel when building the launch throws.
 struct KernelGuard {
@@ -459,6 +476,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         rows += M;
         tiles += (M + kPlanarRows - 1) / kPlanarRows;
     }
+    if (mm.swiglu) tiles = (T[size_t(mm.w[0])].shape[0] + kPlanarRows - 1) / kPlanarRows;
     if (mm.bias >= 0) {
         set_tensor(l, 17, mm.bias, constants);
         inputs.push_back(mm.bias);
@@ -467,17 +485,18 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     }
     set_arg(l.kernel, 19, cl_int(mm.bias_mode));
     if (matvec) {
-        const size_t wg = program_.group_size(name.c_str(), wg_cap);
+        size_t wg = program_.group_size(name.c_str(), wg_cap);
         const size_t lanes = std::min<size_t>(32, wg);
         // Work items per group: a row (rows_per_group of them), or a tile of
-        // kPlanarRows rows in the planar kernels, whose reduction space holds
-        // each lane's sums of its tile's (with SwiGLU, twice as many) rows.
+        // kPlanarRows rows (gate and up rows each with SwiGLU) in the planar
+        // kernels, whose local memory holds x as int8 and the reductions.
         size_t items = size_t(rows), rows_per_group = wg / lanes, reduce = wg;
         if (mm.swiglu) items = size_t(T[size_t(mm.w[0])].shape[0]);
         if (!planar.empty()) {
-            items = mm.swiglu ? (items + kPlanarSwigluRows - 1) / kPlanarSwigluRows : size_t(tiles);
+            wg = planar_group_size(size_t(tiles), program_.group_size(name.c_str(), 256), device_.info().compute_units);
+            items = size_t(tiles);
             rows_per_group = wg / kPlanarLanes;
-            reduce = wg * size_t(mm.swiglu ? 2 * kPlanarSwigluRows : kPlanarRows);
+            reduce = planar_local_floats(K, wg);
         }
         set_arg(l.kernel, 20, cl_int(K));
         set_arg(l.kernel, 21, cl_int(lanes));
@@ -486,7 +505,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
             set_tensor(l, 23, mm.norm_weight, constants);
             inputs.push_back(mm.norm_weight);
             set_arg(l.kernel, 25, cl_float(mm.norm_eps));
-            set_local(l.kernel, 26, size_t(K));
+            if (planar.empty()) set_local(l.kernel, 26, size_t(K));  // the planar kernels normalise into their int8 copy
         }
         l.dims = 1;
         l.local[0] = wg;
@@ -514,7 +533,8 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
     const auto& T = graph().tensors;
     const uint32_t dtype = T[size_t(mm.w[0])].dtype;
     if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) ||
-        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes)
+        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
+        planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
         return {};
     for (int i = 0; i < mm.count; ++i)
         if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT) return {};
