@@ -98,6 +98,50 @@ void attention_block_cases(std::vector<Case>& out) {
             }
 }
 
+// The decode head of an attention block with the rotated q as the output:
+// norm, q/k/v projections, rope (all dims or the first `rot`), cache stores.
+// Every value a fused projection-rope-store kernel writes is checked
+// element by element (through attention a wrong q can hide in the bound).
+void qkv_rope_store_cases(std::vector<Case>& out) {
+    struct Shape { int64_t h, kv, hd, c, rot; };
+    const Shape shapes[] = {{4, 2, 16, 17, 0}, {8, 2, 64, 40, 0}, {4, 1, 32, 9, 16}};
+    for (uint32_t w : {HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
+        for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+            for (const Shape& sh : shapes) {
+                const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
+                CaseBuilder b("graph/qkv_rope_store/" + std::string(sdk::dtype_name(w)) + "_cache_" + sdk::dtype_name(cache) + "/h" + s(sh.h) +
+                              "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_c" + s(sh.c) + "_rot" + s(sh.rot));
+                Rng rng(b.get().seed);
+                const int32_t x = b.tensor("x", F32, B, {1, dm});
+                const int32_t pos = b.tensor("positions", I32, B, {1}, values(contiguous_positions(rng.below(sh.c), 1)));
+                const int32_t kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd});
+                const int32_t vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
+                const int32_t norm_w = b.tensor("attn_norm.weight", F32, C, {dm}, uniform(0.5, 1.5));
+                const int32_t wq = b.tensor("attn.q", w, C, {dm, dm}, uniform(-0.3, 0.3));
+                const int32_t wk = b.tensor("attn.k", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+                const int32_t wv = b.tensor("attn.v", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+                const int32_t xn = b.tensor("xn", F32, I, {1, dm});
+                const int32_t q = b.tensor("q", F32, I, {1, sh.h, sh.hd});
+                const int32_t k = b.tensor("k", F32, I, {1, sh.kv, sh.hd});
+                const int32_t v = b.tensor("v", F32, I, {1, sh.kv, sh.hd});
+                const int32_t qr = b.output("q_rope", F32, {1, sh.h, sh.hd});
+                const int32_t kr = b.tensor("k_rope", F32, I, {1, sh.kv, sh.hd});
+                b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-6f;
+                b.node(HETERO_OP_MATMUL, {xn, wq}, q);
+                b.node(HETERO_OP_MATMUL, {xn, wk}, k);
+                b.node(HETERO_OP_MATMUL, {xn, wv}, v);
+                for (auto [src, dst] : {std::pair{q, qr}, std::pair{k, kr}}) {
+                    hetero_node& r = b.node(HETERO_OP_ROPE, {src, pos}, dst);
+                    r.fparams[0] = 10000.f;
+                    r.iparams[0] = HETERO_ROPE_ADJACENT;
+                    r.iparams[1] = int32_t(sh.rot);
+                }
+                b.node(HETERO_OP_STORE_ROWS, {kr, pos}, kc);
+                b.node(HETERO_OP_STORE_ROWS, {v, pos}, vc);
+                out.push_back(b.done());
+            }
+}
+
 // store_rows into both caches, then attention over them, all bound tensors.
 void store_then_attend_cases(std::vector<Case>& out) {
     struct Shape { int64_t n, h, kv, hd, c; };
@@ -179,6 +223,7 @@ void add_graph_cases(std::vector<Case>& out) {
     paired_rope_cases(out);
     ffn_cases(out);
     attention_block_cases(out);
+    qkv_rope_store_cases(out);
     store_then_attend_cases(out);
     embed_to_probs_cases(out);
 }

@@ -9,6 +9,10 @@
 #define ATTN_CHUNK 512
 #endif
 #define ATTN_ACC 8
+// Cache values loaded before their multiply-adds (same order of sums): each
+// value of a V column is in another cache line, and one load at a time left
+// the H100's decode attention waiting on ~65 serial L2 round trips.
+#define ATTN_BATCH 8
 
 inline float kv_load(global const uchar* base, int f16, ulong i) {
     return f16 ? vload_half(i, (global const half*)base) : ((global const float*)base)[i];
@@ -47,7 +51,13 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
         for (int j = lid; j < cnt; j += ls) {
             const ulong kr = (ulong)(c0 + j) * row_stride + (ulong)hk * Hd;
             float s = 0.f;
-            for (int d = 0; d < Hd; ++d) s = fma(qs[d], kv_load(kbase, kv_f16, kr + d), s);
+            int d = 0;
+            for (; d + ATTN_BATCH <= Hd; d += ATTN_BATCH) {
+                float kv[ATTN_BATCH];
+                for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(kbase, kv_f16, kr + d + u);
+                for (int u = 0; u < ATTN_BATCH; ++u) s = fma(qs[d + u], kv[u], s);
+            }
+            for (; d < Hd; ++d) s = fma(qs[d], kv_load(kbase, kv_f16, kr + d), s);
             s *= scale;
             sc[j] = s;
             cmax = fmax(cmax, s);
@@ -68,7 +78,13 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
             if (d < Hd) {
                 float a = acc[i] * corr;
                 const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + d;
-                for (int j = 0; j < cnt; ++j) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
+                int j = 0;
+                for (; j + ATTN_BATCH <= cnt; j += ATTN_BATCH) {
+                    float kv[ATTN_BATCH];
+                    for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u) * row_stride);
+                    for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u], kv[u], a);
+                }
+                for (; j < cnt; ++j) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
                 acc[i] = a;
             }
         }

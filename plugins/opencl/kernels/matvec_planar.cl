@@ -304,6 +304,45 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
             }                                                                            \
     }
 
+// Decode Q/K/V (matrices 0, 1, 2 over the normalised x) with the ROPE of q
+// and k and the cache stores of k and v after them, as rope_store does
+// (kernels/elementwise.cl, same rounding): q rotated to y0, k rotated and v
+// into the caches at y1 and y2 (row `pos` of [C, M1] and [C, M2], f16 or
+// f32). Rotated pairs are neighbours (2i, 2i + 1) within a head of Hd, so a
+// tile's two rows are one pair; dims from `rot` on are copied.
+#if PQ_ROWS != 2
+#error "matvec_norm_planar_rope needs tiles of one rotated pair"
+#endif
+#define PQ_ROPE_ARGS \
+    , global const uchar *pb, ulong poff, int Hd, int rot, float base, int C, int cache_f16, global int *err, int node
+
+#define MATVEC_PLANAR_ROPE_KERNEL(NAME, Q, QB)                                           \
+    kernel void NAME(MATVEC_ARGS PQ_NORM_ARGS PQ_ROPE_ARGS) {                            \
+        PLANAR_SELECT_TILE                                                               \
+        const int mat = first ? 0 : y == PTR(float, y1b, y1off) ? 1 : 2;                 \
+        PQ_X_NORMED                                                                      \
+        float acc[PQ_ROWS] = {0.f, 0.f};                                                 \
+        if (row0 < M) PLANAR_ROWS(Q, QB, w, w, M, acc, 1)                                \
+        LANES_REDUCE(acc, PQ_ROWS)                                                       \
+        if (lane == 0 && row0 < M) {                                                     \
+            const int p = CPTR(int, pb, poff)[0];                                        \
+            const int d = row0 % Hd;                                                     \
+            float2 v = (float2)(acc[0], acc[1]);                                         \
+            if (mat < 2 && d < rot) v = rope_pair(v.x, v.y, (float)p, d / 2, rot, base); \
+            if (mat == 0) {                                                              \
+                y[row0] = v.x;                                                           \
+                y[row0 + 1] = v.y;                                                       \
+            } else if (p < 0 || p >= C) {                                                \
+                if (mat == 1 && row0 == 0) report_error(err, ERR_POS_RANGE, node);       \
+            } else {                                                                     \
+                global uchar* cb = mat == 1 ? y1b : y2b;                                 \
+                const ulong at = (ulong)p * M + row0;                                    \
+                cache_put(cb, mat == 1 ? y1off : y2off, cache_f16, at, v.x);             \
+                cache_put(cb, mat == 1 ? y1off : y2off, cache_f16, at + 1, v.y);         \
+            }                                                                            \
+        }                                                                                \
+    }
+
 MATVEC_PLANAR_KERNEL(matvec_planar_q4_0, Q4, Q4_PLANE_BYTES, , PQ_X_GLOBAL)
 MATVEC_PLANAR_KERNEL(matvec_planar_q8_0, Q8, Q8_PLANE_BYTES, , PQ_X_GLOBAL)
 MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
@@ -312,3 +351,5 @@ MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_0, Q4, Q4_PLANE_BYTES, , PQ_
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q8_0, Q8, Q8_PLANE_BYTES, , PQ_X_GLOBAL)
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_0, Q4, Q4_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q8_0, Q8, Q8_PLANE_BYTES, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q4_0, Q4, Q4_PLANE_BYTES)
+MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q8_0, Q8, Q8_PLANE_BYTES)

@@ -130,7 +130,8 @@ constexpr const char* kKernelNames[] = {
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
     "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
     "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
-    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0"};
+    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0",
+    "matvec_norm_planar_rope_q4_0", "matvec_norm_planar_rope_q8_0"};
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0", "gemm_mma_q8_0", "attention_mma"};
 

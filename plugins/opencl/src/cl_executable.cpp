@@ -212,6 +212,33 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
     f.absorbed[n - 1] = true;
 }
 
+// A decode Q/K/V launch (three matrices over a fused RMSNORM) followed by a
+// rope_store group over exactly its outputs takes that group too: the planar
+// kernel rotates pairs (2i, 2i + 1) within its tiles, so interleaved ROPE only.
+void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses, Fusions& f) {
+    MatmulLaunch& mm = f.matmul[n];
+    const size_t r = n + 3;
+    if (mm.count != 3 || mm.norm_weight < 0 || mm.bias_mode != 0 || r >= g.nodes.size() || !f.rope_store[r]) return;
+    const hetero_node &rq = g.nodes[r], &rk = g.nodes[r + 1], &sv = g.nodes[r + 3];
+    const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
+    if (rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
+        rq.iparams[0] == HETERO_ROPE_HALVES || q.shape[2] % 2 != 0)
+        return;
+    for (int i = 0; i < 3; ++i)
+        if (sdk::read_elsewhere(g, uses, mm.y[i], r, 4)) return;
+    // The rope_store group kept q and k alive to its end; made inside the
+    // wider span they need not be, which leaves room for x.
+    const hetero_node kept = f.planned.nodes[r + 3];
+    f.planned.nodes[r + 3] = g.nodes[r + 3];
+    if (!sdk::keep_inputs_alive(g, n - 1, 8, f.planned)) {
+        f.planned.nodes[r + 3] = kept;
+        return;
+    }
+    mm.rope_node = int32_t(r);
+    f.rope_store[r] = false;
+    f.absorbed[r] = true;
+}
+
 Fusions find_fusions(const sdk::Graph& g) {
     static const bool enabled = !sdk::env_equals("HETERO_CL_FUSE", "0");
     const size_t nn = g.nodes.size();
@@ -246,6 +273,9 @@ Fusions find_fusions(const sdk::Graph& g) {
         const size_t len = group_matmuls(g, n, residual, uses, f);
         fuse_norm_before(g, n, len + (mm.swiglu ? 1 : 0), uses, f);
     }
+    if (enabled)
+        for (size_t n = 0; n < nn; ++n)
+            if (f.matmul[n].count == 3) attach_rope_store(g, n, uses, f);
     return f;
 }
 
@@ -439,6 +469,9 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
     if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty());
+    const bool rope = mm.rope_node >= 0 && !planar.empty();  // matvec_norm_planar_rope_q4_0 / q8_0
+    if (rope) name = std::string("matvec_norm_planar_rope_") + (wtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
+    const hetero_node* rope_nodes = rope ? &graph().nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
                      program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
@@ -466,9 +499,11 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         } else {
             unused(a);
         }
-        if (i < mm.count && mm.y[i] >= 0) {
-            set_tensor(l, a + 2, mm.y[i], constants);
-            outputs.push_back(mm.y[i]);
+        // Fused rope_store: rotated q, then the k and v caches.
+        const int32_t y = rope ? (i == 0 ? rope_nodes[0].output : rope_nodes[i + 1].output) : i < mm.count ? mm.y[i] : -1;
+        if (y >= 0) {
+            set_tensor(l, a + 2, y, constants);
+            outputs.push_back(y);
         } else {
             unused(a + 2);
         }
@@ -507,6 +542,19 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
             set_arg(l.kernel, 25, cl_float(mm.norm_eps));
             if (planar.empty()) set_local(l.kernel, 26, size_t(K));  // the planar kernels normalise into their int8 copy
         }
+        if (rope) {
+            const hetero_tensor_desc &q = T[size_t(rope_nodes[0].inputs[0])], &kc = T[size_t(rope_nodes[2].output)];
+            set_tensor(l, 26, rope_nodes[0].inputs[1], constants);
+            inputs.push_back(rope_nodes[0].inputs[1]);
+            const int64_t Hd = q.shape[2];
+            set_arg(l.kernel, 28, cl_int(Hd));
+            set_arg(l.kernel, 29, cl_int(rope_nodes[0].iparams[1] ? rope_nodes[0].iparams[1] : Hd));
+            set_arg(l.kernel, 30, cl_float(rope_nodes[0].fparams[0]));
+            set_arg(l.kernel, 31, cl_int(kc.shape[0]));
+            set_arg(l.kernel, 32, cl_int(kc.dtype == HETERO_DTYPE_F16));
+            set_arg(l.kernel, 33, error_flag_);
+            set_arg(l.kernel, 34, cl_int(mm.rope_node + 2));
+        }
         l.dims = 1;
         l.local[0] = wg;
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
@@ -526,6 +574,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     describe(l, inputs, outputs);
     guard.armed = false;
     launches_.push_back(std::move(l));
+    if (mm.rope_node >= 0 && !rope) add_rope_store(uint32_t(mm.rope_node), constants);
 }
 
 std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,

@@ -38,6 +38,9 @@ struct MatmulLaunch {
     bool swiglu = false;
     int32_t norm_weight = -1;  // >= 0: x is the input of an RMSNORM the launch runs first
     float norm_eps = 0.f;
+    // >= 0: the Q/K/V launch also runs the rope_store group of nodes starting
+    // here (fused into the planar decode kernel, else launched after it).
+    int32_t rope_node = -1;
 };
 
 struct Launch {
