@@ -13,6 +13,10 @@
 // value of a V column is in another cache line, and one load at a time left
 // the H100's decode attention waiting on ~65 serial L2 round trips.
 #define ATTN_BATCH 8
+// With NV_PTX: dims of a key per work-item in the score pass, and the
+// passes over the keys whose loads are issued together.
+#define ATTN_SEG 8
+#define ATTN_SEG_BATCH 4
 
 inline float kv_load(global const uchar* base, int f16, ulong i) {
     return f16 ? vload_half(i, (global const half*)base) : ((global const float*)base)[i];
@@ -45,9 +49,46 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
     float acc[ATTN_ACC];
     for (int i = 0; i < ATTN_ACC; ++i) acc[i] = 0.f;
     float m = -INFINITY, l = 0.f;
+    // Head dims up to half the group: `slices` work-items per dim split the
+    // keys of the weighted V sum (each key's V row is one more dependent
+    // round trip to the cache for a lone work-item).
+    const int slices = Hd * 2 <= ls ? ls / Hd : 1;
+    const int slice = lid / Hd, dl = lid % Hd;
+#ifdef NV_PTX
+    // Scores by segments where a key's segments fit a warp evenly.
+    const int seg_keys = Hd % ATTN_SEG == 0 && 32 % (Hd / ATTN_SEG) == 0 && ls % 32 == 0;
+#endif
     for (int c0 = 0; c0 <= p; c0 += ATTN_CHUNK) {
         const int cnt = min(ATTN_CHUNK, p + 1 - c0);
         float cmax = -INFINITY;
+#ifdef NV_PTX
+        if (seg_keys) {
+            // ATTN_SEG consecutive dims of a key per work-item, one 16- or
+            // 32-byte load each, so a warp reads whole cache rows; the
+            // segments of a key are neighbouring lanes and meet by shuffles.
+            const int segs = Hd / ATTN_SEG, seg = lid % segs, per_pass = ls / segs;
+            const float8 qv = vload8(seg, qs);
+            for (int j0 = 0; j0 < cnt; j0 += per_pass * ATTN_SEG_BATCH) {
+                float8 kv[ATTN_SEG_BATCH];
+                for (int b = 0; b < ATTN_SEG_BATCH; ++b) {
+                    const int j = min(j0 + b * per_pass + lid / segs, cnt - 1);
+                    const ulong at = (ulong)(c0 + j) * row_stride + (ulong)hk * Hd + (ulong)seg * ATTN_SEG;
+                    kv[b] = kv_f16 ? vload_half8(0, (global const half*)kbase + at) : vload8(0, (global const float*)kbase + at);
+                }
+                for (int b = 0; b < ATTN_SEG_BATCH; ++b) {
+                    const float8 pr = qv * kv[b];
+                    float sum = (pr.s0 + pr.s1) + (pr.s2 + pr.s3) + ((pr.s4 + pr.s5) + (pr.s6 + pr.s7));
+                    for (int o = segs / 2; o > 0; o >>= 1) sum += shuffle_xor(sum, o);
+                    const int j = j0 + b * per_pass + lid / segs;
+                    if (j < cnt) {
+                        sum *= scale;
+                        if (seg == 0) sc[j] = sum;
+                        cmax = fmax(cmax, sum);
+                    }
+                }
+            }
+        } else
+#endif
         for (int j = lid; j < cnt; j += ls) {
             const ulong kr = (ulong)(c0 + j) * row_stride + (ulong)hk * Hd;
             float s = 0.f;
@@ -73,19 +114,42 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
         }
         psum = group_sum(psum, red);  // its barriers also publish sc[]
         l = l * corr + psum;
-        for (int i = 0; i < ATTN_ACC; ++i) {
-            const int d = lid + i * ls;
-            if (d < Hd) {
-                float a = acc[i] * corr;
-                const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + d;
-                int j = 0;
-                for (; j + ATTN_BATCH <= cnt; j += ATTN_BATCH) {
+        if (slices > 1) {
+            // Slice `slice` of the keys (j = slice, slice + slices, ...) for
+            // dim lid % Hd; the slices' sums meet in red (free after psum).
+            float a = 0.f;
+            if (slice < slices) {
+                const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + dl;
+                int j = slice;
+                for (; j + (ATTN_BATCH - 1) * slices < cnt; j += ATTN_BATCH * slices) {
                     float kv[ATTN_BATCH];
-                    for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u) * row_stride);
-                    for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u], kv[u], a);
+                    for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u * slices) * row_stride);
+                    for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u * slices], kv[u], a);
                 }
-                for (; j < cnt; ++j) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
-                acc[i] = a;
+                for (; j < cnt; j += slices) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
+            }
+            red[lid] = a;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < Hd) {
+                float t = acc[0] * corr;
+                for (int s2 = 0; s2 < slices; ++s2) t += red[s2 * Hd + lid];
+                acc[0] = t;
+            }
+        } else {
+            for (int i = 0; i < ATTN_ACC; ++i) {
+                const int d = lid + i * ls;
+                if (d < Hd) {
+                    float a = acc[i] * corr;
+                    const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + d;
+                    int j = 0;
+                    for (; j + ATTN_BATCH <= cnt; j += ATTN_BATCH) {
+                        float kv[ATTN_BATCH];
+                        for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u) * row_stride);
+                        for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u], kv[u], a);
+                    }
+                    for (; j < cnt; ++j) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
+                    acc[i] = a;
+                }
             }
         }
         m = m_new;

@@ -756,7 +756,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 break;
             }
             l.kernel = make_kernel("attention");
-            const size_t wg = program_.group_size("attention", 128);
+            const size_t wg = program_.group_size("attention", 256);
             if (size_t(Hd) > 8 * wg)
                 sdk::fail(HETERO_ERR_UNSUPPORTED, "attention: head dim " + std::to_string(Hd) + " exceeds " + std::to_string(8 * wg) + " on this device");
             common_args(10);
