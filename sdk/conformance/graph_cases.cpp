@@ -45,99 +45,96 @@ void ffn_cases(std::vector<Case>& out) {
         }
 }
 
-// A full attention block: norm, q/k/v projections, rope, store the new k/v
-// rows into the caches, attend, output projection, residual.
+// The head of an attention block over n rows: norm, q/k/v projections, rope
+// (all dims, or the first `rot`), the new k/v rows stored into the caches.
+struct AttentionHead {
+    int32_t x, pos, kc, vc, qr;
+};
+
+struct HeadShape {
+    int64_t n, h, kv, hd, c;
+    int mode;
+    int64_t rot;
+};
+
+// With `q_output` the rotated q is a graph output, so every value the head
+// writes is checked element by element (through attention a wrong q can
+// hide in the bound).
+AttentionHead add_attention_head(CaseBuilder& b, uint32_t w, uint32_t cache, const HeadShape& sh, bool q_output) {
+    const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
+    Rng rng(b.get().seed);
+    AttentionHead a{};
+    a.x = b.tensor("x", F32, B, {sh.n, dm});
+    a.pos = b.tensor("positions", I32, B, {sh.n}, values(contiguous_positions(rng.below(sh.c - sh.n + 1), sh.n)));
+    a.kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd});
+    a.vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
+    const int32_t norm_w = b.tensor("attn_norm.weight", F32, C, {dm}, uniform(0.5, 1.5));
+    const int32_t wq = b.tensor("attn.q", w, C, {dm, dm}, uniform(-0.3, 0.3));
+    const int32_t wk = b.tensor("attn.k", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+    const int32_t wv = b.tensor("attn.v", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+    const int32_t xn = b.tensor("xn", F32, I, {sh.n, dm});
+    const int32_t q = b.tensor("q", F32, I, {sh.n, sh.h, sh.hd});
+    const int32_t k = b.tensor("k", F32, I, {sh.n, sh.kv, sh.hd});
+    const int32_t v = b.tensor("v", F32, I, {sh.n, sh.kv, sh.hd});
+    a.qr = q_output ? b.output("q_rope", F32, {sh.n, sh.h, sh.hd}) : b.tensor("q_rope", F32, I, {sh.n, sh.h, sh.hd});
+    const int32_t kr = b.tensor("k_rope", F32, I, {sh.n, sh.kv, sh.hd});
+    b.node(HETERO_OP_RMSNORM, {a.x, norm_w}, xn).fparams[0] = 1e-6f;
+    b.node(HETERO_OP_MATMUL, {xn, wq}, q);
+    b.node(HETERO_OP_MATMUL, {xn, wk}, k);
+    b.node(HETERO_OP_MATMUL, {xn, wv}, v);
+    for (auto [src, dst] : {std::pair{q, a.qr}, std::pair{k, kr}}) {
+        hetero_node& r = b.node(HETERO_OP_ROPE, {src, a.pos}, dst);
+        r.fparams[0] = 10000.f;
+        r.iparams[0] = sh.mode;
+        r.iparams[1] = int32_t(sh.rot);
+    }
+    b.node(HETERO_OP_STORE_ROWS, {kr, a.pos}, a.kc);
+    b.node(HETERO_OP_STORE_ROWS, {v, a.pos}, a.vc);
+    return a;
+}
+
+std::string head_name(const char* kind, uint32_t w, uint32_t cache, const HeadShape& sh) {
+    return std::string("graph/") + kind + "/" + sdk::dtype_name(w) + "_cache_" + sdk::dtype_name(cache) + "/n" + s(sh.n) + "_h" + s(sh.h) +
+           "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_c" + s(sh.c);
+}
+
+// A full attention block: the head above, attention, output projection,
+// residual.
 void attention_block_cases(std::vector<Case>& out) {
-    struct Shape { int64_t n, h, kv, hd, c; int mode; };
-    const Shape shapes[] = {{1, 4, 2, 16, 17, HETERO_ROPE_ADJACENT},
-                            {5, 8, 2, 16, 33, HETERO_ROPE_HALVES},
-                            {3, 2, 2, 32, 64, HETERO_ROPE_ADJACENT},
-                            {7, 4, 1, 32, 20, HETERO_ROPE_HALVES},
-                            {37, 4, 1, 32, 48, HETERO_ROPE_HALVES}};  // prefill-sized: GEMM paths
+    const HeadShape shapes[] = {{1, 4, 2, 16, 17, HETERO_ROPE_ADJACENT, 0},
+                                {5, 8, 2, 16, 33, HETERO_ROPE_HALVES, 0},
+                                {3, 2, 2, 32, 64, HETERO_ROPE_ADJACENT, 0},
+                                {7, 4, 1, 32, 20, HETERO_ROPE_HALVES, 0},
+                                {37, 4, 1, 32, 48, HETERO_ROPE_HALVES, 0}};  // prefill-sized: GEMM paths
     for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
         for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
-            for (const Shape& sh : shapes) {
-                const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
-                CaseBuilder b("graph/attention_block/" + std::string(sdk::dtype_name(w)) + "_cache_" + sdk::dtype_name(cache) + "/n" + s(sh.n) +
-                              "_h" + s(sh.h) + "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_c" + s(sh.c));
-                Rng rng(b.get().seed);
-                const int32_t x = b.tensor("x", F32, B, {sh.n, dm});
-                const int32_t pos = b.tensor("positions", I32, B, {sh.n}, values(contiguous_positions(rng.below(sh.c - sh.n + 1), sh.n)));
-                const int32_t kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd});
-                const int32_t vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
-                const int32_t norm_w = b.tensor("attn_norm.weight", F32, C, {dm}, uniform(0.5, 1.5));
-                const int32_t wq = b.tensor("attn.q", w, C, {dm, dm}, uniform(-0.3, 0.3));
-                const int32_t wk = b.tensor("attn.k", w, C, {dkv, dm}, uniform(-0.3, 0.3));
-                const int32_t wv = b.tensor("attn.v", w, C, {dkv, dm}, uniform(-0.3, 0.3));
+            for (const HeadShape& sh : shapes) {
+                const int64_t dm = sh.h * sh.hd;
+                CaseBuilder b(head_name("attention_block", w, cache, sh));
+                const AttentionHead a = add_attention_head(b, w, cache, sh, false);
                 const int32_t wo = b.tensor("attn.o", w, C, {dm, dm}, uniform(-0.3, 0.3));
-                const int32_t xn = b.tensor("xn", F32, I, {sh.n, dm});
-                const int32_t q = b.tensor("q", F32, I, {sh.n, sh.h, sh.hd});
-                const int32_t k = b.tensor("k", F32, I, {sh.n, sh.kv, sh.hd});
-                const int32_t v = b.tensor("v", F32, I, {sh.n, sh.kv, sh.hd});
-                const int32_t qr = b.tensor("q_rope", F32, I, {sh.n, sh.h, sh.hd});
-                const int32_t kr = b.tensor("k_rope", F32, I, {sh.n, sh.kv, sh.hd});
                 const int32_t att = b.tensor("attn", F32, I, {sh.n, sh.h, sh.hd});
                 const int32_t o = b.tensor("attn_out", F32, I, {sh.n, dm});
                 const int32_t y = b.output("out", F32, {sh.n, dm});
-                b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-6f;
-                b.node(HETERO_OP_MATMUL, {xn, wq}, q);
-                b.node(HETERO_OP_MATMUL, {xn, wk}, k);
-                b.node(HETERO_OP_MATMUL, {xn, wv}, v);
-                for (auto [src, dst] : {std::pair{q, qr}, std::pair{k, kr}}) {
-                    hetero_node& r = b.node(HETERO_OP_ROPE, {src, pos}, dst);
-                    r.fparams[0] = 10000.f;
-                    r.iparams[0] = sh.mode;
-                }
-                b.node(HETERO_OP_STORE_ROWS, {kr, pos}, kc);
-                b.node(HETERO_OP_STORE_ROWS, {v, pos}, vc);
-                b.node(HETERO_OP_ATTENTION, {qr, kc, vc, pos}, att).fparams[0] = float(1.0 / std::sqrt(double(sh.hd)));
+                b.node(HETERO_OP_ATTENTION, {a.qr, a.kc, a.vc, a.pos}, att).fparams[0] = float(1.0 / std::sqrt(double(sh.hd)));
                 b.node(HETERO_OP_MATMUL, {att, wo}, o);
-                b.node(HETERO_OP_ADD, {x, o}, y);
+                b.node(HETERO_OP_ADD, {a.x, o}, y);
                 b.get().packed = sh.n == 5;
                 out.push_back(b.done());
             }
 }
 
-// The decode head of an attention block with the rotated q as the output:
-// norm, q/k/v projections, rope (all dims or the first `rot`), cache stores.
-// Every value a fused projection-rope-store kernel writes is checked
-// element by element (through attention a wrong q can hide in the bound).
+// The decode head alone, with the rotated q as an output (what a fused
+// projection-rope-store kernel writes), also with partial rotation.
 void qkv_rope_store_cases(std::vector<Case>& out) {
-    struct Shape { int64_t h, kv, hd, c, rot; };
-    const Shape shapes[] = {{4, 2, 16, 17, 0}, {8, 2, 64, 40, 0}, {4, 1, 32, 9, 16}};
+    const HeadShape shapes[] = {{1, 4, 2, 16, 17, HETERO_ROPE_ADJACENT, 0},
+                                {1, 8, 2, 64, 40, HETERO_ROPE_ADJACENT, 0},
+                                {1, 4, 1, 32, 9, HETERO_ROPE_ADJACENT, 16}};
     for (uint32_t w : {HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
         for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
-            for (const Shape& sh : shapes) {
-                const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
-                CaseBuilder b("graph/qkv_rope_store/" + std::string(sdk::dtype_name(w)) + "_cache_" + sdk::dtype_name(cache) + "/h" + s(sh.h) +
-                              "_kv" + s(sh.kv) + "_hd" + s(sh.hd) + "_c" + s(sh.c) + "_rot" + s(sh.rot));
-                Rng rng(b.get().seed);
-                const int32_t x = b.tensor("x", F32, B, {1, dm});
-                const int32_t pos = b.tensor("positions", I32, B, {1}, values(contiguous_positions(rng.below(sh.c), 1)));
-                const int32_t kc = b.tensor("k_cache", cache, B, {sh.c, sh.kv, sh.hd});
-                const int32_t vc = b.tensor("v_cache", cache, B, {sh.c, sh.kv, sh.hd});
-                const int32_t norm_w = b.tensor("attn_norm.weight", F32, C, {dm}, uniform(0.5, 1.5));
-                const int32_t wq = b.tensor("attn.q", w, C, {dm, dm}, uniform(-0.3, 0.3));
-                const int32_t wk = b.tensor("attn.k", w, C, {dkv, dm}, uniform(-0.3, 0.3));
-                const int32_t wv = b.tensor("attn.v", w, C, {dkv, dm}, uniform(-0.3, 0.3));
-                const int32_t xn = b.tensor("xn", F32, I, {1, dm});
-                const int32_t q = b.tensor("q", F32, I, {1, sh.h, sh.hd});
-                const int32_t k = b.tensor("k", F32, I, {1, sh.kv, sh.hd});
-                const int32_t v = b.tensor("v", F32, I, {1, sh.kv, sh.hd});
-                const int32_t qr = b.output("q_rope", F32, {1, sh.h, sh.hd});
-                const int32_t kr = b.tensor("k_rope", F32, I, {1, sh.kv, sh.hd});
-                b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-6f;
-                b.node(HETERO_OP_MATMUL, {xn, wq}, q);
-                b.node(HETERO_OP_MATMUL, {xn, wk}, k);
-                b.node(HETERO_OP_MATMUL, {xn, wv}, v);
-                for (auto [src, dst] : {std::pair{q, qr}, std::pair{k, kr}}) {
-                    hetero_node& r = b.node(HETERO_OP_ROPE, {src, pos}, dst);
-                    r.fparams[0] = 10000.f;
-                    r.iparams[0] = HETERO_ROPE_ADJACENT;
-                    r.iparams[1] = int32_t(sh.rot);
-                }
-                b.node(HETERO_OP_STORE_ROWS, {kr, pos}, kc);
-                b.node(HETERO_OP_STORE_ROWS, {v, pos}, vc);
+            for (const HeadShape& sh : shapes) {
+                CaseBuilder b(head_name("qkv_rope_store", w, cache, sh) + "_rot" + s(sh.rot));
+                add_attention_head(b, w, cache, sh, true);
                 out.push_back(b.done());
             }
 }
