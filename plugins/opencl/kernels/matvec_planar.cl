@@ -140,11 +140,13 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
     local uint* xq = PQ_XQ(red);
     local float* xd = PQ_XD(red, K);
     local int* xsb = PQ_XSB(red, K);
-    // Every work-item runs the same number of steps, so warps stay whole for
-    // the shuffles; chunks past the end are zeros and stored nowhere.
+    // Every work-item runs the same steps (the test that ends a batch early
+    // does not depend on the item), so warps stay whole for the shuffles;
+    // chunks past the end repeat the last one and are stored nowhere.
     for (int base = 0; base < chunks; base += PQ_STAGE * wg) {
         float4 a[PQ_STAGE], b[PQ_STAGE];
         for (int i = 0; i < PQ_STAGE; ++i) {
+            if (base + i * wg >= chunks) break;
             const int c = min(base + i * wg + lid, chunks - 1);
             a[i] = vload4(2 * c, xg);
             b[i] = vload4(2 * c + 1, xg);
@@ -154,6 +156,7 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
             }
         }
         for (int i = 0; i < PQ_STAGE; ++i) {
+            if (base + i * wg >= chunks) break;
             const int c = base + i * wg + lid;
             const float4 m4 = fmax(fabs(a[i]), fabs(b[i]));
             float m = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));
