@@ -22,6 +22,19 @@ inline float kv_load(global const uchar* base, int f16, ulong i) {
     return f16 ? vload_half(i, (global const half*)base) : ((global const float*)base)[i];
 }
 
+// a + sum over t < n of w[t * wstep] * cache element (first + t * step), in
+// order of t, with ATTN_BATCH cache values loaded before their multiply-adds.
+inline float cache_dot(global const uchar* base, int f16, ulong first, ulong step, local const float* w, int wstep, int n, float a) {
+    int t = 0;
+    for (; t + ATTN_BATCH <= n; t += ATTN_BATCH) {
+        float kv[ATTN_BATCH];
+        for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(base, f16, first + (ulong)(t + u) * step);
+        for (int u = 0; u < ATTN_BATCH; ++u) a = fma(w[(t + u) * wstep], kv[u], a);
+    }
+    for (; t < n; ++t) a = fma(w[t * wstep], kv_load(base, f16, first + (ulong)t * step), a);
+    return a;
+}
+
 kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff,
                       global const uchar* vb, ulong voff, global const uchar* pb, ulong poff, global uchar* yb,
                       ulong yoff, int H, int Hkv, int Hd, int C, float scale, int kv_f16, global int* err, int node,
@@ -91,15 +104,7 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
 #endif
         for (int j = lid; j < cnt; j += ls) {
             const ulong kr = (ulong)(c0 + j) * row_stride + (ulong)hk * Hd;
-            float s = 0.f;
-            int d = 0;
-            for (; d + ATTN_BATCH <= Hd; d += ATTN_BATCH) {
-                float kv[ATTN_BATCH];
-                for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(kbase, kv_f16, kr + d + u);
-                for (int u = 0; u < ATTN_BATCH; ++u) s = fma(qs[d + u], kv[u], s);
-            }
-            for (; d < Hd; ++d) s = fma(qs[d], kv_load(kbase, kv_f16, kr + d), s);
-            s *= scale;
+            const float s = cache_dot(kbase, kv_f16, kr, 1, qs, 1, Hd, 0.f) * scale;
             sc[j] = s;
             cmax = fmax(cmax, s);
         }
@@ -118,15 +123,9 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
             // Slice `slice` of the keys (j = slice, slice + slices, ...) for
             // dim lid % Hd; the slices' sums meet in red (free after psum).
             float a = 0.f;
-            if (slice < slices) {
-                const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + dl;
-                int j = slice;
-                for (; j + (ATTN_BATCH - 1) * slices < cnt; j += ATTN_BATCH * slices) {
-                    float kv[ATTN_BATCH];
-                    for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u * slices) * row_stride);
-                    for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u * slices], kv[u], a);
-                }
-                for (; j < cnt; j += slices) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
+            if (slice < slices && slice < cnt) {
+                const ulong vr = (ulong)(c0 + slice) * row_stride + (ulong)hk * Hd + dl;
+                a = cache_dot(vbase, kv_f16, vr, (ulong)slices * row_stride, sc + slice, slices, (cnt - slice + slices - 1) / slices, 0.f);
             }
             red[lid] = a;
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -139,16 +138,8 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
             for (int i = 0; i < ATTN_ACC; ++i) {
                 const int d = lid + i * ls;
                 if (d < Hd) {
-                    float a = acc[i] * corr;
                     const ulong vr = (ulong)c0 * row_stride + (ulong)hk * Hd + d;
-                    int j = 0;
-                    for (; j + ATTN_BATCH <= cnt; j += ATTN_BATCH) {
-                        float kv[ATTN_BATCH];
-                        for (int u = 0; u < ATTN_BATCH; ++u) kv[u] = kv_load(vbase, kv_f16, vr + (ulong)(j + u) * row_stride);
-                        for (int u = 0; u < ATTN_BATCH; ++u) a = fma(sc[j + u], kv[u], a);
-                    }
-                    for (; j < cnt; ++j) a = fma(sc[j], kv_load(vbase, kv_f16, vr + (ulong)j * row_stride), a);
-                    acc[i] = a;
+                    acc[i] = cache_dot(vbase, kv_f16, vr, row_stride, sc, 1, cnt, acc[i] * corr);
                 }
             }
         }

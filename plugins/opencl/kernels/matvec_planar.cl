@@ -30,23 +30,23 @@
 #define Q4_PLANE_BYTES 16
 #define Q8_PLANE_BYTES 32
 
-// One work-item per block: block i of the GGUF matrix to the planes.
+// Block i of a GGUF matrix (BYTES per block: an f16 scale, then PLANE
+// bytes of quants) to the planes; one work-item per block.
+inline void repack_block(global const uchar* src, global uchar* dst, long blocks, long i, int bytes, int plane) {
+    global const ushort* blk = (global const ushort*)(src + i * bytes);
+    global uint* q = (global uint*)(dst + i * plane);
+    for (int j = 0; j < plane / 4; ++j) q[j] = blk[1 + 2 * j] | ((uint)blk[2 + 2 * j] << 16);
+    ((global ushort*)(dst + blocks * plane))[i] = blk[0];
+}
+
 kernel void repack_planar_q4_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
     const long i = get_global_id(0);
-    if (i >= blocks) return;
-    global const ushort* blk = (global const ushort*)(src + src_off + i * Q4_BYTES);
-    global uint* q = (global uint*)(dst + i * Q4_PLANE_BYTES);
-    for (int j = 0; j < 4; ++j) q[j] = blk[1 + 2 * j] | ((uint)blk[2 + 2 * j] << 16);
-    ((global ushort*)(dst + blocks * Q4_PLANE_BYTES))[i] = blk[0];
+    if (i < blocks) repack_block(src + src_off, dst, blocks, i, Q4_BYTES, Q4_PLANE_BYTES);
 }
 
 kernel void repack_planar_q8_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
     const long i = get_global_id(0);
-    if (i >= blocks) return;
-    global const ushort* blk = (global const ushort*)(src + src_off + i * Q8_BYTES);
-    global uint* q = (global uint*)(dst + i * Q8_PLANE_BYTES);
-    for (int j = 0; j < 8; ++j) q[j] = blk[1 + 2 * j] | ((uint)blk[2 + 2 * j] << 16);
-    ((global ushort*)(dst + blocks * Q8_PLANE_BYTES))[i] = blk[0];
+    if (i < blocks) repack_block(src + src_off, dst, blocks, i, Q8_BYTES, Q8_PLANE_BYTES);
 }
 
 // c + the dot product of a's and b's four signed bytes.
