@@ -83,7 +83,7 @@ void rmsnorm(Ctx& c) {
 void rope(Ctx& c) {
     const auto& xd = c.in(0);
     const int64_t n = xd.shape[0], heads = xd.shape[1], hd = xd.shape[2];
-    const int64_t rot = c.node.iparams[1] ? c.node.iparams[1] : hd;
+    const int64_t rot = sdk::rope_dims(c.node, hd);
     const bool halves = c.node.iparams[0] == HETERO_ROPE_HALVES;
     const Values& x = c.v(0);
     const Bounds& ex = c.e(0);
@@ -108,7 +108,7 @@ void rope(Ctx& c) {
 void rope_angles(Ctx& c, const int32_t* pos) {
     const auto& xd = c.in(0);
     const int64_t n = xd.shape[0], heads = xd.shape[1], hd = xd.shape[2];
-    const int64_t rot = c.node.iparams[1] ? c.node.iparams[1] : hd;
+    const int64_t rot = sdk::rope_dims(c.node, hd);
     const bool halves = c.node.iparams[0] == HETERO_ROPE_HALVES;
     const Values& x = c.v(0);
     Bounds& out = c.err[size_t(c.node.output)];

@@ -89,7 +89,7 @@ void rmsnorm(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t
 void rope(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
     const auto& xd = in_desc(node, tensors, 0);
     const int64_t n = xd.shape[0], heads = xd.shape[1], hd = xd.shape[2];
-    const int64_t rot = node.iparams[1] ? node.iparams[1] : hd;
+    const int64_t rot = sdk::rope_dims(node, hd);
     const bool halves = node.iparams[0] == HETERO_ROPE_HALVES;
     const double base = node.fparams[0];
     const float* x = as_f32(in_data(node, data, 0));

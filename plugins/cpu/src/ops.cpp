@@ -78,7 +78,7 @@ void rmsnorm(const OpContext& ctx, const hetero_node& node, const NodeTensors& t
 void rope(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
     const auto& xd = t.in(node, 0);
     const int64_t n = xd.shape[0], heads = xd.shape[1], hd = xd.shape[2];
-    const int64_t rot = node.iparams[1] ? node.iparams[1] : hd;
+    const int64_t rot = sdk::rope_dims(node, hd);
     const bool halves = node.iparams[0] == HETERO_ROPE_HALVES;
     const double base = node.fparams[0];
     const float* x = f32(t.in_data(node, 0));

@@ -237,7 +237,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[0] = uint32_t(N);
             d.push.u[1] = uint32_t(H);
             d.push.u[2] = uint32_t(Hd);
-            d.push.u[3] = uint32_t(node.iparams[1] ? node.iparams[1] : Hd);
+            d.push.u[3] = uint32_t(sdk::rope_dims(node, Hd));
             d.push.u[4] = uint32_t(node.iparams[0]);
             d.push.f[0] = node.fparams[0];
             d.spec = {256};

@@ -52,6 +52,9 @@ inline bool same_shape(const hetero_tensor_desc& a, const hetero_tensor_desc& b)
 inline int64_t outer_rows(const hetero_tensor_desc& t) { return t.ndim ? element_count(t) / std::max<int64_t>(1, inner_dim(t)) : 1; }
 
 // Total bytes of a tensor (0 when the descriptor is malformed).
+// Leading dims of each head a ROPE node rotates (iparams[1]; 0: all of them).
+inline int64_t rope_dims(const hetero_node& rope, int64_t head_dim) { return rope.iparams[1] ? rope.iparams[1] : head_dim; }
+
 inline uint64_t tensor_bytes(const hetero_tensor_desc& t) {
     const int64_t inner = inner_dim(t);
     if (is_block_dtype(t.dtype) && inner % kQBlock != 0) return 0;
@@ -133,7 +136,7 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             if (!is(x, HETERO_DTYPE_F32) || x.ndim != 3) return bad("x must be f32 [N,H,Hd]");
             if (!is(in(1), HETERO_DTYPE_I32) || in(1).ndim != 1 || in(1).shape[0] != x.shape[0]) return bad("positions must be i32 [N]");
             if (!is(out, HETERO_DTYPE_F32) || !same_shape(out, x)) return bad("output must match x");
-            const int64_t rot = node.iparams[1] ? node.iparams[1] : x.shape[2];
+            const int64_t rot = rope_dims(node, x.shape[2]);
             if (rot % 2 != 0 || rot > x.shape[2] || rot < 0) return bad("rot_dims must be even and <= head dim");
             if (node.iparams[0] != HETERO_ROPE_ADJACENT && node.iparams[0] != HETERO_ROPE_HALVES) return bad("unknown rope mode");
             if (!(node.fparams[0] > 0.f)) return bad("base must be > 0");
