@@ -72,8 +72,8 @@ const char* gemm_kernel(uint32_t dtype) {
 const char* mma_gemm_kernel(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_q8_0" : "gemm_mma_q4_0"; }
 
 // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
-std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar) {
-    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") +
+std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
+    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") +
            (dtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
 }
 
@@ -467,10 +467,10 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     const std::vector<std::shared_ptr<const PlanarWeights>> planar = matvec ? planar_copies(mm, K, wg_cap, constants)
                                                                             : std::vector<std::shared_ptr<const PlanarWeights>>{};
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
-    if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
-        name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty());
-    const bool rope = mm.rope_node >= 0 && !planar.empty();  // matvec_norm_planar_rope_q4_0 / q8_0
-    if (rope) name = std::string("matvec_norm_planar_rope_") + (wtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
+    // The rope_store group runs inside the planar kernel, or after the launch.
+    const bool rope = mm.rope_node >= 0 && !planar.empty();
+    if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]q4_0 / q8_0
+        name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
     const hetero_node* rope_nodes = rope ? &graph().nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
@@ -548,7 +548,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
             inputs.push_back(rope_nodes[0].inputs[1]);
             const int64_t Hd = q.shape[2];
             set_arg(l.kernel, 28, cl_int(Hd));
-            set_arg(l.kernel, 29, cl_int(rope_nodes[0].iparams[1] ? rope_nodes[0].iparams[1] : Hd));
+            set_arg(l.kernel, 29, cl_int(sdk::rope_dims(rope_nodes[0], Hd)));
             set_arg(l.kernel, 30, cl_float(rope_nodes[0].fparams[0]));
             set_arg(l.kernel, 31, cl_int(kc.shape[0]));
             set_arg(l.kernel, 32, cl_int(kc.dtype == HETERO_DTYPE_F16));
@@ -603,7 +603,7 @@ void ClExecutable::add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor
     const hetero_node &rq = G.nodes[n], &rk = G.nodes[n + 1], &sk = G.nodes[n + 2], &sv = G.nodes[n + 3];
     const hetero_tensor_desc &q = G.tensors[size_t(rq.inputs[0])], &k = G.tensors[size_t(rk.inputs[0])], &kc = G.tensors[size_t(sk.output)];
     const int64_t N = q.shape[0], Hq = q.shape[1], Hk = k.shape[1], Hd = q.shape[2];
-    const int64_t rot = rq.iparams[1] ? rq.iparams[1] : Hd;
+    const int64_t rot = sdk::rope_dims(rq, Hd);
     Launch l;
     l.kernel = make_kernel("rope_store");
     KernelGuard guard{l};
@@ -686,7 +686,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
         case HETERO_OP_ROPE: {
             l.kernel = make_kernel("rope");
             const int64_t N = in(0).shape[0], H = in(0).shape[1], Hd = in(0).shape[2];
-            const int64_t rot = node.iparams[1] ? node.iparams[1] : Hd;
+            const int64_t rot = sdk::rope_dims(node, Hd);
             tensor(0, node.inputs[0]);
             tensor(2, node.inputs[1]);
             tensor(4, node.output);
