@@ -151,6 +151,35 @@ private:
 
 }  // namespace
 
+namespace {
+
+// One execute whose completion is checked later; waited for (errors
+// swallowed, the first failure is already on its way) if never finished.
+struct InFlight {
+    const hetero_ep_api& api;
+    Provider& p;
+    const char* what;
+    hetero_event* event = nullptr;
+
+    InFlight(const hetero_ep_api& a, Provider& provider, const char* w) : api(a), p(provider), what(w) {}
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    ~InFlight() {
+        if (!event) return;
+        api.event_wait(p.ep(), event);
+        api.event_release(p.ep(), event);
+    }
+    void finish() {
+        if (!event) return;
+        const hetero_status st = api.event_wait(p.ep(), event);
+        api.event_release(p.ep(), event);
+        event = nullptr;
+        p.check(st, what);
+    }
+};
+
+}  // namespace
+
 void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
     const LlamaHParams& hp = model_.hparams;
     const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
@@ -226,11 +255,11 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
             s.p->check(api.compile(ep, s.dev, &view, W.constants.data(), W.constants.size(), &c.exe),
                        fmt::format("compiling layers {}-{} for {} tokens", s.seg.layer_begin, s.seg.layer_end - 1, n));
         }
-        hetero_event* ev = nullptr;
-        s.p->check(api.execute(ep, c.exe, c.bindings.data(), c.bindings.size(), &ev), "running layers");
-        const hetero_status st = api.event_wait(ep, ev);
-        api.event_release(ep, ev);
-        s.p->check(st, "running layers");
+        // Work on one device runs in submission order, so the head and the
+        // blocking read behind it need no wait on the layers in between: one
+        // host round trip per token instead of three on a GPU.
+        InFlight layers_run(api, *s.p, "running layers");
+        s.p->check(api.execute(ep, c.exe, c.bindings.data(), c.bindings.size(), &layers_run.event), "running layers");
 
         if (s.seg.head) {
             if (!s.head_exe.exe) {
@@ -248,15 +277,19 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
             }
             // Only the last token's logits are needed: bind its row in place.
             s.head_exe.bindings[0].offset = uint64_t(n - 1) * uint64_t(D) * 4;
-            s.p->check(api.execute(ep, s.head_exe.exe, s.head_exe.bindings.data(), s.head_exe.bindings.size(), nullptr),
+            InFlight head_run(api, *s.p, "running the output head");
+            s.p->check(api.execute(ep, s.head_exe.exe, s.head_exe.bindings.data(), s.head_exe.bindings.size(), &head_run.event),
                        "running the output head");
             s.p->check(api.buffer_read(ep, s.logits, 0, logits_.data(), logits_.size() * 4), "reading logits");
+            layers_run.finish();  // a kernel's error flag outranks the logits read
+            head_run.finish();
         } else {
             // Hand the hidden state to the next device through host memory.
             SegmentState& next = *segments_[si + 1];
             const uint64_t bytes = uint64_t(n) * uint64_t(D) * 4;
             transfer_.resize(size_t(n * D));
             s.p->check(api.buffer_read(ep, s.hidden_out, 0, transfer_.data(), bytes), "reading hidden state");
+            layers_run.finish();
             next.p->check(next.api->buffer_write(next.p->ep(), next.hidden_in, 0, transfer_.data(), bytes), "writing hidden state");
         }
         s.stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

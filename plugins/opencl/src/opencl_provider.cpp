@@ -8,6 +8,7 @@
 #include "cl_executable.hpp"
 #include "cl_util.hpp"
 #include "program_cache.hpp"
+#include "staged_writes.hpp"
 
 #include <hetero/sdk/provider.hpp>
 
@@ -112,6 +113,9 @@ public:
     void* host_ptr(sdk::Buffer& b) override { return static_cast<ClBuffer&>(b).host(); }
 
     void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
+        // Imported host memory must hold the bytes when this returns.
+        if (size <= StagedWrites::kMaxBytes && !static_cast<ClBuffer&>(dst).host())
+            return staged_writes_.write(queue_of(dst), mem_of(&dst), offset, src, size);
         cl_check(clEnqueueWriteBuffer(queue_of(dst), mem_of(&dst), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
                  "buffer_write", HETERO_ERR_DEVICE_LOST);
     }
@@ -163,6 +167,7 @@ private:
     std::optional<GemmConfig> gemm_tiling_;
     sdk::DiscoverOnce discovery_;
     std::vector<std::unique_ptr<ClDevice>> devices_;  // written once, by discovery_
+    StagedWrites staged_writes_;  // after devices_: its copies land before the queues go
 };
 
 }  // namespace hetero::opencl
