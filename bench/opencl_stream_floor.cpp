@@ -1,0 +1,230 @@
+// The fastest batch-1 decode an OpenCL device allows, measured: every decode
+// kernel has to stream its weights once, so a chain of pure streaming-read
+// kernels with the same byte counts, launched back to back on one in-order
+// queue like the provider's, is a floor no real decode step can beat.
+//
+// Prints, for each read size: the best event-timed kernel duration and the
+// per-launch time of a back-to-back chain (launch gaps included), as GB/s.
+// Then the chain of one TinyLlama-1.1B-shaped decode step (5 launches per
+// layer with the provider's fusions, 22 layers, the output head) at Q4_0 and
+// Q8_0 sizes: its time per token, tokens/s and the fraction of the
+// datasheet bandwidth given on the command line.
+//
+// usage: bench_opencl_stream_floor [DEVICE_NAME_SUBSTRING] [DATASHEET_GB_PER_S]
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Each work-item folds uint4 words in a grid-stride loop, four loads at a
+// time; the store never happens in practice but the compiler cannot drop
+// the loads.
+const char* const kSource = R"(
+kernel void stream_read(global const uint4* p, uint first, uint n, global uint* out) {
+    p += first;
+    uint4 acc = (uint4)(0);
+    const uint g = get_global_size(0);
+    uint i = get_global_id(0);
+    for (; i + 3 * g < n; i += 4 * g) {  // four independent loads in flight
+        const uint4 a = p[i], b = p[i + g], c = p[i + 2 * g], d = p[i + 3 * g];
+        acc ^= a ^ b ^ c ^ d;
+    }
+    for (; i < n; i += g) acc ^= p[i];
+    const uint s = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    if (s == 0x9e3779b9u) out[0] = s;
+}
+)";
+
+bool check(cl_int err, const char* what) {
+    if (err == CL_SUCCESS) return true;
+    std::fprintf(stderr, "%s failed: %d\n", what, err);
+    std::exit(1);
+}
+
+struct Stream {
+    cl_context ctx;
+    cl_command_queue timed;  // with profiling, for kernel durations
+    cl_command_queue q;      // without, like the provider's, for chains
+    cl_kernel k;
+    cl_mem data, out;
+    cl_uint units;
+    uint64_t capacity;  // bytes of `data`
+    uint64_t next = 0;  // where the next read starts: each read takes fresh
+                        // bytes, so the 50 MB L2 of an H100 cannot serve a
+                        // chain that real weights would not fit in
+    size_t local = 256;
+
+    // Enqueues one read of `bytes` (16-byte words) over `groups_per_unit`
+    // work-groups per compute unit; returns the event when asked.
+    void enqueue(cl_command_queue on, uint64_t bytes, int groups_per_unit, cl_event* ev) {
+        const cl_uint n = cl_uint(bytes / 16);
+        if (next + bytes > capacity) next = 0;
+        const cl_uint first = cl_uint(next / 16);
+        next += (bytes + 4095) / 4096 * 4096;
+        size_t global = size_t(units) * size_t(groups_per_unit) * local;
+        global = std::max<size_t>(local, std::min(global, (size_t(n) + local - 1) / local * local));
+        clSetKernelArg(k, 0, sizeof data, &data);
+        clSetKernelArg(k, 1, sizeof first, &first);
+        clSetKernelArg(k, 2, sizeof n, &n);
+        clSetKernelArg(k, 3, sizeof out, &out);
+        check(clEnqueueNDRangeKernel(on, k, 1, nullptr, &global, &local, 0, nullptr, ev), "clEnqueueNDRangeKernel");
+    }
+
+    // Best event-timed duration of one read, in microseconds.
+    double kernel_us(uint64_t bytes, int gpu) {
+        double best = 1e30;
+        for (int r = 0; r < 10; ++r) {
+            cl_event ev = nullptr;
+            enqueue(timed, bytes, gpu, &ev);
+            clWaitForEvents(1, &ev);
+            cl_ulong a = 0, b = 0;
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, nullptr);
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, nullptr);
+            clReleaseEvent(ev);
+            best = std::min(best, double(b - a) * 1e-3);
+        }
+        return best;
+    }
+
+    // Wall time of `reps` passes over the chain `sizes`, each launch back to
+    // back with no events, one wait at the end of a pass; best pass in us.
+    double chain_us(const std::vector<uint64_t>& sizes, int gpu, int reps) {
+        double best = 1e30;
+        for (int r = 0; r < reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (size_t i = 0; i < sizes.size(); ++i) {
+                enqueue(q, sizes[i], gpu, nullptr);
+                if (i == 0) clFlush(q);
+            }
+            clFinish(q);
+            best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        return best;
+    }
+};
+
+// One decode step of a TinyLlama-1.1B-shaped model (dim 2048, ffn 5632, 4 KV
+// heads of 64, vocab 32000) with `bytes_per_weight` bytes per weight (Q4_0:
+// 18/32, Q8_0: 34/32): Q/K/V, attention (a short KV cache), O, gate+up, down.
+std::vector<uint64_t> decode_step(double bytes_per_weight) {
+    auto w = [&](double rows, double cols) { return uint64_t(rows * cols * bytes_per_weight) / 16 * 16; };
+    std::vector<uint64_t> s;
+    for (int l = 0; l < 22; ++l) {
+        s.push_back(w(2048 + 2 * 256, 2048));
+        s.push_back(2 * 64 * 4 * 64 * 2);  // K and V cache rows, 64 positions, f16
+        s.push_back(w(2048, 2048));
+        s.push_back(w(2 * 5632, 2048));
+        s.push_back(w(2048, 5632));
+    }
+    s.push_back(w(32000, 2048));
+    return s;
+}
+
+uint64_t total(const std::vector<uint64_t>& v) {
+    uint64_t t = 0;
+    for (uint64_t x : v) t += x;
+    return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string filter = argc > 1 ? argv[1] : "";
+    const double datasheet_gbs = argc > 2 ? std::atof(argv[2]) : 0.0;
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
+        std::fprintf(stderr, "no OpenCL platform\n");
+        return 1;
+    }
+    std::vector<cl_platform_id> platforms(np);
+    clGetPlatformIDs(np, platforms.data(), nullptr);
+    cl_device_id device = nullptr;
+    char name[256] = {};
+    for (cl_platform_id p : platforms) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS) continue;
+        std::vector<cl_device_id> devices(nd);
+        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
+        for (cl_device_id d : devices) {
+            clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
+            if (!device && std::string(name).find(filter) != std::string::npos) device = d;
+        }
+    }
+    if (!device) {
+        std::fprintf(stderr, "no OpenCL device whose name contains '%s'\n", filter.c_str());
+        return 1;
+    }
+    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
+
+    cl_int err = CL_SUCCESS;
+    Stream s{};
+    s.ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+    s.timed = clCreateCommandQueue(s.ctx, device, CL_QUEUE_PROFILING_ENABLE, &err);
+    check(err, "clCreateCommandQueue");
+    s.q = clCreateCommandQueue(s.ctx, device, 0, &err);
+    check(err, "clCreateCommandQueue");
+    const char* source = kSource;
+    cl_program prog = clCreateProgramWithSource(s.ctx, 1, &source, nullptr, &err);
+    check(clBuildProgram(prog, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
+    s.k = clCreateKernel(prog, "stream_read", &err);
+    check(err, "clCreateKernel");
+    clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof s.units, &s.units, nullptr);
+    // Room for a Q8_0 step's 1.1 GB plus slack, within the largest allocation.
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+    const uint64_t max_bytes = std::min<uint64_t>(uint64_t(1536) << 20, max_alloc) / 4096 * 4096;
+    s.capacity = max_bytes;
+    s.data = clCreateBuffer(s.ctx, CL_MEM_READ_ONLY, max_bytes, nullptr, &err);
+    check(err, "clCreateBuffer");
+    s.out = clCreateBuffer(s.ctx, CL_MEM_WRITE_ONLY, 64, nullptr, &err);
+    {  // non-constant bytes, in case a memory system compresses uniform data
+        std::vector<cl_uint> fill(max_bytes / 4);
+        cl_uint x = 2463534242u;
+        for (cl_uint& v : fill) x ^= x << 13, x ^= x >> 17, x ^= x << 5, v = x;
+        check(clEnqueueWriteBuffer(s.q, s.data, CL_TRUE, 0, max_bytes, fill.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+    }
+
+    const int grids[] = {2, 4, 8, 16, 32};
+    std::printf("%s, %u compute units\n", name, s.units);
+    std::printf("%10s %10s %12s %10s %12s %10s\n", "MB", "kernel_us", "kernel_GB/s", "chain_us", "chain_GB/s", "groups/CU");
+    const double sizes_mb[] = {0.0625, 1, 2.36, 3.54, 6.49, 12.98, 36.9, 64, 256, 512};
+    for (double mb : sizes_mb) {
+        const uint64_t bytes = std::min<uint64_t>(uint64_t(mb * 1e6), max_bytes) / 16 * 16;
+        double best_kernel = 1e30, best_chain = 1e30;
+        int best_grid = 0;
+        for (int gpu : grids) {
+            best_kernel = std::min(best_kernel, s.kernel_us(bytes, gpu));
+            const int launches = int(std::clamp<uint64_t>((uint64_t(256) << 20) / bytes, 3, 100));
+            const double c = s.chain_us(std::vector<uint64_t>(size_t(launches), bytes), gpu, 3) / launches;
+            if (c < best_chain) best_chain = c, best_grid = gpu;
+        }
+        std::printf("%10.2f %10.2f %12.1f %10.2f %12.1f %10d\n", double(bytes) / 1e6, best_kernel, double(bytes) / best_kernel * 1e-3,
+                    best_chain, double(bytes) / best_chain * 1e-3, best_grid);
+    }
+    for (auto [label, bpw] : {std::pair{"Q4_0", 18.0 / 32}, std::pair{"Q8_0", 34.0 / 32}}) {
+        const std::vector<uint64_t> step = decode_step(bpw);
+        double best = 1e30;
+        for (int gpu : grids) best = std::min(best, s.chain_us(step, gpu, 20));
+        const double gbs = double(total(step)) / best * 1e-3;
+        std::printf("decode-step floor %s: %zu launches, %.1f MB, %.1f us/token = %.0f tok/s, %.0f GB/s", label, step.size(),
+                    double(total(step)) / 1e6, best, 1e6 / best, gbs);
+        if (datasheet_gbs > 0) std::printf(" = %.1f %% of %.0f GB/s", 100 * gbs / datasheet_gbs, datasheet_gbs);
+        std::printf("\n");
+    }
+    clReleaseMemObject(s.data);
+    clReleaseMemObject(s.out);
+    clReleaseKernel(s.k);
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(s.q);
+    clReleaseCommandQueue(s.timed);
+    clReleaseContext(s.ctx);
+    return 0;
+}
