@@ -7,12 +7,17 @@
 // per-launch time of a back-to-back chain (launch gaps included), as GB/s.
 // Then the chain of one TinyLlama-1.1B-shaped decode step (5 launches per
 // layer with the provider's fusions, 22 layers, the output head) at Q4_0 and
-// Q8_0 sizes: its time per token, tokens/s and the fraction of the
-// datasheet bandwidth given on the command line.
+// Q8_0 sizes, run like the provider runs it (a kernel object per launch,
+// arguments set beforehand): its time per token, how much of it the host
+// spent in enqueue calls, tokens/s and the fraction of the datasheet
+// bandwidth given on the command line; and, where the device has
+// cl_khr_command_buffer, the same step recorded once and submitted whole.
 //
 // usage: bench_opencl_stream_floor [DEVICE_NAME_SUBSTRING] [DATASHEET_GB_PER_S]
-#define CL_TARGET_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS  // clCreateCommandQueue: the device may be OpenCL 1.2
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <algorithm>
 #include <chrono>
@@ -94,8 +99,10 @@ struct Stream {
     }
 
     // Wall time of `reps` passes over the chain `sizes`, each launch back to
-    // back with no events, one wait at the end of a pass; best pass in us.
-    double chain_us(const std::vector<uint64_t>& sizes, int gpu, int reps) {
+    // back with no events, one wait at the end of a pass; the best pass in
+    // us, and in `enqueue_us` how long that pass's enqueue calls took (when
+    // close to the total, the host's submission rate is the limit).
+    double chain_us(const std::vector<uint64_t>& sizes, int gpu, int reps, double* enqueue_us = nullptr) {
         double best = 1e30;
         for (int r = 0; r < reps; ++r) {
             const auto t0 = std::chrono::steady_clock::now();
@@ -103,12 +110,110 @@ struct Stream {
                 enqueue(q, sizes[i], gpu, nullptr);
                 if (i == 0) clFlush(q);
             }
+            const auto t1 = std::chrono::steady_clock::now();
             clFinish(q);
-            best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            if (us < best && enqueue_us) *enqueue_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+            best = std::min(best, us);
         }
         return best;
     }
 };
+
+// The version of `name` the device reports (CL_MAKE_VERSION), 0 if none.
+cl_version extension_version(cl_device_id device, const char* name) {
+    size_t bytes = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, nullptr, &bytes) != CL_SUCCESS) return 0;
+    std::vector<cl_name_version> list(bytes / sizeof(cl_name_version));
+    clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, bytes, list.data(), nullptr);
+    for (const cl_name_version& e : list)
+        if (std::string(e.name) == name) return e.version;
+    return 0;
+}
+
+// The same chain recorded once into a cl_khr_command_buffer and submitted
+// with one call per pass: how much of the per-launch cost is the host's.
+// Best pass in us, or < 0 when the device has no usable command buffers.
+double command_buffer_chain_us(Stream& s, cl_platform_id platform, const std::vector<uint64_t>& sizes, int gpu, int reps) {
+    auto get = [&](const char* fn) { return clGetExtensionFunctionAddressForPlatform(platform, fn); };
+    auto create = reinterpret_cast<clCreateCommandBufferKHR_fn>(get("clCreateCommandBufferKHR"));
+    auto record = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(get("clCommandNDRangeKernelKHR"));
+    auto finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(get("clFinalizeCommandBufferKHR"));
+    auto submit = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(get("clEnqueueCommandBufferKHR"));
+    auto release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(get("clReleaseCommandBufferKHR"));
+    if (!create || !record || !finalize || !submit || !release) return -1;
+    cl_int err = CL_SUCCESS;
+    cl_command_buffer_khr cb = create(1, &s.q, nullptr, &err);
+    if (err != CL_SUCCESS) {
+        std::fprintf(stderr, "clCreateCommandBufferKHR: %d\n", err);
+        return -1;
+    }
+    cl_sync_point_khr prev = 0;
+    for (size_t i = 0; i < sizes.size() && err == CL_SUCCESS; ++i) {
+        // Arguments are captured when a command is recorded.
+        const cl_uint n = cl_uint(sizes[i] / 16);
+        if (s.next + sizes[i] > s.capacity) s.next = 0;
+        const cl_uint first = cl_uint(s.next / 16);
+        s.next += (sizes[i] + 4095) / 4096 * 4096;
+        size_t global = size_t(s.units) * size_t(gpu) * s.local;
+        global = std::max<size_t>(s.local, std::min(global, (size_t(n) + s.local - 1) / s.local * s.local));
+        clSetKernelArg(s.k, 0, sizeof s.data, &s.data);
+        clSetKernelArg(s.k, 1, sizeof first, &first);
+        clSetKernelArg(s.k, 2, sizeof n, &n);
+        clSetKernelArg(s.k, 3, sizeof s.out, &s.out);
+        cl_sync_point_khr point = 0;
+        err = record(cb, nullptr, nullptr, s.k, 1, nullptr, &global, &s.local, i ? 1 : 0, i ? &prev : nullptr, &point, nullptr);
+        prev = point;
+    }
+    if (err == CL_SUCCESS) err = finalize(cb);
+    double best = -1;
+    if (err != CL_SUCCESS) std::fprintf(stderr, "recording the command buffer: %d\n", err);
+    for (int r = 0; r < reps && err == CL_SUCCESS; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        err = submit(1, &s.q, cb, 0, nullptr, nullptr);
+        clFinish(s.q);
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (best < 0 || us < best) best = us;
+    }
+    release(cb);
+    return err == CL_SUCCESS ? best : -1;
+}
+
+// The chain as the provider runs it: one kernel object per launch with its
+// arguments set beforehand, so a pass is nothing but enqueue calls. Best
+// pass in us; its enqueue calls' share in `enqueue_us`.
+double preset_chain_us(Stream& s, cl_program prog, const std::vector<uint64_t>& sizes, int gpu, int reps, double* enqueue_us) {
+    std::vector<cl_kernel> kernels(sizes.size());
+    std::vector<size_t> globals(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        cl_int err = CL_SUCCESS;
+        kernels[i] = clCreateKernel(prog, "stream_read", &err);
+        check(err, "clCreateKernel");
+        const cl_uint n = cl_uint(sizes[i] / 16);
+        if (s.next + sizes[i] > s.capacity) s.next = 0;
+        const cl_uint first = cl_uint(s.next / 16);
+        s.next += (sizes[i] + 4095) / 4096 * 4096;
+        globals[i] = std::max<size_t>(s.local, std::min(size_t(s.units) * size_t(gpu) * s.local, (size_t(n) + s.local - 1) / s.local * s.local));
+        clSetKernelArg(kernels[i], 0, sizeof s.data, &s.data);
+        clSetKernelArg(kernels[i], 1, sizeof first, &first);
+        clSetKernelArg(kernels[i], 2, sizeof n, &n);
+        clSetKernelArg(kernels[i], 3, sizeof s.out, &s.out);
+    }
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            check(clEnqueueNDRangeKernel(s.q, kernels[i], 1, nullptr, &globals[i], &s.local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+            if (i == 0) clFlush(s.q);
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        clFinish(s.q);
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (us < best) best = us, *enqueue_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    }
+    for (cl_kernel k : kernels) clReleaseKernel(k);
+    return best;
+}
 
 // One decode step of a TinyLlama-1.1B-shaped model (dim 2048, ffn 5632, 4 KV
 // heads of 64, vocab 32000) with `bytes_per_weight` bytes per weight (Q4_0:
@@ -146,6 +251,7 @@ int main(int argc, char** argv) {
     std::vector<cl_platform_id> platforms(np);
     clGetPlatformIDs(np, platforms.data(), nullptr);
     cl_device_id device = nullptr;
+    cl_platform_id platform = nullptr;
     char name[256] = {};
     for (cl_platform_id p : platforms) {
         cl_uint nd = 0;
@@ -154,7 +260,7 @@ int main(int argc, char** argv) {
         clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
         for (cl_device_id d : devices) {
             clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
-            if (!device && std::string(name).find(filter) != std::string::npos) device = d;
+            if (!device && std::string(name).find(filter) != std::string::npos) device = d, platform = p;
         }
     }
     if (!device) {
@@ -194,29 +300,55 @@ int main(int argc, char** argv) {
 
     const int grids[] = {2, 4, 8, 16, 32};
     std::printf("%s, %u compute units\n", name, s.units);
-    std::printf("%10s %10s %12s %10s %12s %10s\n", "MB", "kernel_us", "kernel_GB/s", "chain_us", "chain_GB/s", "groups/CU");
+    // Recorded command buffers (a graph of launches) skip the per-launch
+    // host submission; only the versions whose entry points match the
+    // header's (0.9.x) are used.
+    const cl_version cbv = extension_version(device, "cl_khr_command_buffer");
+    const bool command_buffers = CL_VERSION_MAJOR(cbv) == 0 && CL_VERSION_MINOR(cbv) == 9 && CL_VERSION_PATCH(cbv) >= 1;
+    if (cbv) std::printf("cl_khr_command_buffer %u.%u.%u\n", CL_VERSION_MAJOR(cbv), CL_VERSION_MINOR(cbv), CL_VERSION_PATCH(cbv));
+    else std::printf("no cl_khr_command_buffer\n");
+    std::printf("%10s %10s %12s %10s %12s %10s %10s\n", "MB", "kernel_us", "kernel_GB/s", "chain_us", "chain_GB/s", "enqueue_us", "groups/CU");
     const double sizes_mb[] = {0.0625, 1, 2.36, 3.54, 6.49, 12.98, 36.9, 64, 256, 512};
     for (double mb : sizes_mb) {
         const uint64_t bytes = std::min<uint64_t>(uint64_t(mb * 1e6), max_bytes) / 16 * 16;
-        double best_kernel = 1e30, best_chain = 1e30;
+        double best_kernel = 1e30, best_chain = 1e30, best_enqueue = 0;
         int best_grid = 0;
         for (int gpu : grids) {
             best_kernel = std::min(best_kernel, s.kernel_us(bytes, gpu));
             const int launches = int(std::clamp<uint64_t>((uint64_t(256) << 20) / bytes, 3, 100));
-            const double c = s.chain_us(std::vector<uint64_t>(size_t(launches), bytes), gpu, 3) / launches;
-            if (c < best_chain) best_chain = c, best_grid = gpu;
+            double enq = 0;
+            const double c = s.chain_us(std::vector<uint64_t>(size_t(launches), bytes), gpu, 3, &enq) / launches;
+            if (c < best_chain) best_chain = c, best_grid = gpu, best_enqueue = enq / launches;
         }
-        std::printf("%10.2f %10.2f %12.1f %10.2f %12.1f %10d\n", double(bytes) / 1e6, best_kernel, double(bytes) / best_kernel * 1e-3,
-                    best_chain, double(bytes) / best_chain * 1e-3, best_grid);
+        std::printf("%10.2f %10.2f %12.1f %10.2f %12.1f %10.2f %10d\n", double(bytes) / 1e6, best_kernel, double(bytes) / best_kernel * 1e-3,
+                    best_chain, double(bytes) / best_chain * 1e-3, best_enqueue, best_grid);
     }
     for (auto [label, bpw] : {std::pair{"Q4_0", 18.0 / 32}, std::pair{"Q8_0", 34.0 / 32}}) {
         const std::vector<uint64_t> step = decode_step(bpw);
-        double best = 1e30;
-        for (int gpu : grids) best = std::min(best, s.chain_us(step, gpu, 20));
+        double best = 1e30, enqueue = 0;
+        for (int gpu : grids) {
+            double enq = 0;
+            const double us = preset_chain_us(s, prog, step, gpu, 20, &enq);
+            if (us < best) best = us, enqueue = enq;
+        }
         const double gbs = double(total(step)) / best * 1e-3;
-        std::printf("decode-step floor %s: %zu launches, %.1f MB, %.1f us/token = %.0f tok/s, %.0f GB/s", label, step.size(),
-                    double(total(step)) / 1e6, best, 1e6 / best, gbs);
+        std::printf("decode-step floor %s: %zu launches, %.1f MB, %.1f us/token (enqueue %.1f) = %.0f tok/s, %.0f GB/s", label,
+                    step.size(), double(total(step)) / 1e6, best, enqueue, 1e6 / best, gbs);
         if (datasheet_gbs > 0) std::printf(" = %.1f %% of %.0f GB/s", 100 * gbs / datasheet_gbs, datasheet_gbs);
+        std::printf("\n");
+        if (!command_buffers) continue;
+        double cb_best = -1;
+        for (int gpu : grids) {
+            const double us = command_buffer_chain_us(s, platform, step, gpu, 20);
+            if (us > 0 && (cb_best < 0 || us < cb_best)) cb_best = us;
+        }
+        if (cb_best < 0) {
+            std::printf("  as one command buffer: failed\n");
+            continue;
+        }
+        const double cb_gbs = double(total(step)) / cb_best * 1e-3;
+        std::printf("  as one command buffer: %.1f us/token = %.0f tok/s, %.0f GB/s", cb_best, 1e6 / cb_best, cb_gbs);
+        if (datasheet_gbs > 0) std::printf(" = %.1f %% of %.0f GB/s", 100 * cb_gbs / datasheet_gbs, datasheet_gbs);
         std::printf("\n");
     }
     clReleaseMemObject(s.data);
