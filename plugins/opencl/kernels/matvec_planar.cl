@@ -263,9 +263,29 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
     }
 #endif
 
-#define PQ_NORM_ARGS , global const uchar *nwb, ulong nwoff, float eps
+// The scalars of a planar launch travel as one by-value argument: NVIDIA's
+// OpenCL spends about 0.1 us of host time per kernel argument at every
+// enqueue (H100: 4 arguments 4.3 us, 36 arguments 7.5 us), and a decode step
+// is a hundred enqueues. Buffers cannot be struct members, so they stay
+// arguments. Mirrored by PlanarParams in cl_executable.cpp.
+typedef struct {
+    ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff;
+    int M0, M1, M2, has_bias, K, Hd, rot, C, cache_f16, node;
+    float eps, base;
+} PlanarParams;
+
+#define PQ_ARGS                                                                                      \
+    global const uchar *xb, global const uchar *w0b, global uchar *y0b, global const uchar *w1b,      \
+        global uchar *y1b, global const uchar *w2b, global uchar *y2b, global const uchar *bb,        \
+        PlanarParams prm, local float *red
+#define PQ_UNPACK                                                                                    \
+    const ulong xoff = prm.xoff, w0off = prm.w0off, y0off = prm.y0off, w1off = prm.w1off,            \
+                y1off = prm.y1off, w2off = prm.w2off, y2off = prm.y2off, boff = prm.boff;            \
+    const int M0 = prm.M0, M1 = prm.M1, M2 = prm.M2, has_bias = prm.has_bias, K = prm.K;
+
+#define PQ_NORM_ARGS , global const uchar *nwb
 #define PQ_X_GLOBAL red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), 0, 0.f, K, red);
-#define PQ_X_NORMED red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), CPTR(float, nwb, nwoff), eps, K, red);
+#define PQ_X_NORMED red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), CPTR(float, nwb, prm.nwoff), prm.eps, K, red);
 
 // This group's tile of PQ_ROWS rows, counted across the matrices.
 #define PLANAR_SELECT_TILE                                                               \
@@ -276,7 +296,8 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
     const int row0 = tile * PQ_ROWS;
 
 #define MATVEC_PLANAR_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                           \
-    kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
+    kernel void NAME(PQ_ARGS EXTRA_ARGS) {                                               \
+        PQ_UNPACK                                                                        \
         X_SETUP                                                                          \
         PLANAR_SELECT_TILE                                                               \
         float acc[PQ_ROWS];                                                              \
@@ -290,7 +311,8 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
 
 // Gate (matrix 0) and up (matrix 1) rows of one tile, writing silu(gate) * up.
 #define MATVEC_PLANAR_SWIGLU_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                    \
-    kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                           \
+    kernel void NAME(PQ_ARGS EXTRA_ARGS) {                                               \
+        PQ_UNPACK                                                                        \
         X_SETUP                                                                          \
         const int lane = get_local_id(0) & (PQ_LANES - 1);                               \
         const int tile = get_group_id(0) * (get_local_size(0) / PQ_LANES) + get_local_id(0) / PQ_LANES; \
@@ -316,11 +338,13 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
 #if PQ_ROWS != 2
 #error "matvec_norm_planar_rope needs tiles of one rotated pair"
 #endif
-#define PQ_ROPE_ARGS \
-    , global const uchar *pb, ulong poff, int Hd, int rot, float base, int C, int cache_f16, global int *err, int node
+#define PQ_ROPE_ARGS , global const uchar *pb, global int *err
 
 #define MATVEC_PLANAR_ROPE_KERNEL(NAME, Q, QB)                                           \
-    kernel void NAME(MATVEC_ARGS PQ_NORM_ARGS PQ_ROPE_ARGS) {                            \
+    kernel void NAME(PQ_ARGS PQ_NORM_ARGS PQ_ROPE_ARGS) {                                \
+        PQ_UNPACK                                                                        \
+        const int Hd = prm.Hd, rot = prm.rot, C = prm.C, cache_f16 = prm.cache_f16;      \
+        const float base = prm.base;                                                     \
         PLANAR_SELECT_TILE                                                               \
         const int mat = first ? 0 : y == PTR(float, y1b, y1off) ? 1 : 2;                 \
         PQ_X_NORMED                                                                      \
@@ -328,7 +352,7 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
         if (row0 < M) PLANAR_ROWS(Q, QB, w, w, M, acc, 1)                                \
         LANES_REDUCE(acc, PQ_ROWS)                                                       \
         if (lane == 0 && row0 < M) {                                                     \
-            const int p = CPTR(int, pb, poff)[0];                                        \
+            const int p = CPTR(int, pb, prm.poff)[0];                                    \
             const int d = row0 % Hd;                                                     \
             float2 v = (float2)(acc[0], acc[1]);                                         \
             if (mat < 2 && d < rot) v = rope_pair(v.x, v.y, (float)p, d / 2, rot, base); \
@@ -336,7 +360,7 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
                 y[row0] = v.x;                                                           \
                 y[row0 + 1] = v.y;                                                       \
             } else if (p < 0 || p >= C) {                                                \
-                if (mat == 1 && row0 == 0) report_error(err, ERR_POS_RANGE, node);       \
+                if (mat == 1 && row0 == 0) report_error(err, ERR_POS_RANGE, prm.node);   \
             } else {                                                                     \
                 global uchar* cb = mat == 1 ? y1b : y2b;                                 \
                 const ulong at = (ulong)p * M + row0;                                    \

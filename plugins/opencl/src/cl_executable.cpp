@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstddef>
+#include <cstring>
 #include <optional>
 
 namespace hetero::opencl {
@@ -30,6 +32,21 @@ void set_local(cl_kernel k, cl_uint i, size_t floats) {
 }
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+// The scalars of a planar launch (PlanarParams in kernels/matvec_planar.cl),
+// and where its arguments are: buffers x, (w, y) per matrix, bias, then the
+// struct, the local memory, the norm weights, the positions, the error flag.
+struct PlanarParams {
+    cl_ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff;
+    cl_int M0, M1, M2, has_bias, K, Hd, rot, C, cache_f16, node;
+    cl_float eps, base;
+};
+static_assert(sizeof(PlanarParams) == 128, "PlanarParams must match the kernels' layout");
+constexpr cl_uint kPqX = 0, kPqBias = 7, kPqParams = 8, kPqLocal = 9, kPqNorm = 10, kPqPos = 11, kPqErr = 12;
+constexpr cl_uint pq_w(int i) { return cl_uint(1 + 2 * i); }
+constexpr cl_uint pq_y(int i) { return cl_uint(2 + 2 * i); }
+constexpr size_t kPqWField[3] = {offsetof(PlanarParams, w0off), offsetof(PlanarParams, w1off), offsetof(PlanarParams, w2off)};
+constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarParams, y1off), offsetof(PlanarParams, y2off)};
 
 // Kernels address tensors through typed pointers, so offsets must respect
 // the element alignment (2 bytes for f16/bf16 and GGUF blocks).
@@ -454,6 +471,95 @@ void ClExecutable::set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std:
     }
 }
 
+void ClExecutable::set_tensor_field(Launch& l, cl_uint arg, void* params, size_t field, int32_t tensor,
+                                    const std::vector<sdk::BoundTensor>& constants) {
+    const hetero_tensor_desc& t = graph().tensors[size_t(tensor)];
+    cl_ulong offset = 0;
+    switch (t.kind) {
+        case HETERO_TENSOR_INTERNAL:
+            set_arg(l.kernel, arg, arena_);
+            offset = internal_offset_[size_t(tensor)];
+            break;
+        case HETERO_TENSOR_CONSTANT:
+            set_arg(l.kernel, arg, mem_of(constants[size_t(tensor)].buffer));
+            offset = constants[size_t(tensor)].offset;
+            break;
+        default: l.bound.push_back(BoundArg{uint32_t(tensor), arg, int32_t(field)}); break;
+    }
+    std::memcpy(static_cast<unsigned char*>(params) + field, &offset, sizeof offset);
+}
+
+void ClExecutable::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
+                                     const std::string& name, const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    const int64_t K = sdk::row_width(T[size_t(mm.x)]);
+    const bool rope = mm.rope_node >= 0;
+    const hetero_node* rope_nodes = rope ? &graph().nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
+    Launch l;
+    l.kernel = make_kernel(name.c_str());
+    KernelGuard guard{l};
+    PlanarParams p{};
+    set_tensor_field(l, kPqX, &p, offsetof(PlanarParams, xoff), mm.x, constants);
+    std::vector<int32_t> inputs{mm.x}, outputs;
+    int64_t tiles = 0;
+    cl_int* M[3] = {&p.M0, &p.M1, &p.M2};
+    for (int i = 0; i < 3; ++i) {
+        set_arg(l.kernel, pq_w(i), i < mm.count ? planar[size_t(i)]->mem : error_flag_);  // the planes start at 0
+        if (i < mm.count) inputs.push_back(mm.w[i]);
+        // Fused rope_store: rotated q, then the k and v caches.
+        const int32_t y = rope ? (i == 0 ? rope_nodes[0].output : rope_nodes[i + 1].output) : i < mm.count ? mm.y[i] : -1;
+        if (y >= 0) {
+            set_tensor_field(l, pq_y(i), &p, kPqYField[i], y, constants);
+            outputs.push_back(y);
+        } else {
+            set_arg(l.kernel, pq_y(i), error_flag_);  // never touched
+        }
+        *M[i] = i < mm.count ? cl_int(T[size_t(mm.w[i])].shape[0]) : 0;
+        tiles += (*M[i] + kPlanarRows - 1) / kPlanarRows;
+    }
+    if (mm.swiglu) tiles = (p.M0 + kPlanarRows - 1) / kPlanarRows;
+    if (mm.bias >= 0) {
+        set_tensor_field(l, kPqBias, &p, offsetof(PlanarParams, boff), mm.bias, constants);
+        inputs.push_back(mm.bias);
+    } else {
+        set_arg(l.kernel, kPqBias, error_flag_);
+    }
+    p.has_bias = mm.bias_mode;
+    p.K = cl_int(K);
+    const size_t wg = planar_group_size(size_t(tiles), program_.group_size(name.c_str(), 256), device_.info().compute_units);
+    set_local(l.kernel, kPqLocal, planar_local_floats(K, wg));
+    if (mm.norm_weight >= 0) {
+        set_tensor_field(l, kPqNorm, &p, offsetof(PlanarParams, nwoff), mm.norm_weight, constants);
+        inputs.push_back(mm.norm_weight);
+        p.eps = mm.norm_eps;
+    }
+    if (rope) {
+        const hetero_tensor_desc &q = T[size_t(rope_nodes[0].inputs[0])], &kc = T[size_t(rope_nodes[2].output)];
+        set_tensor_field(l, kPqPos, &p, offsetof(PlanarParams, poff), rope_nodes[0].inputs[1], constants);
+        inputs.push_back(rope_nodes[0].inputs[1]);
+        p.Hd = cl_int(q.shape[2]);
+        p.rot = cl_int(sdk::rope_dims(rope_nodes[0], q.shape[2]));
+        p.base = rope_nodes[0].fparams[0];
+        p.C = cl_int(kc.shape[0]);
+        p.cache_f16 = kc.dtype == HETERO_DTYPE_F16;
+        set_arg(l.kernel, kPqErr, error_flag_);
+        p.node = mm.rope_node + 2;
+    }
+    l.params.resize(sizeof p);
+    std::memcpy(l.params.data(), &p, sizeof p);
+    l.params_arg = kPqParams;
+    set_arg(l.kernel, kPqParams, p);
+    // A tile of kPlanarRows rows (gate and up rows each with SwiGLU) per
+    // kPlanarLanes work-items.
+    const size_t tiles_per_group = wg / kPlanarLanes;
+    l.dims = 1;
+    l.local[0] = wg;
+    l.global[0] = std::max<size_t>(1, (size_t(tiles) + tiles_per_group - 1) / tiles_per_group) * wg;
+    describe(l, inputs, outputs);
+    guard.armed = false;
+    launches_.push_back(std::move(l));
+}
+
 void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     const hetero_tensor_desc& x = T[size_t(mm.x)];
@@ -471,7 +577,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     const bool rope = mm.rope_node >= 0 && !planar.empty();
     if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]q4_0 / q8_0
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
-    const hetero_node* rope_nodes = rope ? &graph().nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
+    if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
                      program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
@@ -485,22 +591,17 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     };
     set_tensor(l, 0, mm.x, constants);
     std::vector<int32_t> inputs{mm.x}, outputs;
-    int64_t rows = 0, tiles = 0;
+    int64_t rows = 0;
     for (int i = 0; i < 3; ++i) {
         const cl_uint a = cl_uint(2 + 5 * i);
         const int64_t M = i < mm.count ? T[size_t(mm.w[i])].shape[0] : 0;
-        if (i < mm.count && !planar.empty()) {
-            set_arg(l.kernel, a, planar[size_t(i)]->mem);
-            set_arg(l.kernel, a + 1, cl_ulong(0));
-            inputs.push_back(mm.w[i]);
-        } else if (i < mm.count) {
+        if (i < mm.count) {
             set_tensor(l, a, mm.w[i], constants);
             inputs.push_back(mm.w[i]);
         } else {
             unused(a);
         }
-        // Fused rope_store: rotated q, then the k and v caches.
-        const int32_t y = rope ? (i == 0 ? rope_nodes[0].output : rope_nodes[i + 1].output) : i < mm.count ? mm.y[i] : -1;
+        const int32_t y = i < mm.count ? mm.y[i] : -1;
         if (y >= 0) {
             set_tensor(l, a + 2, y, constants);
             outputs.push_back(y);
@@ -509,9 +610,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         }
         set_arg(l.kernel, a + 4, cl_int(M));
         rows += M;
-        tiles += (M + kPlanarRows - 1) / kPlanarRows;
     }
-    if (mm.swiglu) tiles = (T[size_t(mm.w[0])].shape[0] + kPlanarRows - 1) / kPlanarRows;
     if (mm.bias >= 0) {
         set_tensor(l, 17, mm.bias, constants);
         inputs.push_back(mm.bias);
@@ -522,38 +621,17 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (matvec) {
         size_t wg = program_.group_size(name.c_str(), wg_cap);
         const size_t lanes = std::min<size_t>(32, wg);
-        // Work items per group: a row (rows_per_group of them), or a tile of
-        // kPlanarRows rows (gate and up rows each with SwiGLU) in the planar
-        // kernels, whose local memory holds x as int8 and the reductions.
-        size_t items = size_t(rows), rows_per_group = wg / lanes, reduce = wg;
+        // Work items per group: a row (rows_per_group of them).
+        size_t items = size_t(rows), rows_per_group = wg / lanes;
         if (mm.swiglu) items = size_t(T[size_t(mm.w[0])].shape[0]);
-        if (!planar.empty()) {
-            wg = planar_group_size(size_t(tiles), program_.group_size(name.c_str(), 256), device_.info().compute_units);
-            items = size_t(tiles);
-            rows_per_group = wg / kPlanarLanes;
-            reduce = planar_local_floats(K, wg);
-        }
         set_arg(l.kernel, 20, cl_int(K));
         set_arg(l.kernel, 21, cl_int(lanes));
-        set_local(l.kernel, 22, reduce);
+        set_local(l.kernel, 22, wg);
         if (norm) {
             set_tensor(l, 23, mm.norm_weight, constants);
             inputs.push_back(mm.norm_weight);
             set_arg(l.kernel, 25, cl_float(mm.norm_eps));
-            if (planar.empty()) set_local(l.kernel, 26, size_t(K));  // the planar kernels normalise into their int8 copy
-        }
-        if (rope) {
-            const hetero_tensor_desc &q = T[size_t(rope_nodes[0].inputs[0])], &kc = T[size_t(rope_nodes[2].output)];
-            set_tensor(l, 26, rope_nodes[0].inputs[1], constants);
-            inputs.push_back(rope_nodes[0].inputs[1]);
-            const int64_t Hd = q.shape[2];
-            set_arg(l.kernel, 28, cl_int(Hd));
-            set_arg(l.kernel, 29, cl_int(sdk::rope_dims(rope_nodes[0], Hd)));
-            set_arg(l.kernel, 30, cl_float(rope_nodes[0].fparams[0]));
-            set_arg(l.kernel, 31, cl_int(kc.shape[0]));
-            set_arg(l.kernel, 32, cl_int(kc.dtype == HETERO_DTYPE_F16));
-            set_arg(l.kernel, 33, error_flag_);
-            set_arg(l.kernel, 34, cl_int(mm.rope_node + 2));
+            set_local(l.kernel, 26, size_t(K));
         }
         l.dims = 1;
         l.local[0] = wg;
@@ -574,7 +652,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     describe(l, inputs, outputs);
     guard.armed = false;
     launches_.push_back(std::move(l));
-    if (mm.rope_node >= 0 && !rope) add_rope_store(uint32_t(mm.rope_node), constants);
+    if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node), constants);
 }
 
 std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
@@ -860,6 +938,7 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
     for (size_t li = 0; li < launches_.size(); ++li) {
         Launch& l = launches_[li];
         // Only bound tensors change between executions; skip unchanged args.
+        bool params_changed = false;
         for (BoundArg& a : l.bound) {
             const sdk::BoundTensor& b = bound[a.tensor];
             const cl_mem mem = mem_of(b.buffer);
@@ -868,10 +947,18 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
                 a.last_mem = mem;
             }
             if (b.offset != a.last_offset) {
-                set_arg(l.kernel, a.arg + 1, cl_ulong(b.offset));
+                const cl_ulong offset = b.offset;
+                if (a.param_offset >= 0) {
+                    std::memcpy(l.params.data() + a.param_offset, &offset, sizeof offset);
+                    params_changed = true;
+                } else {
+                    set_arg(l.kernel, a.arg + 1, offset);
+                }
                 a.last_offset = b.offset;
             }
         }
+        if (params_changed)
+            cl_check(clSetKernelArg(l.kernel, l.params_arg, l.params.size(), l.params.data()), "clSetKernelArg (params)");
         cl_event* ev = nullptr;
         if (times_) ev = &timed.emplace_back();
         const cl_int err = clEnqueueNDRangeKernel(q, l.kernel, l.dims, nullptr, l.global, l.local, 0, nullptr, ev);

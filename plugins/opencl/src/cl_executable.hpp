@@ -20,6 +20,7 @@ namespace hetero::opencl {
 struct BoundArg {
     uint32_t tensor;
     cl_uint arg;  // index of the buffer argument; the offset follows it
+    int32_t param_offset = -1;  // >= 0: the offset is this byte of the launch's params instead
     cl_mem last_mem = nullptr;
     uint64_t last_offset = ~uint64_t(0);
 };
@@ -49,6 +50,10 @@ struct Launch {
     size_t global[3] = {1, 1, 1};
     size_t local[3] = {1, 1, 1};
     std::vector<BoundArg> bound;
+    // Kernels that take their scalars as one struct (matvec_planar.cl):
+    // its bytes and argument index, re-set when a bound offset in it changes.
+    std::vector<unsigned char> params;
+    cl_uint params_arg = 0;
     std::string label;   // kernel and shapes, for the profile
     uint64_t bytes = 0;  // operand traffic, for the profile's GB/s
 };
@@ -68,6 +73,9 @@ public:
 private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
+    // The decode launch of the planar kernels (its argument layout is theirs).
+    void add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
+                           const std::string& name, const std::vector<sdk::BoundTensor>& constants);
     // Planar copies of the launch's weights for the planar matvec kernels, or
     // none where those cannot run it (weights not constant or not Q4_0/Q8_0,
     // no room for a copy, a work-group limit under 32).
@@ -82,6 +90,9 @@ private:
     // Runs the enqueued kernels to completion and adds their times to times_.
     void collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started);
     void set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants);
+    // As set_tensor, with the byte offset written at `field` of `params`.
+    void set_tensor_field(Launch& l, cl_uint arg, void* params, size_t field, int32_t tensor,
+                          const std::vector<sdk::BoundTensor>& constants);
 
     ClDevice& device_;
     const Program& program_;
