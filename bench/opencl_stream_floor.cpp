@@ -12,6 +12,8 @@
 // spent in enqueue calls, tokens/s and the fraction of the datasheet
 // bandwidth given on the command line; and, where the device has
 // cl_khr_command_buffer, the same step recorded once and submitted whole.
+// Last, what an argument list costs per launch (kernels that do nothing,
+// with 2 buffers + 2 scalars, 9 buffers + 27 scalars, 9 buffers + a struct).
 //
 // usage: bench_opencl_stream_floor [DEVICE_NAME_SUBSTRING] [DATASHEET_GB_PER_S]
 #define CL_TARGET_OPENCL_VERSION 300
@@ -44,6 +46,28 @@ kernel void stream_read(global const uint4* p, uint first, uint n, global uint* 
     for (; i < n; i += g) acc ^= p[i];
     const uint s = acc.x ^ acc.y ^ acc.z ^ acc.w;
     if (s == 0x9e3779b9u) out[0] = s;
+}
+
+// Kernels that do nothing but take arguments, for the enqueue cost of an
+// argument list: 2 buffers + 2 scalars; 9 buffers + 27 scalars; 9 buffers +
+// the scalars packed in one struct.
+typedef struct { ulong a[10]; int b[10]; float c[2]; } Packed;
+kernel void args_small(global uint* p, uint a, uint b, global uint* out) {
+    if (get_global_id(0) == 0xffffffffu) out[0] = p[a] + b;
+}
+kernel void args_wide(global uint* p0, ulong o0, global uint* p1, ulong o1, global uint* p2, ulong o2,
+                      global uint* p3, ulong o3, global uint* p4, ulong o4, global uint* p5, ulong o5,
+                      global uint* p6, ulong o6, global uint* p7, ulong o7, int a, int b, int c, int d, int e,
+                      int f, int g, int h, int i, int j, int k, int l, int m, int n, int o, int q, int r, int s,
+                      global uint* out) {
+    if (get_global_id(0) == 0xffffffffu)
+        out[0] = p0[o0] + p1[o1] + p2[o2] + p3[o3] + p4[o4] + p5[o5] + p6[o6] + p7[o7] + a + b + c + d + e + f + g +
+                 h + i + j + k + l + m + n + o + q + r + s;
+}
+kernel void args_packed(global uint* p0, global uint* p1, global uint* p2, global uint* p3, global uint* p4,
+                        global uint* p5, global uint* p6, global uint* p7, Packed prm, global uint* out) {
+    if (get_global_id(0) == 0xffffffffu)
+        out[0] = p0[prm.a[0]] + p1[0] + p2[0] + p3[0] + p4[0] + p5[0] + p6[0] + p7[prm.b[3]] + (uint)prm.c[1];
 }
 )";
 
@@ -215,6 +239,41 @@ double preset_chain_us(Stream& s, cl_program prog, const std::vector<uint64_t>& 
     return best;
 }
 
+// Per-launch time of 111 back-to-back launches of `name` (a kernel that does
+// nothing) over a full GPU-sized grid, every buffer argument `buf` and every
+// scalar zero; the best of 20 passes, in us.
+double argument_cost_us(cl_program prog, cl_command_queue q, cl_mem buf, cl_uint units, const char* name) {
+    std::vector<cl_kernel> kernels(111);
+    for (cl_kernel& k : kernels) {
+        cl_int err = CL_SUCCESS;
+        k = clCreateKernel(prog, name, &err);
+        check(err, "clCreateKernel");
+        cl_uint n = 0;
+        clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr);
+        for (cl_uint a = 0; a < n; ++a) {
+            char type[64] = {};
+            check(clGetKernelArgInfo(k, a, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr), "clGetKernelArgInfo");
+            const std::string t = type;
+            const unsigned char zero[128] = {};
+            if (t.find('*') != std::string::npos) check(clSetKernelArg(k, a, sizeof buf, &buf), "clSetKernelArg");
+            else check(clSetKernelArg(k, a, t == "Packed" ? 128 : t == "ulong" ? 8 : 4, zero), "clSetKernelArg");
+        }
+    }
+    const size_t local = 256, global = size_t(units) * 8 * local;
+    double best = 1e30;
+    for (int r = 0; r < 20; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            check(clEnqueueNDRangeKernel(q, kernels[i], 1, nullptr, &global, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+            if (i == 0) clFlush(q);
+        }
+        clFinish(q);
+        best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    for (cl_kernel k : kernels) clReleaseKernel(k);
+    return best / double(kernels.size());
+}
+
 // One decode step of a TinyLlama-1.1B-shaped model (dim 2048, ffn 5632, 4 KV
 // heads of 64, vocab 32000) with `bytes_per_weight` bytes per weight (Q4_0:
 // 18/32, Q8_0: 34/32): Q/K/V, attention (a short KV cache), O, gate+up, down.
@@ -279,7 +338,7 @@ int main(int argc, char** argv) {
     check(err, "clCreateCommandQueue");
     const char* source = kSource;
     cl_program prog = clCreateProgramWithSource(s.ctx, 1, &source, nullptr, &err);
-    check(clBuildProgram(prog, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
+    check(clBuildProgram(prog, 1, &device, "-cl-std=CL1.2 -cl-kernel-arg-info", nullptr, nullptr), "clBuildProgram");
     s.k = clCreateKernel(prog, "stream_read", &err);
     check(err, "clCreateKernel");
     clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof s.units, &s.units, nullptr);
@@ -351,6 +410,10 @@ int main(int argc, char** argv) {
         if (datasheet_gbs > 0) std::printf(" = %.1f %% of %.0f GB/s", 100 * cb_gbs / datasheet_gbs, datasheet_gbs);
         std::printf("\n");
     }
+    std::printf("per-launch time of empty kernels by argument list:");
+    for (const char* k : {"args_small", "args_wide", "args_packed"})
+        std::printf(" %s %.2f us", k, argument_cost_us(prog, s.q, s.out, s.units, k));
+    std::printf("\n");
     clReleaseMemObject(s.data);
     clReleaseMemObject(s.out);
     clReleaseKernel(s.k);
