@@ -12,6 +12,8 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include "cl_devices.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -35,12 +37,6 @@ kernel void fma_peak(global float* out, float a, float b) {
     out[get_global_id(0)] = s;
 }
 )";
-
-std::string device_string(cl_device_id d, cl_device_info what) {
-    char buf[256] = {};
-    clGetDeviceInfo(d, what, sizeof buf - 1, buf, nullptr);
-    return buf;
-}
 
 bool check(cl_int err, const char* what) {
     if (err == CL_SUCCESS) return true;
@@ -91,30 +87,14 @@ double measure(cl_device_id device) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* filter = argc > 1 ? argv[1] : "";
-    cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
-        std::fprintf(stderr, "no OpenCL platform\n");
-        return 1;
+    const std::vector<ClDeviceRef> devices = opencl_devices_matching(argc > 1 ? argv[1] : "");
+    if (devices.empty()) std::fprintf(stderr, "no OpenCL device%s\n", argc > 1 ? " of that name" : "");
+    for (const ClDeviceRef& d : devices) {
+        cl_uint units = 0, mhz = 0;
+        clGetDeviceInfo(d.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+        clGetDeviceInfo(d.device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, nullptr);
+        const double tflops = measure(d.device);
+        std::printf("%s (%u compute units, max %u MHz): fp32 FMA %.2f TFLOP/s\n", d.name.c_str(), units, mhz, tflops);
     }
-    std::vector<cl_platform_id> platforms(np);
-    clGetPlatformIDs(np, platforms.data(), nullptr);
-    int measured = 0;
-    for (cl_platform_id p : platforms) {
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS) continue;
-        std::vector<cl_device_id> devices(nd);
-        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
-        for (cl_device_id d : devices) {
-            const std::string name = device_string(d, CL_DEVICE_NAME);
-            if (name.find(filter) == std::string::npos) continue;
-            cl_uint units = 0, mhz = 0;
-            clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
-            clGetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, nullptr);
-            const double tflops = measure(d);
-            std::printf("%s (%u compute units, max %u MHz): fp32 FMA %.2f TFLOP/s\n", name.c_str(), units, mhz, tflops);
-            ++measured;
-        }
-    }
-    return measured ? 0 : 1;
+    return devices.empty() ? 1 : 0;
 }

@@ -21,6 +21,8 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
+#include "cl_devices.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -302,31 +304,14 @@ uint64_t total(const std::vector<uint64_t>& v) {
 int main(int argc, char** argv) {
     const std::string filter = argc > 1 ? argv[1] : "";
     const double datasheet_gbs = argc > 2 ? std::atof(argv[2]) : 0.0;
-    cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
-        std::fprintf(stderr, "no OpenCL platform\n");
-        return 1;
-    }
-    std::vector<cl_platform_id> platforms(np);
-    clGetPlatformIDs(np, platforms.data(), nullptr);
-    cl_device_id device = nullptr;
-    cl_platform_id platform = nullptr;
-    char name[256] = {};
-    for (cl_platform_id p : platforms) {
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS) continue;
-        std::vector<cl_device_id> devices(nd);
-        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
-        for (cl_device_id d : devices) {
-            clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
-            if (!device && std::string(name).find(filter) != std::string::npos) device = d, platform = p;
-        }
-    }
-    if (!device) {
+    const std::vector<ClDeviceRef> matching = opencl_devices_matching(filter);
+    if (matching.empty()) {
         std::fprintf(stderr, "no OpenCL device whose name contains '%s'\n", filter.c_str());
         return 1;
     }
-    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
+    cl_device_id device = matching[0].device;
+    cl_platform_id platform = matching[0].platform;
+    const char* name = matching[0].name.c_str();
 
     cl_int err = CL_SUCCESS;
     Stream s{};
