@@ -19,6 +19,30 @@ struct Compiled {
     std::vector<hetero_binding> bindings;  // bound tensors, rebuilt per run where offsets change
 };
 
+// One execute whose completion is checked later; waited for (errors
+// swallowed, the first failure is already on its way) if never finished.
+struct InFlight {
+    const hetero_ep_api& api;
+    Provider& p;
+    const char* what;
+    hetero_event* event = nullptr;
+
+    InFlight(const hetero_ep_api& a, Provider& provider, const char* w) : api(a), p(provider), what(w) {}
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    ~InFlight() { wait(); }
+    void finish() { p.check(wait(), what); }
+
+private:
+    hetero_status wait() {
+        if (!event) return HETERO_OK;
+        const hetero_status st = api.event_wait(p.ep(), event);
+        api.event_release(p.ep(), event);
+        event = nullptr;
+        return st;
+    }
+};
+
 }  // namespace
 
 // Everything one segment keeps on its device.
@@ -147,35 +171,6 @@ private:
     const ModelFile& m_;
     std::function<hetero_buffer*(const WeightView&)> upload_;
     std::map<std::string, int32_t> ids_;
-};
-
-}  // namespace
-
-namespace {
-
-// One execute whose completion is checked later; waited for (errors
-// swallowed, the first failure is already on its way) if never finished.
-struct InFlight {
-    const hetero_ep_api& api;
-    Provider& p;
-    const char* what;
-    hetero_event* event = nullptr;
-
-    InFlight(const hetero_ep_api& a, Provider& provider, const char* w) : api(a), p(provider), what(w) {}
-    InFlight(const InFlight&) = delete;
-    InFlight& operator=(const InFlight&) = delete;
-    ~InFlight() {
-        if (!event) return;
-        api.event_wait(p.ep(), event);
-        api.event_release(p.ep(), event);
-    }
-    void finish() {
-        if (!event) return;
-        const hetero_status st = api.event_wait(p.ep(), event);
-        api.event_release(p.ep(), event);
-        event = nullptr;
-        p.check(st, what);
-    }
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace hetero::opencl {
@@ -89,6 +91,9 @@ private:
     void describe(Launch& l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs) const;
     // Runs the enqueued kernels to completion and adds their times to times_.
     void collect_times(const std::vector<cl_event>& events, std::chrono::steady_clock::time_point started);
+    // Buffer and byte offset of an internal or constant tensor; none for a
+    // bound one (known only at run).
+    std::optional<std::pair<cl_mem, cl_ulong>> fixed_location(int32_t tensor, const std::vector<sdk::BoundTensor>& constants) const;
     void set_tensor(Launch& l, cl_uint arg, int32_t tensor, const std::vector<sdk::BoundTensor>& constants);
     // As set_tensor, with the byte offset written at `field` of `params`.
     void set_tensor_field(Launch& l, cl_uint arg, void* params, size_t field, int32_t tensor,
