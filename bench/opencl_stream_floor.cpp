@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,30 @@ bool check(cl_int err, const char* what) {
     std::exit(1);
 }
 
+// Wall time of `reps` passes of `launches` back-to-back launches on `q`
+// (`enqueue_one(i)` enqueues launch i, with no event; the first is flushed at
+// once, as the provider does), one wait at the end of a pass. Returns the
+// best pass in us; `enqueue_us`, when given, gets how long that pass's
+// enqueue calls took (when close to the total, the host's submission rate
+// is the limit).
+double best_pass_us(cl_command_queue q, int reps, size_t launches, const std::function<void(size_t)>& enqueue_one,
+                    double* enqueue_us = nullptr) {
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < launches; ++i) {
+            enqueue_one(i);
+            if (i == 0) clFlush(q);
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        clFinish(q);
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (us < best && enqueue_us) *enqueue_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        best = std::min(best, us);
+    }
+    return best;
+}
+
 struct Stream {
     cl_context ctx;
     cl_command_queue timed;  // with profiling, for kernel durations
@@ -92,19 +117,25 @@ struct Stream {
                         // chain that real weights would not fit in
     size_t local = 256;
 
-    // Enqueues one read of `bytes` (16-byte words) over `groups_per_unit`
-    // work-groups per compute unit; returns the event when asked.
-    void enqueue(cl_command_queue on, uint64_t bytes, int groups_per_unit, cl_event* ev) {
+    // Points `kernel` (a stream_read) at the next `bytes` of fresh memory;
+    // returns its global size for `groups_per_unit` work-groups per compute
+    // unit (fewer where the read is smaller).
+    size_t set_read(cl_kernel kernel, uint64_t bytes, int groups_per_unit) {
         const cl_uint n = cl_uint(bytes / 16);
         if (next + bytes > capacity) next = 0;
         const cl_uint first = cl_uint(next / 16);
         next += (bytes + 4095) / 4096 * 4096;
-        size_t global = size_t(units) * size_t(groups_per_unit) * local;
-        global = std::max<size_t>(local, std::min(global, (size_t(n) + local - 1) / local * local));
-        clSetKernelArg(k, 0, sizeof data, &data);
-        clSetKernelArg(k, 1, sizeof first, &first);
-        clSetKernelArg(k, 2, sizeof n, &n);
-        clSetKernelArg(k, 3, sizeof out, &out);
+        clSetKernelArg(kernel, 0, sizeof data, &data);
+        clSetKernelArg(kernel, 1, sizeof first, &first);
+        clSetKernelArg(kernel, 2, sizeof n, &n);
+        clSetKernelArg(kernel, 3, sizeof out, &out);
+        const size_t global = size_t(units) * size_t(groups_per_unit) * local;
+        return std::max<size_t>(local, std::min(global, (size_t(n) + local - 1) / local * local));
+    }
+
+    // Enqueues one read of `bytes`; returns the event when asked.
+    void enqueue(cl_command_queue on, uint64_t bytes, int groups_per_unit, cl_event* ev) {
+        const size_t global = set_read(k, bytes, groups_per_unit);
         check(clEnqueueNDRangeKernel(on, k, 1, nullptr, &global, &local, 0, nullptr, ev), "clEnqueueNDRangeKernel");
     }
 
@@ -124,25 +155,10 @@ struct Stream {
         return best;
     }
 
-    // Wall time of `reps` passes over the chain `sizes`, each launch back to
-    // back with no events, one wait at the end of a pass; the best pass in
-    // us, and in `enqueue_us` how long that pass's enqueue calls took (when
-    // close to the total, the host's submission rate is the limit).
+    // best_pass_us over the chain `sizes`, one kernel object whose
+    // arguments are set at every launch.
     double chain_us(const std::vector<uint64_t>& sizes, int gpu, int reps, double* enqueue_us = nullptr) {
-        double best = 1e30;
-        for (int r = 0; r < reps; ++r) {
-            const auto t0 = std::chrono::steady_clock::now();
-            for (size_t i = 0; i < sizes.size(); ++i) {
-                enqueue(q, sizes[i], gpu, nullptr);
-                if (i == 0) clFlush(q);
-            }
-            const auto t1 = std::chrono::steady_clock::now();
-            clFinish(q);
-            const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-            if (us < best && enqueue_us) *enqueue_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-            best = std::min(best, us);
-        }
-        return best;
+        return best_pass_us(q, reps, sizes.size(), [&](size_t i) { enqueue(q, sizes[i], gpu, nullptr); }, enqueue_us);
     }
 };
 
@@ -177,16 +193,7 @@ double command_buffer_chain_us(Stream& s, cl_platform_id platform, const std::ve
     cl_sync_point_khr prev = 0;
     for (size_t i = 0; i < sizes.size() && err == CL_SUCCESS; ++i) {
         // Arguments are captured when a command is recorded.
-        const cl_uint n = cl_uint(sizes[i] / 16);
-        if (s.next + sizes[i] > s.capacity) s.next = 0;
-        const cl_uint first = cl_uint(s.next / 16);
-        s.next += (sizes[i] + 4095) / 4096 * 4096;
-        size_t global = size_t(s.units) * size_t(gpu) * s.local;
-        global = std::max<size_t>(s.local, std::min(global, (size_t(n) + s.local - 1) / s.local * s.local));
-        clSetKernelArg(s.k, 0, sizeof s.data, &s.data);
-        clSetKernelArg(s.k, 1, sizeof first, &first);
-        clSetKernelArg(s.k, 2, sizeof n, &n);
-        clSetKernelArg(s.k, 3, sizeof s.out, &s.out);
+        const size_t global = s.set_read(s.k, sizes[i], gpu);
         cl_sync_point_khr point = 0;
         err = record(cb, nullptr, nullptr, s.k, 1, nullptr, &global, &s.local, i ? 1 : 0, i ? &prev : nullptr, &point, nullptr);
         prev = point;
@@ -215,28 +222,11 @@ double preset_chain_us(Stream& s, cl_program prog, const std::vector<uint64_t>& 
         cl_int err = CL_SUCCESS;
         kernels[i] = clCreateKernel(prog, "stream_read", &err);
         check(err, "clCreateKernel");
-        const cl_uint n = cl_uint(sizes[i] / 16);
-        if (s.next + sizes[i] > s.capacity) s.next = 0;
-        const cl_uint first = cl_uint(s.next / 16);
-        s.next += (sizes[i] + 4095) / 4096 * 4096;
-        globals[i] = std::max<size_t>(s.local, std::min(size_t(s.units) * size_t(gpu) * s.local, (size_t(n) + s.local - 1) / s.local * s.local));
-        clSetKernelArg(kernels[i], 0, sizeof s.data, &s.data);
-        clSetKernelArg(kernels[i], 1, sizeof first, &first);
-        clSetKernelArg(kernels[i], 2, sizeof n, &n);
-        clSetKernelArg(kernels[i], 3, sizeof s.out, &s.out);
+        globals[i] = s.set_read(kernels[i], sizes[i], gpu);
     }
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (size_t i = 0; i < kernels.size(); ++i) {
-            check(clEnqueueNDRangeKernel(s.q, kernels[i], 1, nullptr, &globals[i], &s.local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
-            if (i == 0) clFlush(s.q);
-        }
-        const auto t1 = std::chrono::steady_clock::now();
-        clFinish(s.q);
-        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        if (us < best) best = us, *enqueue_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-    }
+    const double best = best_pass_us(s.q, reps, kernels.size(), [&](size_t i) {
+        check(clEnqueueNDRangeKernel(s.q, kernels[i], 1, nullptr, &globals[i], &s.local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+    }, enqueue_us);
     for (cl_kernel k : kernels) clReleaseKernel(k);
     return best;
 }
@@ -262,16 +252,9 @@ double argument_cost_us(cl_program prog, cl_command_queue q, cl_mem buf, cl_uint
         }
     }
     const size_t local = 256, global = size_t(units) * 8 * local;
-    double best = 1e30;
-    for (int r = 0; r < 20; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (size_t i = 0; i < kernels.size(); ++i) {
-            check(clEnqueueNDRangeKernel(q, kernels[i], 1, nullptr, &global, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
-            if (i == 0) clFlush(q);
-        }
-        clFinish(q);
-        best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
+    const double best = best_pass_us(q, 20, kernels.size(), [&](size_t i) {
+        check(clEnqueueNDRangeKernel(q, kernels[i], 1, nullptr, &global, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+    });
     for (cl_kernel k : kernels) clReleaseKernel(k);
     return best / double(kernels.size());
 }
