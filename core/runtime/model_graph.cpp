@@ -1,0 +1,230 @@
+#include <hetero/error.hpp>
+#include <hetero/runtime/model_graph.hpp>
+#include <hetero/sdk/graph_check.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+namespace hetero {
+
+namespace {
+
+struct RoleInfo {
+    Role role;
+    const char* name;
+};
+constexpr RoleInfo kRoles[] = {
+    {Role::embedding, "embedding"}, {Role::attn_norm, "attn_norm"}, {Role::q, "attn_q"},          {Role::k, "attn_k"},
+    {Role::v, "attn_v"},            {Role::rope_q, "rope_q"},       {Role::rope_k, "rope_k"},      {Role::store_k, "store_k"},
+    {Role::store_v, "store_v"},     {Role::attention, "attention"}, {Role::attn_out, "attn_output"}, {Role::resid_attn, "resid_attn"},
+    {Role::ffn_norm, "ffn_norm"},   {Role::gate, "ffn_gate"},       {Role::up, "ffn_up"},          {Role::swiglu, "swiglu"},
+    {Role::down, "ffn_down"},       {Role::resid_ffn, "resid_ffn"}, {Role::out_norm, "output_norm"}, {Role::output, "output"},
+};
+
+int64_t row_width(const hetero_tensor_desc& t) {
+    int64_t w = 1;
+    for (uint32_t i = 1; i < t.ndim; ++i) w *= t.shape[i];
+    return w;
+}
+
+}  // namespace
+
+const char* role_name(Role r) {
+    for (const auto& i : kRoles)
+        if (i.role == r) return i.name;
+    return "?";
+}
+
+bool role_from_name(const std::string& name, Role& out) {
+    for (const auto& i : kRoles)
+        if (name == i.name) {
+            out = i.role;
+            return true;
+        }
+    return false;
+}
+
+bool is_matmul_role(Role r) {
+    for (Role m : kLayerMatmuls)
+        if (m == r) return true;
+    return r == Role::output;
+}
+
+int32_t ModelGraph::add_tensor(uint32_t dtype, const std::vector<int64_t>& shape, TensorUse use, int layer, std::string name) {
+    if (shape.empty() || shape.size() > HETERO_MAX_DIMS) throw Error("model graph: tensor '" + name + "' has bad rank");
+    ModelTensor t;
+    t.desc.dtype = dtype;
+    t.desc.kind = use == TensorUse::weight ? HETERO_TENSOR_CONSTANT : HETERO_TENSOR_INTERNAL;
+    t.desc.ndim = uint32_t(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) t.desc.shape[i] = shape[i];
+    names_.push_back(std::move(name));
+    t.desc.name = names_.back().c_str();
+    t.use = use;
+    t.layer = layer;
+    tensors.push_back(t);
+    return int32_t(tensors.size() - 1);
+}
+
+int ModelGraph::node_index(int layer, Role r) const {
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i].layer == layer && nodes[i].role == r) return int(i);
+    return -1;
+}
+
+ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head) {
+    const LlamaHParams& hp = model.hparams;
+    if (n < 1) throw Error("model graph: no tokens");
+    if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
+    const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
+    ModelGraph g;
+    g.n_tokens = n;
+    g.n_ctx = n_ctx;
+    g.n_layer = int(hp.n_layer);
+    std::map<std::string, int32_t> weight_ids;
+    auto W = [&](const std::string& name) {
+        auto it = weight_ids.find(name);
+        if (it != weight_ids.end()) return it->second;
+        const WeightView& w = model.weight(name);
+        const int32_t id = g.add_tensor(w.dtype, w.shape, TensorUse::weight, -1, name);
+        weight_ids[name] = id;
+        return id;
+    };
+    auto node = [&](int layer, Role role, uint32_t op, std::initializer_list<int32_t> in, int32_t out, float f0 = 0.f,
+                    std::initializer_list<int64_t> ip = {}) {
+        ModelNode mn;
+        mn.layer = layer;
+        mn.role = role;
+        mn.node.op = op;
+        mn.node.n_inputs = uint32_t(in.size());
+        size_t i = 0;
+        for (int32_t t : in) mn.node.inputs[i++] = t;
+        mn.node.output = out;
+        mn.node.fparams[0] = f0;
+        i = 0;
+        for (int64_t v : ip) mn.node.iparams[i++] = v;
+        g.nodes.push_back(mn);
+        return out;
+    };
+    auto act = [&](std::vector<int64_t> shape, int layer, const std::string& name) {
+        return g.add_tensor(HETERO_DTYPE_F32, shape, TensorUse::activation, layer, name);
+    };
+    auto matmul = [&](int layer, Role role, int32_t in, const std::string& w, const std::string& bias, int32_t out) {
+        if (!bias.empty() && model.has(bias)) {
+            node(layer, role, HETERO_OP_MATMUL, {in, W(w), W(bias)}, out);
+            return out;
+        }
+        return node(layer, role, HETERO_OP_MATMUL, {in, W(w)}, out);
+    };
+
+    const int32_t pos = g.add_tensor(HETERO_DTYPE_I32, {n}, TensorUse::positions, -1, "positions");
+    const int32_t ids = g.add_tensor(HETERO_DTYPE_I32, {n}, TensorUse::tokens, -1, "tokens");
+    int32_t x = node(0, Role::embedding, HETERO_OP_EMBEDDING, {W("token_embd.weight"), ids}, act({n, D}, 0, "embd"));
+    const float eps = hp.norm_eps;
+    const float scale = 1.0f / std::sqrt(float(Hd));
+    for (int l = 0; l < int(hp.n_layer); ++l) {
+        const std::string b = fmt::format("blk.{}.", l);
+        const int32_t h = node(l, Role::attn_norm, HETERO_OP_RMSNORM, {x, W(b + "attn_norm.weight")}, act({n, D}, l, b + "attn_in"), eps);
+        const int32_t q = matmul(l, Role::q, h, b + "attn_q.weight", b + "attn_q.bias", act({n, H, Hd}, l, b + "q"));
+        const int32_t k = matmul(l, Role::k, h, b + "attn_k.weight", b + "attn_k.bias", act({n, Hkv, Hd}, l, b + "k"));
+        const int32_t v = matmul(l, Role::v, h, b + "attn_v.weight", b + "attn_v.bias", act({n, Hkv, Hd}, l, b + "v"));
+        const int32_t qr = node(l, Role::rope_q, HETERO_OP_ROPE, {q, pos}, act({n, H, Hd}, l, b + "q_rope"), hp.rope_freq_base,
+                                {hp.rope_mode, hp.rope_dims});
+        const int32_t kr = node(l, Role::rope_k, HETERO_OP_ROPE, {k, pos}, act({n, Hkv, Hd}, l, b + "k_rope"), hp.rope_freq_base,
+                                {hp.rope_mode, hp.rope_dims});
+        const uint32_t cd = cache_dtype[size_t(l)];
+        const int32_t kc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::k_cache, l, b + "k_cache");
+        const int32_t vc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::v_cache, l, b + "v_cache");
+        node(l, Role::store_k, HETERO_OP_STORE_ROWS, {kr, pos}, kc);
+        node(l, Role::store_v, HETERO_OP_STORE_ROWS, {v, pos}, vc);
+        const int32_t att = node(l, Role::attention, HETERO_OP_ATTENTION, {qr, kc, vc, pos}, act({n, H, Hd}, l, b + "attn"), scale);
+        const int32_t o = matmul(l, Role::attn_out, att, b + "attn_output.weight", "", act({n, D}, l, b + "attn_out"));
+        const int32_t x2 = node(l, Role::resid_attn, HETERO_OP_ADD, {x, o}, act({n, D}, l, b + "resid_attn"));
+        const int32_t h2 = node(l, Role::ffn_norm, HETERO_OP_RMSNORM, {x2, W(b + "ffn_norm.weight")}, act({n, D}, l, b + "ffn_in"), eps);
+        const int32_t gate = matmul(l, Role::gate, h2, b + "ffn_gate.weight", "", act({n, hp.n_ff}, l, b + "gate"));
+        const int32_t up = matmul(l, Role::up, h2, b + "ffn_up.weight", "", act({n, hp.n_ff}, l, b + "up"));
+        const int32_t sw = node(l, Role::swiglu, HETERO_OP_SWIGLU, {gate, up}, act({n, hp.n_ff}, l, b + "swiglu"));
+        const int32_t down = matmul(l, Role::down, sw, b + "ffn_down.weight", "", act({n, D}, l, b + "ffn_out"));
+        x = node(l, Role::resid_ffn, HETERO_OP_ADD, {x2, down}, act({n, D}, l, b + "out"));
+    }
+    g.final_hidden = x;
+    if (with_head) {
+        const int hl = int(hp.n_layer);
+        g.last_hidden = g.add_tensor(HETERO_DTYPE_F32, {1, D}, TensorUse::last_hidden, hl, "hidden_last");
+        const int32_t hn = node(hl, Role::out_norm, HETERO_OP_RMSNORM, {g.last_hidden, W("output_norm.weight")},
+                                act({1, D}, hl, "final_norm"), eps);
+        g.logits = g.add_tensor(HETERO_DTYPE_F32, {1, hp.n_vocab}, TensorUse::logits, hl, "logits");
+        node(hl, Role::output, HETERO_OP_MATMUL, {hn, W(model.has("output.weight") ? "output.weight" : "token_embd.weight")}, g.logits);
+    }
+    return g;
+}
+
+std::string OpShape::family() const {
+    const char* dt = sdk::dtype_name(dtype);
+    switch (op) {
+        case HETERO_OP_MATMUL: return fmt::format("matmul {} k={} m={}", dt, k, m);
+        case HETERO_OP_ATTENTION: return fmt::format("attention {} q={} kv={}", dt, k, m);
+        default: return fmt::format("{} {} w={}", sdk::op_name(op), dt, k);
+    }
+}
+
+double OpShape::flops() const {
+    switch (op) {
+        case HETERO_OP_MATMUL: return 2.0 * double(n) * double(k) * double(m);
+        case HETERO_OP_ATTENTION: return 4.0 * double(n) * double(k) * double(std::max<int64_t>(kv, 1));
+        default: return 4.0 * double(n) * double(k);
+    }
+}
+
+double OpShape::bytes() const {
+    switch (op) {
+        case HETERO_OP_MATMUL:
+            return double(sdk::row_bytes(dtype, k)) * double(m) + 4.0 * double(n) * double(k + m);
+        case HETERO_OP_ATTENTION:
+            return double(sdk::row_bytes(dtype, m)) * 2.0 * double(std::max<int64_t>(kv, 1)) + 8.0 * double(n) * double(k);
+        case HETERO_OP_EMBEDDING: return double(sdk::row_bytes(dtype, k)) * double(n) + 4.0 * double(n) * double(k);
+        default: return 12.0 * double(n) * double(k);
+    }
+}
+
+OpShape op_shape(const ModelGraph& g, size_t i, int64_t mean_kv) {
+    const hetero_node& nd = g.nodes.at(i).node;
+    auto T = [&](int32_t id) -> const hetero_tensor_desc& { return g.tensors[size_t(id)].desc; };
+    const hetero_tensor_desc& out = T(nd.output);
+    OpShape s;
+    s.op = nd.op;
+    s.dtype = HETERO_DTYPE_F32;
+    switch (nd.op) {
+        case HETERO_OP_MATMUL:
+            s.dtype = T(nd.inputs[1]).dtype;
+            s.n = T(nd.inputs[0]).shape[0];
+            s.k = row_width(T(nd.inputs[0]));
+            s.m = T(nd.inputs[1]).shape[0];
+            break;
+        case HETERO_OP_EMBEDDING:
+            s.dtype = T(nd.inputs[0]).dtype;
+            s.n = out.shape[0];
+            s.k = row_width(out);
+            break;
+        case HETERO_OP_ATTENTION:
+            s.dtype = T(nd.inputs[1]).dtype;
+            s.n = out.shape[0];
+            s.k = row_width(out);
+            s.m = row_width(T(nd.inputs[1]));
+            s.kv = mean_kv;
+            break;
+        case HETERO_OP_STORE_ROWS:
+            s.dtype = out.dtype;
+            s.n = T(nd.inputs[0]).shape[0];
+            s.k = row_width(T(nd.inputs[0]));
+            break;
+        default:
+            s.n = out.shape[0];
+            s.k = row_width(out);
+            break;
+    }
+    return s;
+}
+
+}  // namespace hetero
