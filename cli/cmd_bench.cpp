@@ -7,6 +7,7 @@
 #include <hetero/model/model.hpp>
 #include <hetero/model/random_model.hpp>
 #include <hetero/runtime/session.hpp>
+#include <hetero/runtime/trace.hpp>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@ struct BenchOptions {
     std::string model;
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
     std::string cache_type = "auto";
+    std::string trace;
 };
 
 std::pair<double, double> mean_sd(const std::vector<double>& v) {
@@ -40,9 +42,22 @@ void bench(const BenchOptions& o) {
     ModelFile model = load_model(path);
     SessionOptions so;
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
-    const Plan plan = plan_even_layers(int(model.hparams.n_layer), devices_for_model(model, rt.devices, so.n_ctx));
     so.max_batch = std::max<int32_t>(1, o.n_prompt);
     so.cache_type = cache_type_from_name(o.cache_type);
+    so.sync = sync_mode_from_env();
+    PlanRequest req;
+    req.n_ctx = so.n_ctx;
+    req.prompt_len = std::max<int32_t>(1, o.n_prompt);
+    req.n_generate = std::max<int32_t>(1, o.n_gen);
+    req.max_batch = so.max_batch;
+    req.cache_type = so.cache_type;
+    const PlannedRun planned = plan_model(rt, model, req);
+    const Plan& plan = planned.plan;
+    TraceRecorder trace;
+    if (!o.trace.empty()) {
+        so.trace = &trace;
+        so.cost = planned.cost.get();
+    }
     Session session(model, plan, so);
     uint64_t weight_bytes = 0;
     for (const auto& [name, w] : model.weights) weight_bytes += w.bytes;
@@ -50,7 +65,7 @@ void bench(const BenchOptions& o) {
     std::mt19937 rng(1);
     std::uniform_int_distribution<int32_t> tok(0, int32_t(model.hparams.n_vocab) - 1);
     std::string devices;
-    for (const auto& s : plan.segments) devices += (devices.empty() ? "" : "+") + s.device.label();
+    for (size_t d : plan.used_devices()) devices += (devices.empty() ? "" : "+") + plan.devices[d].label();
     fmt::print("| model | size | devices | test | tok/s |\n|---|---|---|---|---|\n");
     auto report = [&](const std::string& test, const std::vector<double>& tps) {
         const auto [m, sd] = mean_sd(tps);
@@ -79,6 +94,7 @@ void bench(const BenchOptions& o) {
         }
         report(fmt::format("tg{}", o.n_gen), tps);
     }
+    if (!o.trace.empty()) write_trace(trace, o.trace);
 }
 
 }  // namespace
@@ -91,6 +107,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
     add_cache_type_option(*cmd, o->cache_type);
+    cmd->add_option("--trace", o->trace, "write a Chrome trace of every device's work to FILE and print predicted vs measured time per device");
     o->providers.add_to(*cmd);
     cmd->callback([o] { bench(*o); });
 

@@ -5,6 +5,7 @@
 #include <hetero/runtime/generate.hpp>
 #include <hetero/runtime/open_model.hpp>
 #include <hetero/runtime/session.hpp>
+#include <hetero/runtime/trace.hpp>
 
 #include <fmt/format.h>
 
@@ -23,16 +24,30 @@ struct RunOptions {
     std::string cache_type = "auto";
     SamplerOptions sampling;
     bool quiet = false;
+    std::string trace;
 };
 
 void run(const RunOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     Runtime rt = open_runtime(o.providers);
     OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
-    const Plan plan = plan_even_layers(int(m.file.hparams.n_layer), devices_for_model(m.file, rt.devices, context_length(m.file.hparams, o.ctx)));
     SessionOptions so;
     so.n_ctx = o.ctx;
     so.cache_type = cache_type_from_name(o.cache_type);
+    so.sync = sync_mode_from_env();
+    PlanRequest req;
+    req.n_ctx = context_length(m.file.hparams, o.ctx);
+    req.prompt_len = int32_t(m.tokenizer->encode(o.prompt, true).size());
+    req.n_generate = o.n_predict;
+    req.max_batch = so.max_batch;
+    req.cache_type = so.cache_type;
+    const PlannedRun planned = plan_model(rt, m.file, req);
+    const Plan& plan = planned.plan;
+    TraceRecorder trace;
+    if (!o.trace.empty()) {
+        so.trace = &trace;
+        so.cost = planned.cost.get();
+    }
     Session session(m.file, plan, so);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
@@ -53,6 +68,7 @@ void run(const RunOptions& o) {
                s.decode_seconds > 0 ? (s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0.0) : 0.0);
     for (const auto& st : session.stats())
         fmt::print(stderr, "  {}: {} runs, {:.1f} ms\n", st.label, st.runs, st.seconds * 1e3);
+    if (!o.trace.empty()) write_trace(trace, o.trace);
 }
 
 }  // namespace
@@ -71,6 +87,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
     cmd->add_option("-s,--seed", o->sampling.seed, "random seed");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
+    cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
     o->providers.add_to(*cmd);
     cmd->callback([o] { run(*o); });
 }

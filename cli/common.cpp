@@ -1,7 +1,10 @@
 #include "common.hpp"
 
+#include <hetero/solver/profile.hpp>
+
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
 
@@ -50,6 +53,28 @@ Runtime open_runtime(const ProviderFlags& flags) {
     if (rt.devices.empty())
         throw Error("no usable device: no provider loaded or none reported a device\n" + rt.registry->describe_search());
     return rt;
+}
+
+PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request) {
+    PlannedRun r;
+    const std::vector<DeviceRef> devices = devices_for_model(model, rt.devices, request.n_ctx);
+    r.cost = make_cost_model(devices, model);
+    request.constraints = rt.config.plan;
+    r.plan = solve_plan(model, devices, *r.cost, request);
+    return r;
+}
+
+SyncMode sync_mode_from_env() {
+    const char* e = std::getenv("HETERO_SYNC");
+    return e && std::string(e) == "block" ? SyncMode::block : SyncMode::predicted_poll;
+}
+
+void write_trace(const TraceRecorder& trace, const std::string& path) {
+    trace.write(path);
+    fmt::print(stderr, "trace written to {}\n", path);
+    for (const auto& a : trace.accuracy())
+        fmt::print(stderr, "  {}: {} executables, measured {:.2f} ms, predicted {:.2f} ms, median |error| {:.1f} %\n", a.track, a.count,
+                   a.measured * 1e3, a.predicted * 1e3, a.median_abs_error * 100);
 }
 
 void add_cache_type_option(CLI::App& cmd, std::string& value) {

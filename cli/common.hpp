@@ -5,6 +5,8 @@
 #include <hetero/config.hpp>
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
+#include <hetero/runtime/trace.hpp>
+#include <hetero/solver/planner.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -32,6 +34,22 @@ struct Runtime {
 // Loads plugins per the flags/config; throws with the search report when no
 // device is usable.
 Runtime open_runtime(const ProviderFlags& flags);
+
+// The solver's plan for `model` on the runtime's devices that can run it,
+// with the config's pins and splits, from cached profiles where they exist
+// and the a-priori cost model elsewhere. `cost` stays valid for traces.
+struct PlannedRun {
+    std::unique_ptr<CostModel> cost;
+    Plan plan;
+};
+PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request);
+
+// HETERO_SYNC=block makes devices wait for each other on a condition
+// variable instead of sleeping for the predicted time and polling.
+SyncMode sync_mode_from_env();
+
+// Writes a trace and prints, per device, predicted vs measured executable time.
+void write_trace(const TraceRecorder& trace, const std::string& path);
 
 // The shipped default model: next to an installed binary or in the source tree.
 std::string default_model_path();

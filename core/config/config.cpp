@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +39,99 @@ std::vector<std::string> string_list(const json& v, const std::string& source, c
         else bad(source, k, allow_ints ? "must be a string or a device index" : "must be a string");
     }
     return out;
+}
+
+// "all", "head", "N" or "A-B" -> [first, last] (last -1 = through the head).
+void parse_layers(const json& v, const std::string& source, const std::string& key, int& first, int& last) {
+    if (!v.is_string()) bad(source, key, "must be a string (\"all\", \"head\", \"N\" or \"A-B\")");
+    const std::string s = v.get<std::string>();
+    if (s == "all") {
+        first = 0;
+        last = -1;
+        return;
+    }
+    if (s == "head") {
+        first = 1 << 30;
+        last = -1;
+        return;
+    }
+    unsigned a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%u-%u%c", &a, &b, &tail) == 2 && a <= b && b < (1u << 20)) {
+        first = int(a);
+        last = int(b);
+        return;
+    }
+    if (std::sscanf(s.c_str(), "%u%c", &a, &tail) == 1 && a < (1u << 20)) {
+        first = last = int(a);
+        return;
+    }
+    bad(source, key, "must be \"all\", \"head\", \"N\" or \"A-B\", not '" + s + "'");
+}
+
+std::optional<Role> parse_op(const json& v, const std::string& source, const std::string& key) {
+    Role r;
+    if (!v.is_string() || !role_from_name(v.get<std::string>(), r) || !is_matmul_role(r))
+        bad(source, key, "must name a matmul: attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down or output");
+    return r;
+}
+
+PlanConstraints parse_plan(const json& value, const std::string& source) {
+    PlanConstraints c;
+    if (!value.is_object()) bad(source, "plan", "must be an object, not " + type_name(value));
+    for (const auto& [key, v] : value.items()) {
+        const std::string k = "plan." + key;
+        if (key == "splits") {
+            if (!v.is_boolean()) bad(source, k, "must be true or false, not " + type_name(v));
+            c.allow_splits = v.get<bool>();
+        } else if (key == "pin" || key == "split") {
+            if (!v.is_array()) bad(source, k, "must be an array of objects, not " + type_name(v));
+            for (size_t i = 0; i < v.size(); ++i) {
+                const std::string base = fmt::format("{}[{}]", k, i);
+                if (!v[i].is_object()) bad(source, base, "must be an object");
+                PlanConstraints::Pin pin;
+                PlanConstraints::Split split;
+                bool has_layers = false, has_device = false;
+                for (const auto& [ek, ev] : v[i].items()) {
+                    const std::string ekey = base + "." + ek;
+                    if (ek == "layers") {
+                        parse_layers(ev, source, ekey, pin.first, pin.last);
+                        split.first = pin.first;
+                        split.last = pin.last;
+                        has_layers = true;
+                    } else if (ek == "op") {
+                        pin.role = split.role = parse_op(ev, source, ekey);
+                    } else if (ek == "device" && key == "pin") {
+                        if (!ev.is_string()) bad(source, ekey, "must be a device label such as \"cpu:0\"");
+                        pin.device = ev.get<std::string>();
+                        has_device = true;
+                    } else if (ek == "devices" && key == "split") {
+                        split.devices = string_list(ev, source, ekey, false);
+                        has_device = split.devices.size() >= 2;
+                        if (!has_device) bad(source, ekey, "must list at least two devices");
+                    } else if (ek == "ratio" && key == "split") {
+                        if (!ev.is_array()) bad(source, ekey, "must be an array of positive numbers");
+                        for (const auto& r : ev) {
+                            if (!r.is_number() || !(r.get<double>() > 0) || !std::isfinite(r.get<double>()))
+                                bad(source, ekey, "must be an array of positive numbers");
+                            split.ratio.push_back(r.get<double>());
+                        }
+                    } else {
+                        bad(source, ekey, key == "pin" ? "is not a known key (known: layers, op, device)" : "is not a known key (known: layers, op, devices, ratio)");
+                    }
+                }
+                if (!has_layers) bad(source, base + ".layers", "is required");
+                if (!has_device) bad(source, base + (key == "pin" ? ".device" : ".devices"), "is required");
+                if (key == "split" && !split.ratio.empty() && split.ratio.size() != split.devices.size())
+                    bad(source, base + ".ratio", "must have one entry per device");
+                if (key == "pin") c.pins.push_back(pin);
+                else c.splits.push_back(split);
+            }
+        } else {
+            bad(source, k, "is not a known key (known: pin, split, splits)");
+        }
+    }
+    return c;
 }
 
 }  // namespace
@@ -83,8 +178,10 @@ Config Config::parse(const std::string& text, const std::string& source) {
                     if (other.name == pc.name) bad(source, base + ".name", "repeats provider '" + pc.name + "'");
                 c.providers.push_back(std::move(pc));
             }
+        } else if (key == "plan") {
+            c.plan = parse_plan(value, source);
         } else {
-            bad(source, key, "is not a known key (known: plugin_dirs, providers)");
+            bad(source, key, "is not a known key (known: plugin_dirs, providers, plan)");
         }
     }
     return c;

@@ -1,61 +1,111 @@
 #include <hetero/log.hpp>
-#include <hetero/runtime/graph_builder.hpp>
+#include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <set>
 
 namespace hetero {
 
 std::string DeviceRef::label() const { return fmt::format("{}:{}", provider ? provider->name() : "?", index); }
 
+std::vector<Share> Plan::shares(int layer, Role role, int phase, int64_t rows) const {
+    const LayerPlacement& lp = layers.at(size_t(layer));
+    auto it = lp.matmuls[size_t(phase)].find(role);
+    if (it != lp.matmuls[size_t(phase)].end() && !it->second.empty()) return it->second;
+    return {Share{lp.home, 0, rows}};
+}
+
+std::vector<size_t> Plan::used_devices() const {
+    std::set<size_t> used;
+    for (const LayerPlacement& lp : layers) {
+        used.insert(lp.home);
+        for (const auto& phase : lp.matmuls)
+            for (const auto& [role, shares] : phase)
+                for (const Share& s : shares) used.insert(s.device);
+    }
+    return {used.begin(), used.end()};
+}
+
 namespace {
 
-// One node of each kind a layer uses, at decode shapes, with the model's
-// weight dtypes; the question asked of every device.
-struct ProbeGraph {
-    GraphBuilder g;
-    std::vector<hetero_node> nodes;
-};
+std::string layer_range(int a, int b) { return a == b ? fmt::format("layer {}", a) : fmt::format("layers {}-{}", a, b); }
 
-ProbeGraph probe_graph(const ModelFile& m, int32_t n_ctx) {
-    const LlamaHParams& hp = m.hparams;
-    ProbeGraph p;
-    GraphBuilder& g = p.g;
-    auto f32 = [&](std::initializer_list<int64_t> shape) { return g.tensor(HETERO_DTYPE_F32, shape, HETERO_TENSOR_INTERNAL, ""); };
-    auto weight = [&](const std::string& name) {
-        const WeightView& w = m.weight(name);
-        return g.tensor(w.dtype, w.shape, HETERO_TENSOR_CONSTANT, name);
-    };
-    auto add = [&](uint32_t op, std::initializer_list<int32_t> in, int32_t out, std::initializer_list<float> f = {},
-                   std::initializer_list<int64_t> i = {}) {
-        g.node(op, in, out, f, i);
-    };
-    const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
-    const int32_t ids = g.tensor(HETERO_DTYPE_I32, {1}, HETERO_TENSOR_BOUND, "");
-    const int32_t x = f32({1, D});
-    add(HETERO_OP_EMBEDDING, {weight("token_embd.weight"), ids}, x);
-    add(HETERO_OP_RMSNORM, {x, weight("blk.0.attn_norm.weight")}, f32({1, D}), {hp.norm_eps});
-    for (const auto& [name, w] : m.weights) {
-        if (w.shape.size() != 2 || name == "token_embd.weight") continue;
-        add(HETERO_OP_MATMUL, {f32({1, w.shape[1]}), weight(name)}, f32({1, w.shape[0]}));
-    }
-    if (!m.has("output.weight"))
-        add(HETERO_OP_MATMUL, {f32({1, D}), weight("token_embd.weight")}, f32({1, hp.n_vocab}));
-    const int32_t q = f32({1, H, Hd});
-    add(HETERO_OP_ROPE, {q, ids}, f32({1, H, Hd}), {hp.rope_freq_base}, {hp.rope_mode, hp.rope_dims});
-    const int32_t kc = g.tensor(HETERO_DTYPE_F32, {n_ctx, Hkv, Hd}, HETERO_TENSOR_BOUND, "");
-    const int32_t vc = g.tensor(HETERO_DTYPE_F32, {n_ctx, Hkv, Hd}, HETERO_TENSOR_BOUND, "");
-    add(HETERO_OP_STORE_ROWS, {f32({1, Hkv, Hd}), ids}, kc);
-    add(HETERO_OP_ATTENTION, {q, kc, vc, ids}, f32({1, H, Hd}), {1.f});
-    add(HETERO_OP_SWIGLU, {f32({1, hp.n_ff}), f32({1, hp.n_ff})}, f32({1, hp.n_ff}));
-    add(HETERO_OP_ADD, {x, f32({1, D})}, f32({1, D}));
-    return p;
+std::string describe_shares(const Plan& p, const std::vector<Share>& shares) {
+    std::string s;
+    for (const Share& sh : shares)
+        s += fmt::format("{}{} rows {}-{}", s.empty() ? "" : " + ", p.devices[sh.device].label(), sh.row_begin, sh.row_end - 1);
+    return s;
 }
 
 }  // namespace
+
+std::string Plan::describe() const {
+    std::string s;
+    const int nl = n_layer();
+    // Runs of consecutive layers with the same home.
+    for (int a = 0; a <= nl;) {
+        int b = a;
+        while (b + 1 < nl && layers[size_t(b + 1)].home == layers[size_t(a)].home) ++b;
+        const DeviceRef& d = devices[layers[size_t(a)].home];
+        std::string what;
+        if (a == nl) what = "output head";
+        else what = (a == 0 ? "embedding, " : "") + layer_range(a, b) + (b == nl - 1 && layers[size_t(nl)].home == layers[size_t(a)].home ? ", output head" : "");
+        s += fmt::format("{}{} ({}): {}", s.empty() ? "" : "\n", d.label(), d.props.name, what);
+        if (b == nl - 1 && layers[size_t(nl)].home == layers[size_t(a)].home) b = nl;
+        a = b + 1;
+    }
+    for (int phase = 0; phase < kPhases; ++phase) {
+        for (int l = 0; l <= nl; ++l) {
+            for (const auto& [role, shares] : layers[size_t(l)].matmuls[size_t(phase)]) {
+                if (shares.size() == 1 && shares[0].device == layers[size_t(l)].home) continue;
+                s += fmt::format("\n  {} {} {}: {}", phase_name(phase), l == nl ? std::string("head") : fmt::format("layer {}", l), role_name(role),
+                                 describe_shares(*this, shares));
+            }
+        }
+    }
+    if (prompt_len > 0 && predicted_seconds[kPrefill] > 0)
+        s += fmt::format("\npredicted ({}): prefill of {} tokens {:.2f} ms ({:.0f} tok/s), decode {:.3f} ms/token ({:.1f} tok/s)", cost_source,
+                         prompt_len, predicted_seconds[kPrefill] * 1e3, prompt_len / predicted_seconds[kPrefill],
+                         predicted_seconds[kDecode] * 1e3, predicted_seconds[kDecode] > 0 ? 1.0 / predicted_seconds[kDecode] : 0.0);
+    return s;
+}
+
+std::string Plan::to_json() const {
+    using nlohmann::json;
+    json j;
+    json devs = json::array();
+    for (const DeviceRef& d : devices) devs.push_back({{"label", d.label()}, {"name", d.props.name}});
+    j["devices"] = devs;
+    json ls = json::array();
+    for (int l = 0; l <= n_layer(); ++l) {
+        const LayerPlacement& lp = layers[size_t(l)];
+        json e;
+        e["layer"] = l == n_layer() ? json("head") : json(l);
+        e["home"] = devices[lp.home].label();
+        for (int phase = 0; phase < kPhases; ++phase) {
+            json mm = json::object();
+            for (const auto& [role, shares] : lp.matmuls[size_t(phase)]) {
+                json sh = json::array();
+                for (const Share& s : shares) sh.push_back({{"device", devices[s.device].label()}, {"rows", {s.row_begin, s.row_end}}});
+                mm[role_name(role)] = sh;
+            }
+            e[phase_name(phase)] = mm;
+        }
+        ls.push_back(e);
+    }
+    j["layers"] = ls;
+    if (prompt_len > 0) {
+        j["prompt_len"] = prompt_len;
+        j["predicted_seconds"] = {{"prefill", predicted_seconds[kPrefill]}, {"decode_token", predicted_seconds[kDecode]}};
+        j["cost_source"] = cost_source;
+    }
+    return j.dump(2);
+}
 
 std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers, const DeviceFilter& allowed) {
     std::vector<DeviceRef> out;
@@ -70,22 +120,32 @@ std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers
     return out;
 }
 
+std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i) {
+    std::vector<hetero_tensor_desc> descs;
+    descs.reserve(g.tensors.size());
+    for (const ModelTensor& t : g.tensors) descs.push_back(t.desc);
+    const hetero_node& node = g.nodes[i].node;
+    const hetero_status st = d.provider->api().op_supported(d.provider->ep(), d.index, &node, descs.data(), uint32_t(descs.size()), nullptr);
+    if (st == HETERO_OK) return "";
+    const hetero_tensor_desc& w = descs[size_t(node.inputs[node.n_inputs > 1 ? 1 : 0])];
+    return fmt::format("{} ({}{}): {}", sdk::op_name(node.op), sdk::dtype_name(w.dtype), w.name && *w.name ? std::string(" ") + w.name : "",
+                       d.provider->api().last_error());
+}
+
 std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vector<DeviceRef>& devices, int32_t n_ctx) {
-    ProbeGraph probe = probe_graph(model, n_ctx);
-    const hetero_graph view = probe.g.view();
     std::vector<DeviceRef> keep;
     std::string reasons;
     for (const DeviceRef& d : devices) {
+        // One layer and the head at decode shape ask every question a layer
+        // asks; the cache type is the one a session would give this device.
+        const uint32_t cache = d.props.kind == HETERO_DEVICE_CPU ? HETERO_DTYPE_F32 : HETERO_DTYPE_F16;
+        const ModelGraph g = build_model_graph(model, 1, n_ctx, std::vector<uint32_t>(size_t(model.hparams.n_layer), cache));
         std::string why;
-        for (uint32_t n = 0; n < view.n_nodes && why.empty(); ++n) {
-            const hetero_node& node = view.nodes[n];
-            const hetero_status st = d.provider->api().op_supported(d.provider->ep(), d.index, &node, view.tensors, view.n_tensors, nullptr);
-            if (st != HETERO_OK) {
-                const hetero_tensor_desc& w = view.tensors[node.inputs[node.n_inputs > 1 ? 1 : 0]];
-                why = fmt::format("{} ({}{}): {}", sdk::op_name(node.op), sdk::dtype_name(w.dtype), w.name && *w.name ? std::string(" ") + w.name : "",
-                                  d.provider->api().last_error());
-            }
-        }
+        for (size_t i = 0; i < g.nodes.size() && why.empty(); ++i)
+            if (g.nodes[i].layer == 0 || g.nodes[i].layer == g.n_layer) why = unsupported_reason(d, g, i);
+        // Matrices may differ in dtype between layers: ask every matmul.
+        for (size_t i = 0; i < g.nodes.size() && why.empty(); ++i)
+            if (g.nodes[i].node.op == HETERO_OP_MATMUL) why = unsupported_reason(d, g, i);
         if (why.empty()) {
             keep.push_back(d);
         } else {
@@ -97,37 +157,27 @@ std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vect
     return keep;
 }
 
+Plan plan_single_device(int n_layer, const std::vector<DeviceRef>& devices, size_t device) {
+    if (device >= devices.size()) throw Error("no device to run the model on");
+    Plan plan;
+    plan.devices = devices;
+    plan.layers.assign(size_t(n_layer + 1), LayerPlacement{});
+    for (auto& l : plan.layers) l.home = device;
+    return plan;
+}
+
 Plan plan_even_layers(int n_layer, const std::vector<DeviceRef>& devices) {
     if (devices.empty()) throw Error("no device to run the model on");
-    Plan plan;
+    Plan plan = plan_single_device(n_layer, devices, 0);
     const int n_dev = std::min<int>(int(devices.size()), std::max(1, n_layer));
     int begin = 0;
     for (int d = 0; d < n_dev; ++d) {
         const int count = n_layer / n_dev + (d < n_layer % n_dev ? 1 : 0);
-        Segment s;
-        s.device = devices[size_t(d)];
-        s.layer_begin = begin;
-        s.layer_end = begin + count;
-        s.embedding = d == 0;
-        s.head = d == n_dev - 1;
+        for (int l = begin; l < begin + count; ++l) plan.layers[size_t(l)].home = size_t(d);
         begin += count;
-        plan.segments.push_back(s);
     }
+    plan.layers[size_t(n_layer)].home = size_t(n_dev - 1);
     return plan;
-}
-
-std::string Plan::describe() const {
-    std::string s;
-    for (const auto& seg : segments) {
-        std::string what;
-        if (seg.embedding) what += "embedding, ";
-        if (seg.layer_end > seg.layer_begin)
-            what += seg.layer_end - seg.layer_begin == 1 ? fmt::format("layer {}", seg.layer_begin)
-                                                         : fmt::format("layers {}-{}", seg.layer_begin, seg.layer_end - 1);
-        if (seg.head) what += (seg.layer_end > seg.layer_begin ? ", " : "") + std::string("output head");
-        s += fmt::format("{}{} ({}): {}", s.empty() ? "" : "\n", seg.device.label(), seg.device.props.name, what);
-    }
-    return s;
 }
 
 }  // namespace hetero

@@ -1,99 +1,46 @@
 #include <hetero/runtime/graph_builder.hpp>
+#include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/session.hpp>
+#include <hetero/runtime/trace.hpp>
+#include <hetero/solver/cost_model.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
-#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace hetero {
 
 namespace {
 
-struct Compiled {
-    hetero_executable* exe = nullptr;
-    std::vector<hetero_binding> bindings;  // bound tensors, rebuilt per run where offsets change
-};
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One execute whose completion is checked later; waited for (errors
-// swallowed, the first failure is already on its way) if never finished.
-struct InFlight {
-    const hetero_ep_api& api;
-    Provider& p;
-    const char* what;
-    hetero_event* event = nullptr;
-
-    InFlight(const hetero_ep_api& a, Provider& provider, const char* w) : api(a), p(provider), what(w) {}
-    InFlight(const InFlight&) = delete;
-    InFlight& operator=(const InFlight&) = delete;
-    ~InFlight() { wait(); }
-    void finish() { p.check(wait(), what); }
-
-private:
-    hetero_status wait() {
-        if (!event) return HETERO_OK;
-        const hetero_status st = api.event_wait(p.ep(), event);
-        api.event_release(p.ep(), event);
-        event = nullptr;
-        return st;
+// Host memory for tensors that cross devices, page-aligned so devices that
+// share the host's memory can import it without a copy.
+struct HostBlock {
+    uint8_t* data = nullptr;
+    uint64_t bytes = 0;
+    explicit HostBlock(uint64_t n) : bytes(n) {
+        data = static_cast<uint8_t*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096));
+        if (!data) throw Error(fmt::format("out of host memory ({} bytes for a hand-over buffer)", n));
     }
+    ~HostBlock() { std::free(data); }
+    HostBlock(const HostBlock&) = delete;
+    HostBlock& operator=(const HostBlock&) = delete;
 };
+
+// Thrown inside a worker when another worker failed: unwinds quietly.
+struct Aborted {};
 
 }  // namespace
-
-// Everything one segment keeps on its device.
-struct Session::SegmentState {
-    Segment seg;
-    Provider* p = nullptr;
-    const hetero_ep_api* api = nullptr;
-    uint32_t dev = 0;
-    std::vector<hetero_buffer*> buffers;             // released in the destructor
-    std::map<std::string, hetero_buffer*> weights;   // uploaded or imported weights
-    std::vector<hetero_buffer*> k_cache, v_cache;    // one per layer of the segment
-    uint32_t cache_dtype = HETERO_DTYPE_F32;
-    hetero_buffer *tokens = nullptr, *positions = nullptr, *hidden_in = nullptr, *hidden_out = nullptr, *logits = nullptr;
-    std::map<int32_t, Compiled> layers_exe;          // by batch size
-    Compiled head_exe;
-    SegmentStats stats;
-
-    ~SegmentState() {
-        for (auto& [n, c] : layers_exe) api->executable_release(p->ep(), c.exe);
-        if (head_exe.exe) api->executable_release(p->ep(), head_exe.exe);
-        for (hetero_buffer* b : buffers) api->buffer_release(p->ep(), b);
-    }
-
-    hetero_buffer* alloc(uint64_t bytes, const std::string& what) {
-        hetero_buffer* b = nullptr;
-        p->check(api->buffer_alloc(p->ep(), dev, bytes, &b), fmt::format("allocating {} ({} bytes)", what, bytes));
-        buffers.push_back(b);
-        return b;
-    }
-
-    // Weights stay where the model file mapped them when the device shares
-    // host memory; otherwise they are copied to the device once.
-    hetero_buffer* weight(const WeightView& w) {
-        auto it = weights.find(w.name);
-        if (it != weights.end()) return it->second;
-        hetero_buffer* b = nullptr;
-        if (seg.device.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) {
-            // Constants are never written, so read-only mapped pages are fine.
-            if (api->buffer_import_host(p->ep(), dev, const_cast<uint8_t*>(w.data), w.bytes, &b) == HETERO_OK)
-                buffers.push_back(b);
-            else
-                b = nullptr;
-        }
-        if (!b) {
-            b = alloc(w.bytes, w.name);
-            p->check(api->buffer_write(p->ep(), b, 0, w.data, w.bytes), "uploading " + w.name);
-        }
-        weights[w.name] = b;
-        return b;
-    }
-};
 
 CacheType cache_type_from_name(const std::string& name) {
     if (name == "auto") return CacheType::automatic;
@@ -102,9 +49,157 @@ CacheType cache_type_from_name(const std::string& name) {
     throw Error("unknown KV cache type '" + name + "' (known: auto, f32, f16)");
 }
 
+uint32_t cache_dtype(CacheType type, const hetero_device_props& props) {
+    const bool half = type == CacheType::f16 || (type == CacheType::automatic && props.kind != HETERO_DEVICE_CPU);
+    return half ? HETERO_DTYPE_F16 : HETERO_DTYPE_F32;
+}
+
 int32_t context_length(const LlamaHParams& hp, int32_t requested) {
     return requested > 0 ? requested : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
 }
+
+// One device of the plan: its buffers, uploaded weights, KV caches and worker thread.
+struct Session::Device {
+    size_t index = 0;
+    DeviceRef ref;
+    Provider* p = nullptr;
+    const hetero_ep_api* api = nullptr;
+    uint32_t dev = 0;
+    std::vector<hetero_buffer*> buffers;            // released in the destructor
+    std::map<std::string, hetero_buffer*> weights;  // "name rows a-b" -> uploaded or imported rows
+    SegmentStats stats;
+
+    // Worker: runs `job` once per `go` increment.
+    std::thread thread;
+    std::mutex mu;
+    std::condition_variable cv;
+    uint64_t go = 0;
+    bool quit = false;
+    std::function<void()> job;
+
+    ~Device() {
+        if (thread.joinable()) {
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                quit = true;
+            }
+            cv.notify_all();
+            thread.join();
+        }
+        for (hetero_buffer* b : buffers) api->buffer_release(p->ep(), b);
+    }
+
+    bool unified() const { return ref.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY; }
+
+    hetero_buffer* alloc(uint64_t bytes, const std::string& what) {
+        hetero_buffer* b = nullptr;
+        p->check(api->buffer_alloc(p->ep(), dev, bytes, &b), fmt::format("allocating {} ({} bytes)", what, bytes));
+        buffers.push_back(b);
+        return b;
+    }
+
+    // Host memory imported without a copy where the device shares it; nullptr otherwise.
+    hetero_buffer* import(void* ptr, uint64_t bytes) {
+        if (!unified()) return nullptr;
+        hetero_buffer* b = nullptr;
+        if (api->buffer_import_host(p->ep(), dev, ptr, bytes, &b) != HETERO_OK) return nullptr;
+        buffers.push_back(b);
+        return b;
+    }
+
+    // Rows [r0, r1) of a weight (all rows of a vector): mapped from the file
+    // where the device shares host memory, else copied to the device once.
+    hetero_buffer* weight(const WeightView& w, int64_t r0, int64_t r1) {
+        const std::string key = fmt::format("{} rows {}-{}", w.name, r0, r1);
+        auto it = weights.find(key);
+        if (it != weights.end()) return it->second;
+        const uint64_t row_bytes = w.bytes / uint64_t(w.shape[0]);
+        const uint64_t offset = uint64_t(r0) * row_bytes, bytes = uint64_t(r1 - r0) * row_bytes;
+        // Constants are never written, so read-only mapped pages are fine.
+        hetero_buffer* b = import(const_cast<uint8_t*>(w.data + offset), bytes);
+        if (!b) {
+            b = alloc(bytes, w.name);
+            p->check(api->buffer_write(p->ep(), b, 0, w.data + offset, bytes), "uploading " + w.name);
+        }
+        weights[key] = b;
+        return b;
+    }
+
+    void start_worker() {
+        thread = std::thread([this] {
+            uint64_t seen = 0;
+            for (;;) {
+                std::function<void()> j;
+                {
+                    std::unique_lock<std::mutex> lock(mu);
+                    cv.wait(lock, [&] { return quit || go != seen; });
+                    if (quit) return;
+                    seen = go;
+                    j = job;
+                }
+                j();
+            }
+        });
+    }
+};
+
+// A tensor handed from one task to others: host memory, plus its binding on
+// every device that touches it.
+struct Exchange {
+    std::string name;
+    uint64_t bytes = 0;
+    std::unique_ptr<HostBlock> host;
+    long producer = -1;  // device index; -1 = the host (inputs, merged splits)
+    struct OnDevice {
+        hetero_buffer* buffer = nullptr;
+        uint64_t offset = 0;
+        bool imported = false;     // the buffer is `host` itself
+        uint64_t delivered = 0;    // forward generation it was last written in
+    };
+    std::map<size_t, OnDevice> on_device;
+    bool needs_host = false;  // read on another device or by the host
+    // For last_hidden: bound on the producer at an offset of this exchange.
+    int alias_of = -1;
+    uint64_t alias_offset = 0;
+    std::atomic<uint64_t> ready{0};  // forward generation in which `host` became valid
+    double expected_ready = 0;       // seconds after the forward starts, smoothed (fast sync)
+};
+
+struct Task {
+    enum Kind { execute, merge } kind = execute;
+    size_t device = 0;
+    std::string name;
+    std::vector<size_t> nodes;  // model graph nodes it runs (execute)
+    hetero_executable* exe = nullptr;
+    std::vector<hetero_binding> bindings;
+    std::vector<int> inputs, outputs;  // exchanges
+    // merge: parts (exchange, rows [r0, r1)) into `merged` of width `width`
+    std::vector<std::pair<int, Share>> parts;
+    int merged = -1;
+    int64_t width = 0;
+    // execute of one share of a split: which share, and the merge task that collects it
+    int share = -1;
+    int64_t share_rows = 0;
+    size_t merge_task = 0;
+};
+
+struct Session::Program {
+    int32_t n = 0;
+    int phase = kPrefill;
+    ModelGraph graph;
+    std::vector<std::unique_ptr<Exchange>> exchanges;
+    std::vector<Task> tasks;
+    std::map<size_t, std::vector<size_t>> per_device;  // device -> its tasks, in order
+    int tokens = -1, positions = -1, logits = -1;
+    // One forward's shared state.
+    uint64_t generation = 0;
+    Clock::time_point started;
+    std::atomic<bool> failed{false};
+    std::mutex mu;
+    std::condition_variable cv;  // ready flags (block mode) and worker completion
+    int running = 0;
+    std::string error;
+};
 
 Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions& options)
     : model_(model), plan_(plan), options_(options) {
@@ -112,184 +207,455 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
     n_ctx_ = context_length(hp, options.n_ctx);
     if (options_.max_batch < 1) throw Error("max_batch must be at least 1");
     options_.max_batch = std::min(options_.max_batch, n_ctx_);
-    const int64_t D = hp.n_embd, kv_dim = hp.n_head_kv * hp.head_dim;
-    for (const Segment& seg : plan_.segments) {
-        auto s = std::make_unique<SegmentState>();
-        s->seg = seg;
-        s->p = seg.device.provider;
-        s->api = &s->p->api();
-        s->dev = seg.device.index;
-        s->stats.label = seg.device.label();
-        const uint64_t B = uint64_t(options_.max_batch);
-        s->positions = s->alloc(B * 4, "positions");
-        if (seg.embedding) s->tokens = s->alloc(B * 4, "token ids");
-        else s->hidden_in = s->alloc(B * D * 4, "hidden state in");
-        s->hidden_out = s->alloc(B * D * 4, "hidden state out");
-        if (seg.head) s->logits = s->alloc(uint64_t(hp.n_vocab) * 4, "logits");
-        const bool half = options_.cache_type == CacheType::f16 ||
-                          (options_.cache_type == CacheType::automatic && seg.device.props.kind != HETERO_DEVICE_CPU);
-        s->cache_dtype = half ? HETERO_DTYPE_F16 : HETERO_DTYPE_F32;
-        const uint64_t cache_bytes = uint64_t(n_ctx_) * kv_dim * (half ? 2 : 4);
-        for (int l = seg.layer_begin; l < seg.layer_end; ++l) {
-            s->k_cache.push_back(s->alloc(cache_bytes, fmt::format("layer {} K cache", l)));
-            s->v_cache.push_back(s->alloc(cache_bytes, fmt::format("layer {} V cache", l)));
-        }
-        segments_.push_back(std::move(s));
+    if (plan_.layers.size() != size_t(hp.n_layer + 1))
+        throw Error(fmt::format("the plan has {} layer entries, the model needs {}", plan_.layers.size(), hp.n_layer + 1));
+    devices_.resize(plan_.devices.size());
+    const std::vector<size_t> used = plan_.used_devices();
+    for (size_t d : used) {
+        if (d >= plan_.devices.size()) throw Error("the plan names a device it does not list");
+        auto dv = std::make_unique<Device>();
+        dv->index = d;
+        dv->ref = plan_.devices[d];
+        dv->p = dv->ref.provider;
+        dv->api = &dv->p->api();
+        dv->dev = dv->ref.index;
+        dv->stats.label = dv->ref.label();
+        if (used.size() > 1) dv->start_worker();
+        devices_[d] = std::move(dv);
+    }
+    const uint64_t kv_dim = uint64_t(hp.n_head_kv * hp.head_dim);
+    for (int l = 0; l < int(hp.n_layer); ++l) {
+        Device& dv = *devices_[plan_.layers[size_t(l)].home];
+        const uint64_t bytes = uint64_t(n_ctx_) * kv_dim * (cache_dtype(options_.cache_type, dv.ref.props) == HETERO_DTYPE_F16 ? 2 : 4);
+        kv_caches_.push_back({dv.alloc(bytes, fmt::format("layer {} K cache", l)), dv.alloc(bytes, fmt::format("layer {} V cache", l))});
     }
     logits_.resize(size_t(hp.n_vocab));
 }
 
-Session::~Session() = default;
+Session::~Session() {
+    for (auto& [n, prog] : programs_)
+        for (Task& t : prog->tasks)
+            if (t.exe) devices_[t.device]->api->executable_release(devices_[t.device]->p->ep(), t.exe);
+}
 
 std::vector<SegmentStats> Session::stats() const {
     std::vector<SegmentStats> out;
-    for (const auto& s : segments_) out.push_back(s->stats);
+    for (const auto& d : devices_)
+        if (d) out.push_back(d->stats);
     return out;
+}
+
+// Cuts the model graph into tasks and compiles them.
+Session::Program& Session::program(int32_t n) {
+    auto found = programs_.find(n);
+    if (found != programs_.end()) return *found->second;
+    const LlamaHParams& hp = model_.hparams;
+    auto prog = std::make_unique<Program>();
+    Program& P = *prog;
+    P.n = n;
+    P.phase = n > 1 ? kPrefill : kDecode;
+    std::vector<uint32_t> cache(size_t(hp.n_layer));
+    for (int l = 0; l < int(hp.n_layer); ++l) cache[size_t(l)] = cache_dtype(options_.cache_type, plan_.devices[plan_.layers[size_t(l)].home].props);
+    P.graph = build_model_graph(model_, n, n_ctx_, cache);
+    const ModelGraph& g = P.graph;
+
+    // 1. Tasks: runs of consecutive nodes on one device; a split matmul is one
+    //    task per share plus a merge on its layer's home; the head starts a task.
+    std::vector<long> producer_task(g.tensors.size(), -1);
+    std::vector<std::vector<size_t>> reader_tasks(g.tensors.size());
+    std::vector<std::vector<Share>> node_shares(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const ModelNode& mn = g.nodes[i];
+        const size_t home = plan_.layers[size_t(mn.layer)].home;
+        if (mn.node.op == HETERO_OP_MATMUL && is_matmul_role(mn.role)) {
+            const int64_t rows = g.tensors[size_t(mn.node.inputs[1])].desc.shape[0];
+            node_shares[i] = plan_.shares(mn.layer, mn.role, P.phase, rows);
+        } else {
+            node_shares[i] = {Share{home, 0, 0}};
+        }
+    }
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const ModelNode& mn = g.nodes[i];
+        const std::vector<Share>& sh = node_shares[i];
+        const bool split = sh.size() > 1;
+        Task* last = P.tasks.empty() ? nullptr : &P.tasks.back();
+        const bool head_starts = mn.layer == g.n_layer && (i == 0 || g.nodes[i - 1].layer != g.n_layer);
+        const bool last_was_split = last && (last->kind == Task::merge || node_shares[last->nodes.back()].size() > 1);
+        if (!split && last && last->kind == Task::execute && last->device == sh[0].device && !head_starts && !last_was_split) {
+            last->nodes.push_back(i);
+            continue;
+        }
+        if (!split) {
+            Task t;
+            t.device = sh[0].device;
+            t.nodes = {i};
+            P.tasks.push_back(std::move(t));
+            continue;
+        }
+        for (size_t s = 0; s < sh.size(); ++s) {
+            Task t;
+            t.device = sh[s].device;
+            t.nodes = {i};
+            t.share = int(s);
+            t.merge_task = P.tasks.size() + sh.size() - s;
+            P.tasks.push_back(std::move(t));
+        }
+        Task m;
+        m.kind = Task::merge;
+        m.device = plan_.layers[size_t(mn.layer)].home;
+        m.nodes = {i};
+        P.tasks.push_back(std::move(m));
+    }
+    // Who produces and who reads every tensor (merge tasks produce split outputs).
+    for (size_t ti = 0; ti < P.tasks.size(); ++ti) {
+        const Task& t = P.tasks[ti];
+        for (size_t i : t.nodes) {
+            const hetero_node& nd = g.nodes[i].node;
+            if (t.kind == Task::merge) {
+                producer_task[size_t(nd.output)] = long(ti);
+                continue;
+            }
+            for (uint32_t k = 0; k < nd.n_inputs; ++k) reader_tasks[size_t(nd.inputs[k])].push_back(ti);
+            if (node_shares[i].size() == 1) producer_task[size_t(nd.output)] = long(ti);
+        }
+    }
+    producer_task[size_t(g.last_hidden)] = producer_task[size_t(g.final_hidden)];
+
+    // 2. Exchanges: tensors read outside the task that writes them, plus the
+    //    inputs and the logits.
+    std::vector<int> exchange_of(g.tensors.size(), -1);
+    auto new_exchange = [&](const std::string& name, uint64_t bytes, long producer) {
+        auto e = std::make_unique<Exchange>();
+        e->name = name;
+        e->bytes = bytes;
+        e->host = std::make_unique<HostBlock>(bytes);
+        e->producer = producer;
+        P.exchanges.push_back(std::move(e));
+        return int(P.exchanges.size() - 1);
+    };
+    auto task_device = [&](long ti) { return ti < 0 ? -1L : long(P.tasks[size_t(ti)].device); };
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+        const ModelTensor& mt = g.tensors[t];
+        if (mt.use == TensorUse::weight || mt.use == TensorUse::k_cache || mt.use == TensorUse::v_cache) continue;
+        const long prod = producer_task[t];
+        bool crosses = mt.use != TensorUse::activation;
+        for (size_t r : reader_tasks[t]) crosses = crosses || long(r) != prod;
+        if (t == size_t(g.final_hidden)) crosses = true;  // the head reads its last row
+        if (!crosses) continue;
+        exchange_of[t] = new_exchange(g.name(int32_t(t)), sdk::tensor_bytes(mt.desc), task_device(prod));
+        Exchange& e = *P.exchanges.back();
+        e.needs_host = mt.use == TensorUse::logits;
+        if (prod >= 0 && P.tasks[size_t(prod)].kind == Task::merge) e.producer = -1;  // merged on the host
+        for (size_t r : reader_tasks[t])
+            if (long(P.tasks[r].device) != e.producer) e.needs_host = true;
+    }
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+        if (g.tensors[t].use == TensorUse::tokens) P.tokens = exchange_of[t];
+        if (g.tensors[t].use == TensorUse::positions) P.positions = exchange_of[t];
+        if (g.tensors[t].use == TensorUse::logits) P.logits = exchange_of[t];
+    }
+    {
+        Exchange& lh = *P.exchanges[size_t(exchange_of[size_t(g.last_hidden)])];
+        lh.alias_of = exchange_of[size_t(g.final_hidden)];
+        lh.alias_offset = uint64_t(n - 1) * uint64_t(hp.n_embd) * 4;
+    }
+    // A device's binding of an exchange: imported host memory, or its own buffer.
+    auto bind_on = [&](int x, size_t d) -> Exchange::OnDevice& {
+        Exchange& e = *P.exchanges[size_t(x)];
+        auto it = e.on_device.find(d);
+        if (it != e.on_device.end()) return it->second;
+        Exchange::OnDevice od;
+        if (e.alias_of >= 0 && long(d) == e.producer) {
+            Exchange::OnDevice& base = P.exchanges[size_t(e.alias_of)]->on_device.at(d);
+            od.buffer = base.buffer;
+            od.offset = base.offset + e.alias_offset;
+            od.imported = base.imported;
+        } else {
+            Device& dv = *devices_[d];
+            od.buffer = dv.import(e.host->data, e.bytes);
+            od.imported = od.buffer != nullptr;
+            if (!od.buffer) od.buffer = dv.alloc(e.bytes, e.name);
+        }
+        return e.on_device.emplace(d, od).first->second;
+    };
+
+    // 3. One graph per execute task, compiled on its device.
+    for (size_t ti = 0; ti < P.tasks.size(); ++ti) {
+        Task& t = P.tasks[ti];
+        const ModelNode& first = g.nodes[t.nodes.front()];
+        if (t.kind == Task::merge) {
+            const size_t i = t.nodes.front();
+            const hetero_node& nd = g.nodes[i].node;
+            t.merged = exchange_of[size_t(nd.output)];
+            t.width = g.tensors[size_t(nd.inputs[1])].desc.shape[0];
+            t.name = fmt::format("merge {}", g.name(nd.output));
+            P.exchanges[size_t(t.merged)]->producer = -1;
+            continue;
+        }
+        Device& dv = *devices_[t.device];
+        GraphBuilder gb;
+        std::map<int32_t, int32_t> local;
+        std::vector<hetero_binding> constants;
+        const bool split = t.share >= 0;
+        const Share share = split ? node_shares[t.nodes[0]][size_t(t.share)] : Share{};
+        t.share_rows = share.row_end - share.row_begin;
+        auto map_tensor = [&](int32_t id, bool is_output) -> int32_t {
+            auto it = local.find(id);
+            if (it != local.end()) return it->second;
+            const ModelTensor& mt = g.tensors[size_t(id)];
+            std::vector<int64_t> shape(mt.desc.shape, mt.desc.shape + mt.desc.ndim);
+            int32_t lid = -1;
+            if (mt.use == TensorUse::weight) {
+                const WeightView& w = model_.weight(mt.desc.name);
+                int64_t r0 = 0, r1 = w.shape[0];
+                if (split) {
+                    r0 = share.row_begin;
+                    r1 = share.row_end;
+                    shape[0] = r1 - r0;
+                }
+                lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_CONSTANT, mt.desc.name);
+                constants.push_back({lid, 0, dv.weight(w, r0, r1), 0});
+            } else if (mt.use == TensorUse::k_cache || mt.use == TensorUse::v_cache) {
+                lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
+                if (plan_.layers[size_t(mt.layer)].home != t.device)
+                    throw Error(fmt::format("internal: layer {} attention is not on its KV cache's device", mt.layer));
+                auto& kv = kv_caches_[size_t(mt.layer)];
+                t.bindings.push_back({lid, 0, mt.use == TensorUse::k_cache ? kv.first : kv.second, 0});
+            } else if (split && is_output) {
+                shape = {shape[0], share.row_end - share.row_begin};
+                lid = gb.tensor(HETERO_DTYPE_F32, shape, HETERO_TENSOR_BOUND, fmt::format("{} rows {}-{}", mt.desc.name, share.row_begin, share.row_end));
+                const int x = new_exchange(fmt::format("{} rows {}-{}", mt.desc.name, share.row_begin, share.row_end),
+                                           uint64_t(shape[0] * shape[1]) * 4, long(t.device));
+                P.exchanges[size_t(x)]->needs_host = true;
+                t.outputs.push_back(x);
+                const Exchange::OnDevice& od = bind_on(x, t.device);
+                t.bindings.push_back({lid, 0, od.buffer, od.offset});
+                P.tasks[t.merge_task].parts.push_back({x, share});
+                return lid;  // not memoised: the split output is not the model tensor
+            } else if (exchange_of[size_t(id)] >= 0) {
+                const int x = exchange_of[size_t(id)];
+                lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
+                const Exchange::OnDevice& od = bind_on(x, t.device);
+                t.bindings.push_back({lid, 0, od.buffer, od.offset});
+                (is_output ? t.outputs : t.inputs).push_back(x);
+            } else {
+                lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_INTERNAL, mt.desc.name);
+            }
+            local[id] = lid;
+            return lid;
+        };
+        for (size_t i : t.nodes) {
+            const hetero_node& nd = g.nodes[i].node;
+            hetero_node ln = nd;
+            for (uint32_t k = 0; k < nd.n_inputs; ++k) ln.inputs[k] = map_tensor(nd.inputs[k], false);
+            ln.output = map_tensor(nd.output, true);
+            gb.node(ln);
+        }
+        if (t.outputs.empty() && t.nodes.back() + 1 == g.nodes.size()) throw Error("internal: the head writes no logits");
+        // last_hidden is produced by whoever produces final_hidden.
+        for (int x : t.outputs)
+            if (x == exchange_of[size_t(g.final_hidden)]) t.outputs.push_back(exchange_of[size_t(g.last_hidden)]);
+        const hetero_graph view = gb.view();
+        if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
+        const int first_layer = first.layer, last_layer = g.nodes[t.nodes.back()].layer;
+        t.name = split ? fmt::format("layer {} {} rows {}-{}", first_layer, role_name(first.role), share.row_begin, share.row_end - 1)
+                 : first_layer == g.n_layer ? std::string("output head")
+                 : first_layer == last_layer ? fmt::format("layer {} {}-{}", first_layer, role_name(first.role), role_name(g.nodes[t.nodes.back()].role))
+                                             : fmt::format("layers {}-{}", first_layer, last_layer);
+        dv.p->check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &t.exe),
+                    fmt::format("compiling {} for {} tokens on {}", t.name, n, dv.ref.label()));
+    }
+    for (size_t ti = 0; ti < P.tasks.size(); ++ti) P.per_device[P.tasks[ti].device].push_back(ti);
+    return *programs_.emplace(n, std::move(prog)).first->second;
 }
 
 namespace {
 
-// Adds the weight `name` as a constant of the graph (once) and records its binding.
-class WeightBinder {
-public:
-    WeightBinder(GraphBuilder& g, const ModelFile& m, std::function<hetero_buffer*(const WeightView&)> upload)
-        : g_(g), m_(m), upload_(std::move(upload)) {}
-    int32_t operator()(const std::string& name) {
-        auto it = ids_.find(name);
-        if (it != ids_.end()) return it->second;
-        const WeightView& w = m_.weight(name);
-        const int32_t id = g_.tensor(w.dtype, w.shape, HETERO_TENSOR_CONSTANT, name);
-        constants.push_back(hetero_binding{id, 0, upload_(w), 0});
-        ids_[name] = id;
-        return id;
+// Marks an exchange readable from the host for this forward.
+void set_ready(Exchange& e, uint64_t generation, double since_start, std::mutex& mu, std::condition_variable& cv, bool notify) {
+    e.expected_ready = e.expected_ready == 0 ? since_start : 0.8 * e.expected_ready + 0.2 * since_start;
+    e.ready.store(generation, std::memory_order_release);
+    if (notify) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
     }
-    bool has(const std::string& name) const { return m_.weights.count(name) != 0; }
-    std::vector<hetero_binding> constants;
-
-private:
-    GraphBuilder& g_;
-    const ModelFile& m_;
-    std::function<hetero_buffer*(const WeightView&)> upload_;
-    std::map<std::string, int32_t> ids_;
-};
+}
 
 }  // namespace
 
-void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
-    const LlamaHParams& hp = model_.hparams;
-    const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
-    std::vector<int32_t> positions(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) positions[size_t(i)] = pos + i;
-
-    for (size_t si = 0; si < segments_.size(); ++si) {
-        SegmentState& s = *segments_[si];
-        const auto t0 = std::chrono::steady_clock::now();
-        auto& api = *s.api;
-        hetero_ep* ep = s.p->ep();
-        s.p->check(api.buffer_write(ep, s.positions, 0, positions.data(), uint64_t(n) * 4), "writing positions");
-        if (s.seg.embedding) s.p->check(api.buffer_write(ep, s.tokens, 0, tokens, uint64_t(n) * 4), "writing token ids");
-
-        Compiled& c = s.layers_exe[n];
-        if (!c.exe) {
-            GraphBuilder g;
-            WeightBinder W(g, model_, [&](const WeightView& w) { return s.weight(w); });
-            const int32_t pos_t = g.tensor(HETERO_DTYPE_I32, {n}, HETERO_TENSOR_BOUND, "positions");
-            c.bindings.push_back({pos_t, 0, s.positions, 0});
-            int32_t x;
-            if (s.seg.embedding) {
-                const int32_t ids = g.tensor(HETERO_DTYPE_I32, {n}, HETERO_TENSOR_BOUND, "tokens");
-                c.bindings.push_back({ids, 0, s.tokens, 0});
-                x = g.node(HETERO_OP_EMBEDDING, {W("token_embd.weight"), ids},
-                           g.tensor(HETERO_DTYPE_F32, {n, D}, HETERO_TENSOR_INTERNAL, "embd"));
-            } else {
-                x = g.tensor(HETERO_DTYPE_F32, {n, D}, HETERO_TENSOR_BOUND, "hidden_in");
-                c.bindings.push_back({x, 0, s.hidden_in, 0});
+// Runs one device's tasks of a forward, in order.
+void Session::run_tasks(Program& P, size_t device, int32_t pos) {
+    Device& dv = *devices_[device];
+    const hetero_ep_api& api = *dv.api;
+    hetero_ep* ep = dv.p->ep();
+    const bool notify = options_.sync == SyncMode::block;
+    TraceRecorder* trace = options_.trace;
+    std::vector<hetero_event*> pending;
+    auto finish = [&](hetero_event* ev, const std::string& what) {
+        const hetero_status st = api.event_wait(ep, ev);
+        api.event_release(ep, ev);
+        dv.p->check(st, what);
+    };
+    auto finish_pending = [&] {
+        // Every event is waited for, even after a failure; the first error wins.
+        std::string first;
+        for (hetero_event* ev : pending) {
+            try {
+                finish(ev, "running " + dv.ref.label());
+            } catch (const std::exception& e) {
+                if (first.empty()) first = e.what();
             }
-            auto internal = [&](std::initializer_list<int64_t> shape, const std::string& name) {
-                return g.tensor(HETERO_DTYPE_F32, shape, HETERO_TENSOR_INTERNAL, name);
-            };
-            auto matmul = [&](int32_t in, const std::string& w, const std::string& bias, int32_t out) {
-                if (!bias.empty() && W.has(bias)) return g.node(HETERO_OP_MATMUL, {in, W(w), W(bias)}, out);
-                return g.node(HETERO_OP_MATMUL, {in, W(w)}, out);
-            };
-            const float eps = hp.norm_eps;
-            const float scale = 1.0f / std::sqrt(float(Hd));
-            for (int l = s.seg.layer_begin; l < s.seg.layer_end; ++l) {
-                const std::string b = fmt::format("blk.{}.", l);
-                const size_t li = size_t(l - s.seg.layer_begin);
-                const int32_t h = g.node(HETERO_OP_RMSNORM, {x, W(b + "attn_norm.weight")}, internal({n, D}, b + "attn_in"), {eps});
-                const int32_t q = matmul(h, b + "attn_q.weight", b + "attn_q.bias", internal({n, H, Hd}, b + "q"));
-                const int32_t k = matmul(h, b + "attn_k.weight", b + "attn_k.bias", internal({n, Hkv, Hd}, b + "k"));
-                const int32_t v = matmul(h, b + "attn_v.weight", b + "attn_v.bias", internal({n, Hkv, Hd}, b + "v"));
-                const int32_t qr = g.node(HETERO_OP_ROPE, {q, pos_t}, internal({n, H, Hd}, b + "q_rope"), {hp.rope_freq_base},
-                                          {hp.rope_mode, hp.rope_dims});
-                const int32_t kr = g.node(HETERO_OP_ROPE, {k, pos_t}, internal({n, Hkv, Hd}, b + "k_rope"), {hp.rope_freq_base},
-                                          {hp.rope_mode, hp.rope_dims});
-                const int32_t kc = g.tensor(s.cache_dtype, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "k_cache");
-                const int32_t vc = g.tensor(s.cache_dtype, {n_ctx_, Hkv, Hd}, HETERO_TENSOR_BOUND, b + "v_cache");
-                c.bindings.push_back({kc, 0, s.k_cache[li], 0});
-                c.bindings.push_back({vc, 0, s.v_cache[li], 0});
-                g.node(HETERO_OP_STORE_ROWS, {kr, pos_t}, kc);
-                g.node(HETERO_OP_STORE_ROWS, {v, pos_t}, vc);
-                const int32_t att = g.node(HETERO_OP_ATTENTION, {qr, kc, vc, pos_t}, internal({n, H, Hd}, b + "attn"), {scale});
-                const int32_t o = matmul(att, b + "attn_output.weight", "", internal({n, D}, b + "attn_out"));
-                const int32_t x2 = g.node(HETERO_OP_ADD, {x, o}, internal({n, D}, b + "resid_attn"));
-                const int32_t h2 = g.node(HETERO_OP_RMSNORM, {x2, W(b + "ffn_norm.weight")}, internal({n, D}, b + "ffn_in"), {eps});
-                const int32_t gate = matmul(h2, b + "ffn_gate.weight", "", internal({n, hp.n_ff}, b + "gate"));
-                const int32_t up = matmul(h2, b + "ffn_up.weight", "", internal({n, hp.n_ff}, b + "up"));
-                const int32_t act = g.node(HETERO_OP_SWIGLU, {gate, up}, internal({n, hp.n_ff}, b + "swiglu"));
-                const int32_t down = matmul(act, b + "ffn_down.weight", "", internal({n, D}, b + "ffn_out"));
-                const bool last = l + 1 == s.seg.layer_end;
-                const int32_t out = last ? g.tensor(HETERO_DTYPE_F32, {n, D}, HETERO_TENSOR_BOUND, "hidden_out")
-                                         : internal({n, D}, b + "out");
-                x = g.node(HETERO_OP_ADD, {x2, down}, out);
-                if (last) c.bindings.push_back({x, 0, s.hidden_out, 0});
-            }
-            const hetero_graph view = g.view();
-            if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
-            s.p->check(api.compile(ep, s.dev, &view, W.constants.data(), W.constants.size(), &c.exe),
-                       fmt::format("compiling layers {}-{} for {} tokens", s.seg.layer_begin, s.seg.layer_end - 1, n));
         }
-        // Work on one device runs in submission order, so the head and the
-        // blocking read behind it need no wait on the layers in between: one
-        // host round trip per token instead of three on a GPU.
-        InFlight layers_run(api, *s.p, "running layers");
-        s.p->check(api.execute(ep, c.exe, c.bindings.data(), c.bindings.size(), &layers_run.event), "running layers");
-
-        if (s.seg.head) {
-            if (!s.head_exe.exe) {
-                GraphBuilder g;
-                WeightBinder W(g, model_, [&](const WeightView& w) { return s.weight(w); });
-                const int32_t hid = g.tensor(HETERO_DTYPE_F32, {1, D}, HETERO_TENSOR_BOUND, "hidden_last");
-                const int32_t hn = g.node(HETERO_OP_RMSNORM, {hid, W("output_norm.weight")},
-                                          g.tensor(HETERO_DTYPE_F32, {1, D}, HETERO_TENSOR_INTERNAL, "final_norm"), {hp.norm_eps});
-                const int32_t logits = g.tensor(HETERO_DTYPE_F32, {1, hp.n_vocab}, HETERO_TENSOR_BOUND, "logits");
-                g.node(HETERO_OP_MATMUL, {hn, W(W.has("output.weight") ? "output.weight" : "token_embd.weight")}, logits);
-                const hetero_graph view = g.view();
-                s.p->check(api.compile(ep, s.dev, &view, W.constants.data(), W.constants.size(), &s.head_exe.exe),
-                           "compiling the output head");
-                s.head_exe.bindings = {{hid, 0, s.hidden_out, 0}, {logits, 0, s.logits, 0}};
-            }
-            // Only the last token's logits are needed: bind its row in place.
-            s.head_exe.bindings[0].offset = uint64_t(n - 1) * uint64_t(D) * 4;
-            InFlight head_run(api, *s.p, "running the output head");
-            s.p->check(api.execute(ep, s.head_exe.exe, s.head_exe.bindings.data(), s.head_exe.bindings.size(), &head_run.event),
-                       "running the output head");
-            s.p->check(api.buffer_read(ep, s.logits, 0, logits_.data(), logits_.size() * 4), "reading logits");
-            layers_run.finish();  // a kernel's error flag outranks the logits read
-            head_run.finish();
+        pending.clear();
+        if (!first.empty()) throw Error(first);
+    };
+    // Waits until `e` is readable from the host: sleep for the predicted rest,
+    // then poll (HeteroLLM's fast synchronisation), or block on the cv.
+    auto wait_ready = [&](Exchange& e) {
+        if (e.ready.load(std::memory_order_acquire) == P.generation) return;
+        const auto t0 = Clock::now();
+        if (options_.sync == SyncMode::block) {
+            std::unique_lock<std::mutex> lock(P.mu);
+            P.cv.wait(lock, [&] { return e.ready.load(std::memory_order_acquire) == P.generation || P.failed.load(); });
         } else {
-            // Hand the hidden state to the next device through host memory.
-            SegmentState& next = *segments_[si + 1];
-            const uint64_t bytes = uint64_t(n) * uint64_t(D) * 4;
-            transfer_.resize(size_t(n * D));
-            s.p->check(api.buffer_read(ep, s.hidden_out, 0, transfer_.data(), bytes), "reading hidden state");
-            layers_run.finish();
-            next.p->check(next.api->buffer_write(next.p->ep(), next.hidden_in, 0, transfer_.data(), bytes), "writing hidden state");
+            const double rest = e.expected_ready - seconds_since(P.started);
+            if (rest > 200e-6) std::this_thread::sleep_for(std::chrono::duration<double>(rest - 100e-6));
+            while (e.ready.load(std::memory_order_acquire) != P.generation && !P.failed.load()) std::this_thread::yield();
         }
-        s.stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        s.stats.runs += 1;
+        if (P.failed.load()) throw Aborted{};
+        if (trace) trace->add({dv.ref.label(), "wait " + e.name, "wait", t0, seconds_since(t0), -1});
+    };
+    const auto t_start = Clock::now();
+    try {
+        for (size_t ti : P.per_device.at(device)) {
+            Task& t = P.tasks[ti];
+            if (t.kind == Task::merge) {
+                Exchange& out = *P.exchanges[size_t(t.merged)];
+                for (auto& [x, share] : t.parts) wait_ready(*P.exchanges[size_t(x)]);
+                const auto t0 = Clock::now();
+                const int64_t rows = int64_t(out.bytes / 4) / t.width;
+                for (auto& [x, share] : t.parts) {
+                    const int64_t w = share.row_end - share.row_begin;
+                    const float* src = reinterpret_cast<const float*>(P.exchanges[size_t(x)]->host->data);
+                    float* dst = reinterpret_cast<float*>(out.host->data);
+                    for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * t.width + share.row_begin, src + r * w, size_t(w) * 4);
+                }
+                if (trace) trace->add({dv.ref.label(), t.name, "merge", t0, seconds_since(t0), -1});
+                set_ready(out, P.generation, seconds_since(P.started), P.mu, P.cv, notify);
+                continue;
+            }
+            // Inputs from other devices (or the host): wait, then copy in unless imported.
+            for (int x : t.inputs) {
+                Exchange& e = *P.exchanges[size_t(x)];
+                if (e.producer == long(device)) continue;
+                wait_ready(e);
+                Exchange::OnDevice& od = e.on_device.at(device);
+                if (od.imported || od.delivered == P.generation) continue;
+                const auto t0 = Clock::now();
+                dv.p->check(api.buffer_write(ep, od.buffer, od.offset, e.host->data, e.bytes), "writing " + e.name);
+                od.delivered = P.generation;
+                if (trace) trace->add({dv.ref.label(), "write " + e.name, "transfer", t0, seconds_since(t0), -1});
+            }
+            const auto t0 = Clock::now();
+            hetero_event* ev = nullptr;
+            dv.p->check(api.execute(ep, t.exe, t.bindings.data(), t.bindings.size(), &ev), "running " + t.name);
+            dv.stats.runs += 1;
+            if (trace) {
+                // Each task is waited for, so its slice is its device time.
+                if (ev) finish(ev, "running " + t.name);
+                ev = nullptr;
+                double predicted = -1;
+                if (options_.cost) {
+                    predicted = options_.cost->launch_seconds(device);
+                    for (size_t i : t.nodes) {
+                        OpShape s = op_shape(P.graph, i, int64_t(pos) + (P.n + 1) / 2);
+                        if (t.share >= 0) s.m = t.share_rows;
+                        const double v = options_.cost->node_seconds(device, s);
+                        predicted += v > 0 ? v : 0;
+                    }
+                }
+                trace->add({dv.ref.label(), t.name, "execute", t0, seconds_since(t0), predicted});
+            } else if (ev) {
+                pending.push_back(ev);
+            }
+            // Outputs others read: make them readable from the host.
+            for (int x : t.outputs) {
+                Exchange& e = *P.exchanges[size_t(x)];
+                if (!e.needs_host) continue;
+                const Exchange::OnDevice& od = e.on_device.at(device);
+                const auto tr = Clock::now();
+                if (od.imported) {
+                    finish_pending();  // the device wrote the host's memory itself
+                } else {
+                    // Work on one device runs in submission order: the read sees the results.
+                    dv.p->check(api.buffer_read(ep, od.buffer, od.offset, e.host->data, e.bytes), "reading " + e.name);
+                    finish_pending();  // a kernel's error outranks the data read
+                    if (trace) trace->add({dv.ref.label(), "read " + e.name, "transfer", tr, seconds_since(tr), -1});
+                }
+                set_ready(e, P.generation, seconds_since(P.started), P.mu, P.cv, notify);
+            }
+        }
+        finish_pending();
+    } catch (...) {
+        try {
+            finish_pending();
+        } catch (...) {
+        }
+        dv.stats.seconds += seconds_since(t_start);
+        throw;
     }
+    dv.stats.seconds += seconds_since(t_start);
+}
+
+void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
+    Program& P = program(n);
+    P.generation = ++generation_;
+    P.started = Clock::now();
+    P.failed = false;
+    P.error.clear();
+    const auto fill = [&](int x, auto value) {
+        if (x < 0) return;
+        Exchange& e = *P.exchanges[size_t(x)];
+        int32_t* v = reinterpret_cast<int32_t*>(e.host->data);
+        for (int32_t i = 0; i < n; ++i) v[i] = value(i);
+        e.ready.store(P.generation, std::memory_order_release);
+    };
+    fill(P.tokens, [&](int32_t i) { return tokens[i]; });
+    fill(P.positions, [&](int32_t i) { return pos + i; });
+    if (P.per_device.size() == 1) {
+        run_tasks(P, P.per_device.begin()->first, pos);
+    } else {
+        P.running = int(P.per_device.size());
+        for (auto& [d, list] : P.per_device) {
+            Device& dv = *devices_[d];
+            const size_t dev = d;
+            {
+                std::lock_guard<std::mutex> lock(dv.mu);
+                dv.job = [this, &P, dev, pos] {
+                    std::string err;
+                    try {
+                        run_tasks(P, dev, pos);
+                    } catch (const Aborted&) {
+                    } catch (const std::exception& e) {
+                        err = e.what();
+                    }
+                    std::lock_guard<std::mutex> lock(P.mu);
+                    if (!err.empty() && P.error.empty()) {
+                        P.error = err;
+                        P.failed = true;
+                    }
+                    P.running -= 1;
+                    P.cv.notify_all();
+                };
+                dv.go += 1;
+            }
+            dv.cv.notify_all();
+        }
+        std::unique_lock<std::mutex> lock(P.mu);
+        P.cv.wait(lock, [&] { return P.running == 0; });
+        if (!P.error.empty()) throw Error(P.error);
+    }
+    std::memcpy(logits_.data(), P.exchanges[size_t(P.logits)]->host->data, logits_.size() * 4);
 }
 
 const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, int32_t pos) {
@@ -300,7 +666,9 @@ const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, i
         if (t < 0 || t >= model_.hparams.n_vocab) throw Error(fmt::format("token id {} outside the vocabulary of {}", t, model_.hparams.n_vocab));
     for (size_t off = 0; off < tokens.size(); off += size_t(options_.max_batch)) {
         const int32_t n = int32_t(std::min<size_t>(size_t(options_.max_batch), tokens.size() - off));
+        const auto t0 = Clock::now();
         evaluate_chunk(tokens.data() + off, n, pos + int32_t(off));
+        if (options_.trace) options_.trace->add({"host", fmt::format("forward {} tokens at {}", n, pos + int32_t(off)), "forward", t0, seconds_since(t0), -1});
     }
     return logits_;
 }

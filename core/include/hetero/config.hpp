@@ -6,14 +6,29 @@
 //     "providers": [
 //       {"name": "cpu", "options": {"threads": 2}},
 //       {"name": "opencl", "devices": ["NVIDIA"], "enabled": true}
-//     ]
+//     ],
+//     "plan": {
+//       "pin":   [{"layers": "0-3", "device": "opencl:0"},
+//                 {"layers": "all", "op": "ffn_down", "device": "cpu:0"}],
+//       "split": [{"layers": "all", "op": "attn_q", "devices": ["cpu:0", "vulkan:0"], "ratio": [1, 3]}],
+//       "splits": true
+//     }
 //   }
+//
+// "plan" constrains the partition solver: "pin" puts layers (their home:
+// norms, attention and KV cache) or one matmul of them ("op": attn_q, attn_k,
+// attn_v, attn_output, ffn_gate, ffn_up, ffn_down, output) on a device;
+// "split" cuts matmuls (all of a layer's, or "op") by output rows across
+// devices in the given proportions (equal when "ratio" is absent); "splits":
+// false forbids the solver's own row splits. "layers" is "all", "head", "N"
+// or "A-B".
 //
 // Listing providers selects them, in priority order. Unknown keys and wrong
 // types are errors naming the key and the file.
 #pragma once
 
 #include <hetero/registry.hpp>
+#include <hetero/solver/plan_constraints.hpp>
 
 #include <map>
 #include <optional>
@@ -33,6 +48,7 @@ struct Config {
     std::string source;  // file it came from, for messages
     std::vector<std::string> plugin_dirs;
     std::vector<ProviderConfig> providers;  // empty = every provider found
+    PlanConstraints plan;
 
     static Config parse(const std::string& json_text, const std::string& source);
     static Config load(const std::string& path);

@@ -18,6 +18,8 @@ public:
     // Adds a node writing a new internal tensor (or `out` when given) and returns its id.
     int32_t node(uint32_t op, std::initializer_list<int32_t> inputs, int32_t out, std::initializer_list<float> fparams = {},
                  std::initializer_list<int64_t> iparams = {});
+    // Appends a ready node whose tensor ids index this builder's tensors.
+    void node(const hetero_node& n) { nodes_.push_back(n); }
     const hetero_tensor_desc& desc(int32_t id) const { return tensors_.at(size_t(id)); }
     hetero_graph view() const;
     size_t node_count() const { return nodes_.size(); }

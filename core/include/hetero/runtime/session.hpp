@@ -1,6 +1,12 @@
-// Runs a llama-family model over a Plan: uploads weights once per device,
-// keeps the KV cache on the device owning each layer, compiles one executable
-// per segment and batch size, and moves activations between devices.
+// Runs a llama-family model over a Plan. The model graph of each chunk size
+// is cut into tasks where the device changes or a matmul is split across
+// devices; every device runs its tasks in order on its own worker thread
+// (on the calling thread when the plan uses one device), tensors that cross
+// devices are handed over through host memory (imported, so not copied, by
+// devices that share the host's memory), and the row shares of a split
+// matmul are merged where the next op runs. Weights are uploaded once per
+// device (only the rows a device computes), each layer's KV cache lives on
+// its home device.
 #pragma once
 
 #include <hetero/model/model.hpp>
@@ -13,17 +19,30 @@
 
 namespace hetero {
 
+class CostModel;
+class TraceRecorder;
+
 // Element type of the KV cache. automatic: f16 on GPU and NPU devices (half
 // the cache traffic; their attention kernels compute in f16 anyway), f32 on
 // CPU devices (runs that reproduce the scalar reference exactly).
 enum class CacheType { automatic, f32, f16 };
 // "auto", "f32" or "f16"; throws hetero::Error naming the value otherwise.
 CacheType cache_type_from_name(const std::string& name);
+// The cache element type a device gets (hetero_dtype).
+uint32_t cache_dtype(CacheType type, const hetero_device_props& props);
+
+// How a device waits for another's result. predicted_poll: sleep for the
+// predicted remaining time, then poll a flag (HeteroLLM's fast
+// synchronisation); block: a condition variable.
+enum class SyncMode { predicted_poll, block };
 
 struct SessionOptions {
     int32_t n_ctx = 0;        // 0 = the training context, clamped to [512, 4096]
     int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size
     CacheType cache_type = CacheType::automatic;
+    SyncMode sync = SyncMode::predicted_poll;
+    const CostModel* cost = nullptr;  // when set, traces show each task's predicted time
+    TraceRecorder* trace = nullptr;   // when set, every task, transfer and wait is recorded (tasks are waited for one by one)
 };
 
 // The context a session uses: `requested` when > 0, else the training
@@ -31,11 +50,11 @@ struct SessionOptions {
 // was trained with).
 int32_t context_length(const LlamaHParams& hp, int32_t requested);
 
-// Time spent per segment, for the "which provider ran what" report.
+// Time spent per device, for the "which provider ran what" report.
 struct SegmentStats {
     std::string label;
-    double seconds = 0;
-    int64_t runs = 0;
+    double seconds = 0;  // host-side seconds its worker spent submitting and waiting for its tasks
+    int64_t runs = 0;    // executes
 };
 
 class Session {
@@ -54,16 +73,21 @@ public:
     std::vector<SegmentStats> stats() const;
 
 private:
-    struct SegmentState;
+    struct Device;
+    struct Program;
+    Program& program(int32_t n);
+    void run_tasks(Program& p, size_t device, int32_t pos);
     void evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos);
 
     const ModelFile& model_;
     Plan plan_;
     SessionOptions options_;
     int32_t n_ctx_ = 0;
-    std::vector<std::unique_ptr<SegmentState>> segments_;
+    std::vector<std::unique_ptr<Device>> devices_;  // parallel to plan_.devices; null where unused
+    std::map<int32_t, std::unique_ptr<Program>> programs_;  // by chunk size
+    std::vector<std::pair<hetero_buffer*, hetero_buffer*>> kv_caches_;  // per layer (K, V), on its home device
+    uint64_t generation_ = 0;  // forwards run
     std::vector<float> logits_;
-    std::vector<float> transfer_;  // host staging between devices
 };
 
 }  // namespace hetero

@@ -1,0 +1,29 @@
+// From a model, its devices and a cost model to a Plan: builds the solver's
+// problem (per layer and device, the predicted seconds of each phase; per
+// matmul, the seconds of any row share and its copies), applies the config's
+// pins and forced splits, solves, and turns the answer into a Plan.
+#pragma once
+
+#include <hetero/runtime/plan.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/solver/cost_model.hpp>
+#include <hetero/solver/plan_constraints.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+struct PlanRequest {
+    int32_t n_ctx = 0;
+    int32_t prompt_len = 128;  // the prefill the plan is optimised for
+    int32_t n_generate = 128;  // decode steps weighed against it
+    int32_t max_batch = 512;   // prefill chunk size (SessionOptions::max_batch)
+    CacheType cache_type = CacheType::automatic;
+    PlanConstraints constraints;
+};
+
+Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, const CostModel& cost, const PlanRequest& request);
+
+}  // namespace hetero

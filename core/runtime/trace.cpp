@@ -1,0 +1,80 @@
+#include <hetero/error.hpp>
+#include <hetero/runtime/trace.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace hetero {
+
+void TraceRecorder::add(Slice s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    slices_.push_back(std::move(s));
+}
+
+std::vector<TraceRecorder::Slice> TraceRecorder::slices() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slices_;
+}
+
+std::vector<TraceRecorder::Accuracy> TraceRecorder::accuracy(const std::string& category) const {
+    std::map<std::string, std::vector<double>> errors;
+    std::map<std::string, Accuracy> acc;
+    for (const Slice& s : slices()) {
+        if (s.category != category || s.predicted_seconds < 0 || s.seconds <= 0) continue;
+        Accuracy& a = acc[s.track];
+        a.track = s.track;
+        a.count += 1;
+        a.measured += s.seconds;
+        a.predicted += s.predicted_seconds;
+        errors[s.track].push_back(std::abs(s.seconds - s.predicted_seconds) / s.seconds);
+    }
+    std::vector<Accuracy> out;
+    for (auto& [track, a] : acc) {
+        auto& e = errors[track];
+        std::sort(e.begin(), e.end());
+        a.median_abs_error = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+        out.push_back(a);
+    }
+    return out;
+}
+
+std::string TraceRecorder::to_json() const {
+    using nlohmann::json;
+    const std::vector<Slice> all = slices();
+    // One "process" (hetero) with one thread track per device, named.
+    std::map<std::string, int> tids;
+    for (const Slice& s : all) tids.emplace(s.track, 0);
+    int next = 1;
+    for (auto& [track, tid] : tids) tid = next++;
+    json events = json::array();
+    events.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "hetero"}}}});
+    for (const auto& [track, tid] : tids)
+        events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", track}}}});
+    for (const Slice& s : all) {
+        json e = {{"ph", "X"},
+                  {"pid", 1},
+                  {"tid", tids[s.track]},
+                  {"name", s.name},
+                  {"cat", s.category},
+                  {"ts", std::chrono::duration<double, std::micro>(s.start - origin_).count()},
+                  {"dur", s.seconds * 1e6}};
+        json args = {{"measured_us", s.seconds * 1e6}};
+        if (s.predicted_seconds >= 0) args["predicted_us"] = s.predicted_seconds * 1e6;
+        e["args"] = args;
+        events.push_back(e);
+    }
+    return json({{"traceEvents", events}, {"displayTimeUnit", "ms"}}).dump();
+}
+
+void TraceRecorder::write(const std::string& path) const {
+    const std::string text = to_json();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(text.data(), std::streamsize(text.size())) || !out.flush())
+        throw Error("cannot write trace file " + path);
+}
+
+}  // namespace hetero
