@@ -123,7 +123,11 @@ std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers
 std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i) {
     std::vector<hetero_tensor_desc> descs;
     descs.reserve(g.tensors.size());
-    for (const ModelTensor& t : g.tensors) descs.push_back(t.desc);
+    for (const ModelTensor& t : g.tensors) {
+        descs.push_back(t.desc);
+        // Caches, inputs and outputs are bound at execute, as the session binds them.
+        if (t.use != TensorUse::weight && t.use != TensorUse::activation) descs.back().kind = HETERO_TENSOR_BOUND;
+    }
     const hetero_node& node = g.nodes[i].node;
     const hetero_status st = d.provider->api().op_supported(d.provider->ep(), d.index, &node, descs.data(), uint32_t(descs.size()), nullptr);
     if (st == HETERO_OK) return "";
