@@ -162,7 +162,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
                         if (!can[d]) throw Error(fmt::format("config splits layer {} {} onto {}, which cannot run it: {}", l, role_name(mn.role), lbl, why_not[d][i]));
                         ds.push_back(d);
                     }
-                    sm.forced = proportional_shares(ds, sp.ratio, sm.rows, 32);
+                    sm.forced = proportional_shares(ds, sp.ratio, sm.rows, 8);
                 }
             if (!sm.forced.empty()) sm.key += fmt::format(" forced@{}", l);
             sl.matmuls.push_back(std::move(sm));

@@ -57,6 +57,43 @@ got=$(head -c 120 "$tmp/out")
 [[ $rc == 0 && -n "$expected" && "$got" == "${expected:0:${#got}}" && ${#got} -ge 100 ]]; check "default model greedy text matches llama2.c" $?
 [[ $fail == 0 ]] || { echo "expected: $expected"; echo "got:      $got"; cat "$tmp/err"; }
 
+# The solver's default plan on a machine whose OpenCL/Vulkan devices (if
+# any) are CPU implementations: everything on the cpu provider.
+"$hetero" run -p "Once upon a time" -n 4 --temp 0 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "^cpu:0 .*embedding, layers 0-4, output head" "$tmp/err" && ! grep -Eq "^(opencl|vulkan):" "$tmp/err"
+check "default plan: the cpu provider alone where other devices are CPU implementations" $?
+
+"$hetero" plan --json --prompt-len 64 >"$tmp/plan.json" 2>/dev/null; rc=$?
+[[ $rc == 0 ]] && python3 -c "import json; d=json.load(open('$tmp/plan.json')); assert len(d['layers']) == 6 and d['layers'][-1]['layer'] == 'head' and d['predicted_seconds']['prefill'] > 0"
+check "plan --json" $?
+
+"$hetero" run --providers cpu -p "Once upon a time" -n 8 --temp 0 --trace "$tmp/trace.json" >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "median |error|" "$tmp/err" && python3 -c "
+import json; d=json.load(open('$tmp/trace.json'))
+x=[e for e in d['traceEvents'] if e.get('ph')=='X' and e.get('cat')=='execute']
+assert x and all('predicted_us' in e['args'] and 'measured_us' in e['args'] for e in x)"
+check "run --trace writes Chrome trace events with predicted and measured times" $?
+
+# Forced row splits of every matmul between the cpu and another provider's
+# device print the tokens of the cpu alone.
+"$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/cpu_only" 2>/dev/null
+for other in opencl vulkan; do
+  if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
+    echo "{\"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/split_$other.json"
+    "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/split_out" 2>"$tmp/err"; rc=$?
+    "$hetero" plan --config "$tmp/split_$other.json" >"$tmp/split_plan" 2>&1
+    [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/split_out" && grep -q "attn_q: cpu:0 rows 0-.* + $other:0 rows" "$tmp/split_plan"
+    check "every matmul split between cpu and $other: same tokens as cpu alone" $?
+  fi
+done
+
+echo '{"plan": {"pin": [{"layers": "0-1", "device": "npu:7"}]}}' >"$tmp/pin_bad.json"
+"$hetero" run --config "$tmp/pin_bad.json" -n 1 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "npu:7" "$tmp/err"; check "a pin to an unknown device is named" $?
+echo '{"plan": {"pin": [{"layers": "0-1", "device": "cpu:0", "colour": 1}]}}' >"$tmp/pin_key.json"
+"$hetero" run --config "$tmp/pin_key.json" -n 1 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "plan.pin\[0\].colour" "$tmp/err"; check "an unknown plan key is named" $?
+
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
 "$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc
