@@ -236,6 +236,8 @@ Session::~Session() {
     for (auto& [n, prog] : programs_)
         for (Task& t : prog->tasks)
             if (t.exe) devices_[t.device]->api->executable_release(devices_[t.device]->p->ep(), t.exe);
+    // Buffers (some wrap the programs' host memory) go before that memory does.
+    devices_.clear();
 }
 
 std::vector<SegmentStats> Session::stats() const {
