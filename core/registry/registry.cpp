@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -54,6 +55,8 @@ void append_unique(std::vector<std::string>& dirs, const std::string& d) {
 
 // The fields of hetero_ep_api a 1.0 plugin must provide.
 constexpr size_t kMinApiSize = offsetof(hetero_ep_api, event_release) + sizeof(void*);
+// hetero_device_props as ABI 1.0 defined it: the 1.1 fields start there.
+constexpr size_t kDevicePropsSize_1_0 = offsetof(hetero_device_props, resource);
 
 }  // namespace
 
@@ -95,6 +98,14 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     p.struct_size = sizeof(p);
     p.abi_version = HETERO_ABI_VERSION;
     check(api_->device_props(ep_, device, &p), fmt::format("device {} properties", device));
+    // struct_size must end up saying which fields are real (HETERO_HAS_FIELD):
+    // a provider of an older minor fills less, and one of ABI 1.0 may leave
+    // struct_size as we set it. What is not covered is zeroed.
+    size_t filled = std::clamp<size_t>(p.struct_size, kDevicePropsSize_1_0, sizeof(p));
+    if (HETERO_ABI_MINOR_OF(api_->abi_version) < 1) filled = kDevicePropsSize_1_0;
+    std::memset(reinterpret_cast<char*>(&p) + filled, 0, sizeof(p) - filled);
+    p.struct_size = uint32_t(filled);
+    p.name[sizeof(p.name) - 1] = p.driver[sizeof(p.driver) - 1] = p.resource[sizeof(p.resource) - 1] = '\0';
     return p;
 }
 

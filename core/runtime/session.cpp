@@ -455,8 +455,11 @@ Session::Program& Session::program(int32_t n) {
         }
         if (t.outputs.empty() && t.nodes.back() + 1 == g.nodes.size()) throw Error("internal: the head writes no logits");
         // last_hidden is produced by whoever produces final_hidden.
-        for (int x : t.outputs)
-            if (x == exchange_of[size_t(g.final_hidden)]) t.outputs.push_back(exchange_of[size_t(g.last_hidden)]);
+        if (std::find(t.outputs.begin(), t.outputs.end(), exchange_of[size_t(g.final_hidden)]) != t.outputs.end()) {
+            const int lh = exchange_of[size_t(g.last_hidden)];
+            bind_on(lh, t.device);  // an alias into final_hidden's binding on this device
+            t.outputs.push_back(lh);
+        }
         const hetero_graph view = gb.view();
         if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
         const int first_layer = first.layer, last_layer = g.nodes[t.nodes.back()].layer;
@@ -472,6 +475,13 @@ Session::Program& Session::program(int32_t n) {
 }
 
 namespace {
+
+// A device's binding of an exchange; every one is made when the program is built.
+Exchange::OnDevice& binding_on(Exchange& e, size_t device) {
+    auto it = e.on_device.find(device);
+    if (it == e.on_device.end()) throw Error(fmt::format("internal: {} has no binding on device {}", e.name, device));
+    return it->second;
+}
 
 // Marks an exchange readable from the host for this forward.
 void set_ready(Exchange& e, uint64_t generation, double since_start, std::mutex& mu, std::condition_variable& cv, bool notify) {
@@ -551,7 +561,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                 Exchange& e = *P.exchanges[size_t(x)];
                 if (e.producer == long(device)) continue;
                 wait_ready(e);
-                Exchange::OnDevice& od = e.on_device.at(device);
+                Exchange::OnDevice& od = binding_on(e, device);
                 if (od.imported || od.delivered == P.generation) continue;
                 const auto t0 = Clock::now();
                 dv.p->check(api.buffer_write(ep, od.buffer, od.offset, e.host->data, e.bytes), "writing " + e.name);
@@ -584,10 +594,12 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
             for (int x : t.outputs) {
                 Exchange& e = *P.exchanges[size_t(x)];
                 if (!e.needs_host) continue;
-                const Exchange::OnDevice& od = e.on_device.at(device);
+                const Exchange::OnDevice& od = binding_on(e, device);
                 const auto tr = Clock::now();
                 if (od.imported) {
                     finish_pending();  // the device wrote the host's memory itself
+                    if (e.alias_of >= 0)  // ...of the tensor this one is a slice of
+                        std::memcpy(e.host->data, P.exchanges[size_t(e.alias_of)]->host->data + e.alias_offset, e.bytes);
                 } else {
                     // Work on one device runs in submission order: the read sees the results.
                     dv.p->check(api.buffer_read(ep, od.buffer, od.offset, e.host->data, e.bytes), "reading " + e.name);

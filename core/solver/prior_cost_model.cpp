@@ -1,125 +1,171 @@
-#include <hetero/solver/prior_cost_model.hpp>
+#include <hetero/error.hpp>
+#include <hetero/log.hpp>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/roofline.hpp>
+#include <hetero/solver/prior_cost_model.hpp>
 
 #include <algorithm>
-#include <cstring>
+#include <cmath>
 
 namespace hetero {
-
 namespace {
 
-// Defaults where a provider reports 0 (unknown); hints, not measurements.
-constexpr double kCpuBandwidthGbs = 20, kGpuBandwidthGbs = 500;
-constexpr double kCpuGflops = 100, kGpuGflops = 10000;
-// A device of kind CPU reached through a GPU API (PoCL, lavapipe) without
-// an estimate of its own runs kernels written for GPUs: on this project's
-// 2-core AMD EPYC host the default model decoded several times slower on
-// PoCL and lavapipe than on the CPU provider (BENCHMARKS.md, partition
-// solver section), so such devices get a quarter of their roofline.
-constexpr double kGpuKernelsOnCpuEfficiency = 0.25;
-// Host <-> device copies where memory is not shared (PCIe-class link).
-constexpr double kLinkGbs = 12, kLinkLatency = 10e-6;
-// Copies between devices that share the host's memory: a memcpy, when needed at all.
-constexpr double kHostCopyGbs = 10, kHostCopyLatency = 2e-6;
+hetero_tensor_desc desc(uint32_t dtype, uint32_t kind, std::initializer_list<int64_t> shape) {
+    hetero_tensor_desc d{};
+    d.dtype = dtype;
+    d.kind = kind;
+    d.ndim = uint32_t(shape.size());
+    uint32_t i = 0;
+    for (int64_t s : shape) d.shape[i++] = s;
+    return d;
+}
+
+// The head dim node_of_shape gives attention and rope: 64 where it divides
+// every width, else the largest power of two that does.
+int64_t head_dim(std::initializer_list<int64_t> widths) {
+    for (int64_t hd : {64, 128, 32, 16, 8, 4, 2}) {
+        bool ok = true;
+        for (int64_t w : widths) ok = ok && w % hd == 0;
+        if (ok) return hd;
+    }
+    return 1;
+}
+
+constexpr uint32_t kF32 = HETERO_DTYPE_F32;
+constexpr uint32_t kBound = HETERO_TENSOR_BOUND, kConstant = HETERO_TENSOR_CONSTANT;
 
 }  // namespace
 
-PriorCostModel::PriorCostModel(std::vector<DeviceRef> devices) : devices_(std::move(devices)), resources_(resource_ids(devices_)) {}
-
-double PriorCostModel::roofline(size_t d, const OpShape& s) const {
-    const hetero_device_props& p = devices_[d].props;
-    const bool cpu = p.kind == HETERO_DEVICE_CPU;
-    const double gflops = p.peak_gflops > 0 ? p.peak_gflops : cpu ? kCpuGflops : kGpuGflops;
-    const double gbs = p.peak_bandwidth_gbs > 0 ? p.peak_bandwidth_gbs : cpu ? kCpuBandwidthGbs : kGpuBandwidthGbs;
-    double t = std::max(s.flops() / (gflops * 1e9), s.bytes() / (gbs * 1e9));
-    if (cpu) t /= kGpuKernelsOnCpuEfficiency;
-    return t;
-}
-
-double PriorCostModel::node_seconds(size_t d, const OpShape& s) const {
-    const auto key = std::make_tuple(d, s.family(), s.n, s.m, s.kv);
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = cache_.find(key);
-        if (it != cache_.end()) return it->second;
-    }
-    // Ask the provider with a one-node graph of this shape.
-    std::vector<hetero_tensor_desc> t(5);
-    auto desc = [&](size_t i, uint32_t dtype, std::initializer_list<int64_t> shape, uint32_t kind) {
-        t[i] = hetero_tensor_desc{};
-        t[i].dtype = dtype;
-        t[i].kind = kind;
-        t[i].ndim = uint32_t(shape.size());
-        size_t j = 0;
-        for (int64_t v : shape) t[i].shape[j++] = v;
-    };
-    hetero_node node{};
+ShapeNode node_of_shape(const OpShape& s) {
+    if (s.n <= 0 || s.k <= 0)
+        throw Error("cost model: op " + std::string(sdk::op_name(s.op)) + " with n = " + std::to_string(s.n) + ", k = " + std::to_string(s.k));
+    ShapeNode g;
+    auto& t = g.tensors;
+    hetero_node& node = g.node;
     node.op = s.op;
-    const int64_t hd = 64;
+    auto inputs = [&](std::initializer_list<int32_t> ids) {
+        node.n_inputs = 0;
+        for (int32_t id : ids) node.inputs[node.n_inputs++] = id;
+        node.output = int32_t(ids.size());
+    };
+    const int64_t n = s.n, k = s.k;
     switch (s.op) {
         case HETERO_OP_MATMUL:
-            desc(0, HETERO_DTYPE_F32, {s.n, s.k}, HETERO_TENSOR_BOUND);
-            desc(1, s.dtype, {s.m, s.k}, HETERO_TENSOR_CONSTANT);
-            desc(2, HETERO_DTYPE_F32, {s.n, s.m}, HETERO_TENSOR_BOUND);
-            node.n_inputs = 2;
-            node.inputs[0] = 0;
-            node.inputs[1] = 1;
-            node.output = 2;
+            t = {desc(kF32, kBound, {n, k}), desc(s.dtype, kConstant, {std::max<int64_t>(s.m, 1), k}),
+                 desc(kF32, kBound, {n, std::max<int64_t>(s.m, 1)})};
+            inputs({0, 1});
             break;
-        case HETERO_OP_ATTENTION:
-            desc(0, HETERO_DTYPE_F32, {s.n, std::max<int64_t>(1, s.k / hd), hd}, HETERO_TENSOR_BOUND);
-            desc(1, s.dtype, {std::max<int64_t>(2 * s.kv, 1), std::max<int64_t>(1, s.m / hd), hd}, HETERO_TENSOR_BOUND);
-            desc(2, s.dtype, {std::max<int64_t>(2 * s.kv, 1), std::max<int64_t>(1, s.m / hd), hd}, HETERO_TENSOR_BOUND);
-            desc(3, HETERO_DTYPE_I32, {s.n}, HETERO_TENSOR_BOUND);
-            desc(4, HETERO_DTYPE_F32, {s.n, std::max<int64_t>(1, s.k / hd), hd}, HETERO_TENSOR_BOUND);
-            node.n_inputs = 4;
-            for (int i = 0; i < 4; ++i) node.inputs[i] = i;
-            node.output = 4;
-            node.fparams[0] = 0.125f;
+        case HETERO_OP_ATTENTION: {
+            // Query heads must be a multiple of KV heads: without that (k not
+            // a multiple of m) the caches get k's width.
+            const int64_t m = s.m > 0 && k % s.m == 0 ? s.m : k;
+            const int64_t hd = head_dim({k, m});
+            const int64_t cache_rows = std::max<int64_t>(1, 2 * std::max<int64_t>(s.kv, 1) - 1);
+            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(s.dtype, kBound, {cache_rows, m / hd, hd}),
+                 desc(s.dtype, kBound, {cache_rows, m / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
+            inputs({0, 1, 2, 3});
+            node.fparams[0] = float(1.0 / std::sqrt(double(hd)));
             break;
-        default:
-            node.n_inputs = 0;
+        }
+        case HETERO_OP_EMBEDDING:
+            t = {desc(s.dtype, kConstant, {std::max(s.m, n), k}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k})};
+            inputs({0, 1});
             break;
+        case HETERO_OP_STORE_ROWS:
+            t = {desc(kF32, kBound, {n, k}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(s.dtype, kBound, {std::max(n, s.kv), k})};
+            inputs({0, 1});
+            break;
+        case HETERO_OP_ROPE: {
+            const int64_t hd = head_dim({k});
+            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
+            inputs({0, 1});
+            node.fparams[0] = 10000.f;
+            node.iparams[0] = HETERO_ROPE_ADJACENT;
+            break;
+        }
+        case HETERO_OP_RMSNORM:
+            t = {desc(kF32, kBound, {n, k}), desc(kF32, kConstant, {k}), desc(kF32, kBound, {n, k})};
+            inputs({0, 1});
+            node.fparams[0] = 1e-5f;
+            break;
+        case HETERO_OP_CONVERT:
+            t = {desc(kF32, kBound, {n, k}), desc(s.dtype, kBound, {n, k})};
+            inputs({0});
+            break;
+        case HETERO_OP_SOFTMAX:
+            t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};
+            inputs({0});
+            break;
+        case HETERO_OP_SWIGLU:
+        case HETERO_OP_ADD:
+        case HETERO_OP_MUL:
+            t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};
+            inputs({0, 1});
+            break;
+        default: throw Error("cost model: unknown op " + std::to_string(s.op));
     }
-    double est = -1;
-    if (node.n_inputs > 0) {
-        const DeviceRef& dev = devices_[d];
-        if (dev.provider->api().op_supported(dev.provider->ep(), dev.index, &node, t.data(), uint32_t(t.size()), &est) != HETERO_OK) est = -1;
-    }
-    // The provider's own estimate where it has one; the roofline otherwise.
-    const double v = est > 0 ? est : roofline(d, s);
-    std::lock_guard<std::mutex> lock(mu_);
-    cache_[key] = v;
-    return v;
+    return g;
 }
 
-double PriorCostModel::launch_seconds(size_t d) const {
-    return devices_[d].props.kind == HETERO_DEVICE_CPU ? 5e-6 : 30e-6;
+PriorCostModel::PriorCostModel(const std::vector<DeviceRef>& devices) : devices_(devices) {}
+
+double PriorCostModel::node_seconds(size_t device, const OpShape& shape) const {
+    const Key key{device, shape.op, shape.dtype, shape.n, shape.k, shape.m, shape.kv};
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    }
+    // Asked without the lock: providers may take milliseconds (a first call
+    // may discover devices); a concurrent duplicate asks twice, harmlessly.
+    const double seconds = ask(device, shape);
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache_.emplace(key, seconds);
+    return seconds;
+}
+
+double PriorCostModel::ask(size_t device, const OpShape& shape) const {
+    const DeviceRef& d = devices_.at(device);
+    const ShapeNode g = node_of_shape(shape);
+    double est = -1.0;
+    const hetero_status st =
+        d.provider->api().op_supported(d.provider->ep(), d.index, &g.node, g.tensors.data(), uint32_t(g.tensors.size()), &est);
+    if (st != HETERO_OK) {
+        if (st != HETERO_ERR_UNSUPPORTED) {
+            // Not a refusal but an error (a malformed synthesized node would
+            // be a bug here): the device is treated as unable, and it shows.
+            const char* why = d.provider->api().last_error();
+            log(LogLevel::warn, d.label() + ": op_supported(" + sdk::op_name(shape.op) + ") failed: " + (why ? why : "no message"));
+        }
+        return -1.0;
+    }
+    if (est >= 0.0 && std::isfinite(est)) return est;
+    sdk::Roofline r = sdk::roofline_from_props(d.props);
+    r.compute_efficiency = r.bandwidth_efficiency = kFallbackEfficiency;
+    r.dispatch_seconds = d.props.kind == HETERO_DEVICE_CPU ? kFallbackDispatchCpu : kFallbackDispatchOther;
+    return sdk::roofline_seconds(sdk::node_work(g.node, g.tensors.data()), r);
+}
+
+double PriorCostModel::launch_seconds(size_t device) const {
+    const hetero_device_props& p = devices_.at(device).props;
+    if (HETERO_HAS_FIELD(hetero_device_props, &p, launch_seconds_hint) && p.launch_seconds_hint > 0) return p.launch_seconds_hint;
+    return p.kind == HETERO_DEVICE_CPU ? kDefaultLaunchCpu : kDefaultLaunchOther;
 }
 
 double PriorCostModel::transfer_seconds(size_t from, size_t to, uint64_t bytes) const {
-    if (from == to) return 0;
-    const bool shared = (devices_[from].props.flags & devices_[to].props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) != 0;
-    if (shared) return kHostCopyLatency + double(bytes) / (kHostCopyGbs * 1e9);
-    return 2 * kLinkLatency + 2 * double(bytes) / (kLinkGbs * 1e9);
+    if (from == to || bytes == 0) return 0.0;
+    auto in_host_memory = [&](size_t d) { return (devices_.at(d).props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) != 0; };
+    const double b = double(bytes);
+    if (in_host_memory(from) && in_host_memory(to)) return kUnifiedLatency + b / kHostCopyBytesPerSecond;
+    auto side = [&](size_t d) { return b / (in_host_memory(d) ? kHostCopyBytesPerSecond : kBusBytesPerSecond); };
+    return kBusLatency + side(from) + side(to);
 }
 
-double PriorCostModel::compile_seconds(size_t d) const {
-    // GPU APIs build kernels on first use (PoCL: over a minute on a cold
-    // cache here); the CPU provider's kernels are compiled in.
-    const DeviceRef& dev = devices_[d];
-    return std::strcmp(dev.provider->name().c_str(), "cpu") == 0 ? 0.0 : 1.0;
+double PriorCostModel::compile_seconds(size_t device) const {
+    const hetero_device_props& p = devices_.at(device).props;
+    if (HETERO_HAS_FIELD(hetero_device_props, &p, compile_seconds_hint) && p.compile_seconds_hint > 0) return p.compile_seconds_hint;
+    return 0.0;
 }
 
-std::string PriorCostModel::source(size_t) const { return "prior (provider estimates, roofline from device props)"; }
-
-std::vector<int> resource_ids(const std::vector<DeviceRef>& devices) {
-    // Without a resource field in the props: CPU-kind devices run on the
-    // host's cores; every other device is its own resource.
-    std::vector<int> ids(devices.size());
-    int next = 1;
-    for (size_t d = 0; d < devices.size(); ++d) ids[d] = devices[d].props.kind == HETERO_DEVICE_CPU ? 0 : next++;
-    return ids;
-}
+std::string PriorCostModel::source(size_t) const { return "prior (roofline from device props and provider estimates)"; }
 
 }  // namespace hetero

@@ -9,7 +9,8 @@
  *   HETERO_ABI_VERSION = (major << 16) | minor. The core refuses a plugin built
  *   for another major version. Within one major version every table and
  *   descriptor is append-only: new fields and functions go at the end, and the
- *   reader checks `struct_size` before touching a field added in a later minor.
+ *   reader checks `struct_size` before touching a field added in a later minor
+ *   (HETERO_HAS_FIELD).
  *   Each function says the minor it first appeared in ("since 1.0").
  *
  * Errors
@@ -42,7 +43,7 @@ extern "C" {
 #endif
 
 #define HETERO_ABI_VERSION_MAJOR 1u
-#define HETERO_ABI_VERSION_MINOR 0u
+#define HETERO_ABI_VERSION_MINOR 1u
 #define HETERO_ABI_VERSION ((HETERO_ABI_VERSION_MAJOR << 16) | HETERO_ABI_VERSION_MINOR)
 #define HETERO_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define HETERO_ABI_MINOR_OF(v) ((uint32_t)(v)&0xffffu)
@@ -233,7 +234,39 @@ typedef struct hetero_device_props {
     double peak_bandwidth_gbs; /* memory bandwidth hint, 0 = unknown */
     uint32_t compute_units;
     uint32_t subgroup_size; /* 0 = n/a */
+
+    /* ---- since 1.1 (a 1.0 struct ends here: struct_size == offsetof(resource)) ---- */
+
+    /* The physical resource the device computes on, NUL-terminated; "" =
+     * unknown. Devices with equal non-empty strings (from one provider or
+     * several) share compute units and memory bandwidth, so running them at
+     * once does not add their throughput. Convention: "host" for anything
+     * executing on the host CPU's cores (a CPU provider, an OpenCL CPU
+     * device such as PoCL's, a software Vulkan device such as lavapipe);
+     * for a GPU, "gpu:" + its UUID as 32 lowercase hex digits where the API
+     * gives one (OpenCL cl_khr_device_uuid, Vulkan
+     * VkPhysicalDeviceIDProperties::deviceUUID: equal for the OpenCL and
+     * Vulkan views of one GPU on drivers that follow the interop rules),
+     * else "gpu:pci:" + PCI domain:bus:device.function, else "gpu:" + vendor
+     * id + ":" + device name; other devices the same with "device:" for
+     * "gpu:". since 1.1 */
+    char resource[64];
+    /* Host seconds of one execute + event_wait round trip of a trivial
+     * executable on an idle device (submission, launch, completion); 0 =
+     * unknown. since 1.1 */
+    double launch_seconds_hint;
+    /* One-off seconds this device spends before the first executable of a
+     * typical model runs (program builds, pipeline creation), taking the
+     * provider's on-disk caches as they are now into account; 0 = negligible
+     * or unknown. since 1.1 */
+    double compile_seconds_hint;
 } hetero_device_props;
+
+/* Whether a struct the other side returned covers `field` (for fields added
+ * in a later minor version): e.g.
+ * HETERO_HAS_FIELD(hetero_device_props, &props, resource). since 1.1 */
+#define HETERO_HAS_FIELD(type, ptr, field) \
+    ((size_t)(ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
 /* ------------------------------------------------------------ host side */
 
@@ -279,12 +312,20 @@ typedef struct hetero_ep_api {
      * options): last_error() then says why, and every function taking a
      * device fails with that reason. since 1.0 */
     uint32_t (*device_count)(hetero_ep* ep);
-    /* Fills props (up to props->struct_size bytes). since 1.0 */
+    /* Fills props (up to props->struct_size bytes) and sets
+     * props->struct_size to the bytes it filled: the smaller of the caller's
+     * size and its own sizeof(hetero_device_props). Read a field added in a
+     * later minor only when HETERO_HAS_FIELD says the struct covers it; a
+     * provider whose table says ABI 1.0 may leave struct_size as the caller
+     * set it, so a newer caller treats its fields past 1.0 as unfilled.
+     * since 1.0 */
     hetero_status (*device_props)(hetero_ep* ep, uint32_t device, hetero_device_props* props);
 
     /* Can `device` run `node` over these tensors? The descriptors are indexed by
      * node->inputs / node->output. est_seconds (may be NULL) receives an
-     * estimate, or a negative value when it has none. Returns HETERO_OK when
+     * estimate, or a negative value when it has none: seconds of the node as
+     * one of an executable's nodes (its own dispatch included, the execute's
+     * round trip, launch_seconds_hint, not). Returns HETERO_OK when
      * supported, HETERO_ERR_UNSUPPORTED with a reason otherwise. since 1.0 */
     hetero_status (*op_supported)(hetero_ep* ep, uint32_t device, const hetero_node* node,
                                   const hetero_tensor_desc* tensors, uint32_t n_tensors,

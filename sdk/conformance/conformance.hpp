@@ -36,7 +36,8 @@ enum class CaseKind {
     RejectCompile,    // compile must fail with HETERO_ERR_INVALID_ARGUMENT
     RejectExecute,    // execution must end with an error status, not a crash
     BufferRange,      // out-of-range buffer writes, reads and copies must fail
-    BufferRoundTrip   // write -> copy -> read returns the bytes written
+    BufferRoundTrip,  // write -> copy -> read returns the bytes written
+    DeviceProps       // device_props honours the caller's struct_size; 1.1 fields are sane
 };
 
 // What a RejectExecute / RejectCompile case breaks on purpose.

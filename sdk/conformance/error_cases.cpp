@@ -200,6 +200,11 @@ void buffer_cases(std::vector<Case>& out) {
     }
 }
 
+void device_cases(std::vector<Case>& out) {
+    CaseBuilder b("device/props", CaseKind::DeviceProps);
+    out.push_back(b.done());
+}
+
 }  // namespace
 
 void add_error_cases(std::vector<Case>& out) {
@@ -207,6 +212,7 @@ void add_error_cases(std::vector<Case>& out) {
     binding_cases(out);
     bad_data_cases(out);
     buffer_cases(out);
+    device_cases(out);
 }
 
 }  // namespace hetero::conformance

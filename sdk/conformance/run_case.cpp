@@ -477,6 +477,49 @@ CaseResult run_buffer_round_trip(Session& s, const Case& c) {
 
 }  // namespace
 
+// device_props writes no byte past the caller's struct_size and says in
+// struct_size how much it filled (a caller of ABI 1.0 passes the 1.0 size);
+// the fields of 1.1, where filled, are terminated and finite.
+CaseResult run_device_props(Session& s, const Case&) {
+    constexpr size_t kSize_1_0 = offsetof(hetero_device_props, resource);
+    constexpr uint8_t kCanary = 0xa5;
+    // A 1.0 caller's struct at the start of a larger buffer of canaries.
+    alignas(hetero_device_props) uint8_t raw[sizeof(hetero_device_props) + 64];
+    std::memset(raw, kCanary, sizeof raw);
+    hetero_device_props head{};
+    head.struct_size = uint32_t(kSize_1_0);
+    head.abi_version = 1u << 16;
+    std::memcpy(raw, &head, offsetof(hetero_device_props, kind));
+    auto* small = reinterpret_cast<hetero_device_props*>(raw);
+    s.check(s.api.device_props(s.ep, s.device, small), "device_props with a 1.0-sized struct");
+    for (size_t i = kSize_1_0; i < sizeof raw; ++i)
+        if (raw[i] != kCanary)
+            throw CaseFailure{"device_props with struct_size " + std::to_string(kSize_1_0) + " wrote byte " + std::to_string(i) + " past it"};
+    if (small->struct_size > kSize_1_0)
+        throw CaseFailure{"device_props answered struct_size " + std::to_string(small->struct_size) + " to a caller of " + std::to_string(kSize_1_0) + " bytes"};
+
+    hetero_device_props p{};
+    p.struct_size = sizeof p;
+    p.abi_version = HETERO_ABI_VERSION;
+    s.check(s.api.device_props(s.ep, s.device, &p), "device_props");
+    if (p.struct_size > sizeof p || p.struct_size < kSize_1_0)
+        throw CaseFailure{"device_props answered struct_size " + std::to_string(p.struct_size) + " to a caller of " + std::to_string(sizeof p) + " bytes"};
+    if (!std::memchr(p.name, 0, sizeof p.name) || !std::memchr(p.driver, 0, sizeof p.driver)) throw CaseFailure{"name or driver not NUL-terminated"};
+    CaseResult res;
+    res.passed = true;
+    // A provider of ABI 1.0 knows no later field and may leave struct_size as the caller set it.
+    if (HETERO_ABI_MINOR_OF(s.api.abi_version) < 1 || !HETERO_HAS_FIELD(hetero_device_props, &p, compile_seconds_hint)) {
+        res.message = "ABI 1.0 properties; struct_size honoured";
+        return res;
+    }
+    if (!std::memchr(p.resource, 0, sizeof p.resource)) throw CaseFailure{"resource not NUL-terminated"};
+    for (double v : {p.launch_seconds_hint, p.compile_seconds_hint, p.peak_gflops, p.peak_bandwidth_gbs})
+        if (!std::isfinite(v) || v < 0) throw CaseFailure{"a hint is negative or not finite: " + std::to_string(v)};
+    res.message = std::string("resource '") + p.resource + "', launch " + std::to_string(p.launch_seconds_hint) + " s, compile " +
+                  std::to_string(p.compile_seconds_hint) + " s";
+    return res;
+}
+
 CaseResult run_case(const hetero_ep_api& api, hetero_ep* ep, uint32_t device, const Case& c) {
     Session s(api, ep, device);
     try {
@@ -486,6 +529,7 @@ CaseResult run_case(const hetero_ep_api& api, hetero_ep* ep, uint32_t device, co
             case CaseKind::RejectExecute: return run_reject_execute(s, c);
             case CaseKind::BufferRange: return run_buffer_range(s, c);
             case CaseKind::BufferRoundTrip: return run_buffer_round_trip(s, c);
+            case CaseKind::DeviceProps: return run_device_props(s, c);
         }
         throw CaseFailure{"unknown case kind"};
     } catch (const CaseFailure& f) {

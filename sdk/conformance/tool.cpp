@@ -138,8 +138,12 @@ int main(int argc, char** argv) {
         hetero_device_props props{};
         props.struct_size = sizeof(props);
         props.abi_version = HETERO_ABI_VERSION;
-        if (api->device_props(ep, d, &props) == HETERO_OK)
+        if (api->device_props(ep, d, &props) == HETERO_OK) {
             std::printf("provider %s %s, device %u: %s (%s)\n", api->name, api->version, d, props.name, props.driver);
+            if (HETERO_ABI_MINOR_OF(api->abi_version) >= 1 && HETERO_HAS_FIELD(hetero_device_props, &props, compile_seconds_hint))
+                std::printf("  resource '%s', launch %.3g s, compile %.3g s\n", props.resource, props.launch_seconds_hint,
+                            props.compile_seconds_hint);
+        }
         for (const auto& c : cases) {
             const auto r = hetero::conformance::run_case(*api, ep, d, c);
             const char* verdict = r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL";

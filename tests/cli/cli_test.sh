@@ -84,6 +84,12 @@ for other in opencl vulkan; do
     "$hetero" plan --config "$tmp/split_$other.json" >"$tmp/split_plan" 2>&1
     [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/split_out" && grep -q "attn_q: cpu:0 rows 0-.* + $other:0 rows" "$tmp/split_plan"
     check "every matmul split between cpu and $other: same tokens as cpu alone" $?
+    # The last layer on one device, the head on another: the head reads the
+    # last row of a hidden state produced elsewhere.
+    echo "{\"plan\": {\"pin\": [{\"layers\": \"0-4\", \"device\": \"$other:0\"}, {\"layers\": \"head\", \"device\": \"cpu:0\"}]}}" >"$tmp/pin_$other.json"
+    "$hetero" run --config "$tmp/pin_$other.json" -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/pin_out" 2>"$tmp/err"; rc=$?
+    [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/pin_out"
+    check "layers on $other, head on cpu: same tokens as cpu alone" $?
   fi
 done
 

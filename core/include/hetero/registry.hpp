@@ -50,6 +50,9 @@ public:
     std::string no_devices_reason() const { return discovered() ? no_devices_reason_ : std::string(); }
     // "2 devices", "no devices: <reason>", or "devices not discovered yet"; discovers nothing.
     std::string device_summary() const;
+    // The device's properties. struct_size says which fields the provider
+    // filled (HETERO_HAS_FIELD): a provider of ABI 1.0 leaves those of 1.1
+    // zero (resource "", no launch or compile hints).
     hetero_device_props device_props(uint32_t device) const;
     // Throws hetero::Error "<provider>: <what>: <provider's message>" unless s is HETERO_OK.
     void check(hetero_status s, const std::string& what) const;

@@ -1,13 +1,9 @@
 #include "cpu_info.hpp"
 
+#include <hetero/sdk/host_cpu.hpp>
 #include <hetero/sdk/provider.hpp>
 
-#include <sched.h>
 #include <unistd.h>
-
-#include <cstring>
-#include <fstream>
-#include <thread>
 
 namespace hetero::cpu {
 namespace {
@@ -25,22 +21,6 @@ bool has_avx512() {
 }
 bool has_avx512_vnni() { return has_avx512() && __builtin_cpu_supports("avx512vnni"); }
 #endif
-
-// First value of a "key : value" line of /proc/cpuinfo.
-std::string cpuinfo_value(const char* key) {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    const size_t key_len = std::strlen(key);
-    while (std::getline(in, line)) {
-        if (line.compare(0, key_len, key) != 0) continue;
-        const size_t colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        size_t b = line.find_first_not_of(" \t", colon + 1);
-        if (b == std::string::npos) continue;
-        return line.substr(b);
-    }
-    return {};
-}
 
 }  // namespace
 
@@ -82,11 +62,11 @@ const Kernels& select_kernels(const std::string& isa) {
 }
 
 std::string cpu_model_name() {
-    std::string name = cpuinfo_value("model name");
-    if (name.empty()) name = cpuinfo_value("Hardware");
+    std::string name = sdk::cpuinfo_value("model name");
+    if (name.empty()) name = sdk::cpuinfo_value("Hardware");
 #if defined(HETERO_CPU_AARCH64)
     if (name.empty()) {
-        const std::string part = cpuinfo_value("CPU part");
+        const std::string part = sdk::cpuinfo_value("CPU part");
         name = part.empty() ? "aarch64 CPU" : "aarch64 CPU (part " + part + ")";
     }
 #endif
@@ -96,26 +76,6 @@ std::string cpu_model_name() {
 uint64_t physical_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-}
-
-int available_cores() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        const int n = CPU_COUNT(&set);
-        if (n > 0) return n;
-    }
-    const unsigned hw = std::thread::hardware_concurrency();
-    return hw ? int(hw) : 1;
-}
-
-double cpu_mhz_hint() {
-    const std::string mhz = cpuinfo_value("cpu MHz");
-    try {
-        const double v = mhz.empty() ? 0.0 : std::stod(mhz);
-        if (v > 100.0) return v;
-    } catch (const std::exception&) {
-    }
-    return 2500.0;
 }
 
 double flops_per_cycle(const Kernels& k) {

@@ -16,10 +16,8 @@ const Kernels& select_kernels(const std::string& isa);
 // The `isa` option values this build knows, e.g. "auto, scalar, avx2, avx512".
 const char* isa_choices();
 
-std::string cpu_model_name();          // from /proc/cpuinfo, or a generic name
-uint64_t physical_memory_bytes();      // 0 when unknown
-int available_cores();                 // CPUs this process may run on
-double cpu_mhz_hint();                 // nominal clock from /proc/cpuinfo, or a guess
+std::string cpu_model_name();      // from /proc/cpuinfo, or a generic name
+uint64_t physical_memory_bytes();  // 0 when unknown
 
 // f32 flops per cycle per core of a kernel table (FMA width x pipes), a hint.
 double flops_per_cycle(const Kernels& k);

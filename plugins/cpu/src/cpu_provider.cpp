@@ -1,17 +1,19 @@
 // The CPU execution provider: one device (the host CPU), host buffers with
 // zero-copy import, graphs executed node by node on a persistent thread pool
 // with kernels chosen for the CPU at instance creation.
+#include "cpu_estimate.hpp"
 #include "cpu_info.hpp"
 #include "kernels.hpp"
 #include "ops.hpp"
 #include "packed_weights.hpp"
 #include "thread_pool.hpp"
 
+#include <hetero/sdk/device_resource.hpp>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/host_cpu.hpp>
 #include <hetero/sdk/host_memory.hpp>
 #include <hetero/sdk/provider.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -33,35 +35,15 @@ void copy_text(char (&dst)[128], const std::string& src) {
     std::snprintf(dst, sizeof(dst), "%s", src.c_str());
 }
 
-// Floating-point work of a node, for the roofline estimate.
-double node_flops(const hetero_node& node, const hetero_tensor_desc* t) {
-    const hetero_tensor_desc& out = t[node.output];
-    switch (node.op) {
-        case HETERO_OP_MATMUL: {
-            const auto& x = t[node.inputs[0]];
-            return 2.0 * double(x.shape[0]) * double(sdk::row_width(x)) * double(t[node.inputs[1]].shape[0]);
-        }
-        case HETERO_OP_ATTENTION: {
-            // Positions are unknown here; assume queries attend to half the cache.
-            const auto& q = t[node.inputs[0]];
-            const double rows = double(t[node.inputs[1]].shape[0]) / 2.0 + 1.0;
-            return 4.0 * double(sdk::element_count(q)) * rows;
-        }
-        default: return 4.0 * double(sdk::element_count(out));
-    }
-}
-
 class CpuProvider final : public sdk::HostMemoryProvider {
 public:
     explicit CpuProvider(const sdk::Options& options)
         : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_),
           pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
         model_ = cpu_model_name();
-        const double ghz = cpu_mhz_hint() / 1000.0;
+        const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
-        // A host's DRAM rarely gives one core more than ~12 GB/s or all of
-        // them more than ~100 GB/s; a hint for the solver, not a measurement.
-        bandwidth_gbs_ = std::min(12.0 * threads_, 100.0);
+        bandwidth_gbs_ = sdk::host_bandwidth_gbs_hint(threads_);
         sdk::log(HETERO_LOG_INFO, "cpu", "using " + std::string(kernels_.name) + " kernels on " + std::to_string(threads_) + " threads");
     }
 
@@ -79,6 +61,9 @@ public:
         p.peak_bandwidth_gbs = bandwidth_gbs_;
         p.compute_units = uint32_t(threads_);
         p.subgroup_size = 0;
+        sdk::set_resource(p, sdk::kHostResource);
+        p.launch_seconds_hint = kLaunchSeconds;
+        p.compile_seconds_hint = 0;  // nothing is built; packing weights is per executable, milliseconds
     }
 
     void check_supported(uint32_t, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
@@ -86,12 +71,7 @@ public:
         // Every well-formed node of the ABI 1.0 op set runs here.
         if (node.op < HETERO_OP_EMBEDDING || node.op >= HETERO_OP_COUNT_1_0)
             fail(HETERO_ERR_UNSUPPORTED, "cpu: op " + std::to_string(node.op) + " is not in the op set this provider knows");
-        if (!est_seconds) return;
-        double bytes = double(sdk::tensor_bytes(tensors[node.output]));
-        for (uint32_t i = 0; i < node.n_inputs; ++i) bytes += double(sdk::tensor_bytes(tensors[node.inputs[i]]));
-        const double flops = node_flops(node, tensors);
-        constexpr double kDispatchSeconds = 3e-6;
-        *est_seconds = std::max(bytes / (bandwidth_gbs_ * 1e9), flops / (peak_gflops_ * 1e9)) + kDispatchSeconds;
+        if (est_seconds) *est_seconds = estimate_seconds(kernels_, pack_weights_, peak_gflops_, bandwidth_gbs_, node, tensors);
     }
 
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
@@ -112,7 +92,7 @@ public:
 private:
     static int init_threads(const sdk::Options& options) {
         sdk::require_known_options(options, {"threads", "isa", "pack_weights"}, "cpu");
-        return int(sdk::option_int(options, "threads", available_cores(), 1, 1024));
+        return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 
     // Repacks the constant Q4_0/Q8_0 weights of matmuls for the packed

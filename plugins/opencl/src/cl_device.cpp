@@ -5,7 +5,9 @@
 #include "program_cache.hpp"
 
 #include <CL/cl_ext.h>
+#include <hetero/sdk/device_resource.hpp>
 #include <hetero/sdk/dispatch_profile.hpp>
+#include <hetero/sdk/host_cpu.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -87,8 +89,37 @@ DeviceInfo query_info(cl_platform_id p, cl_device_id d) {
     i.subgroup_size = query_subgroup_size(d, i);
     i.tensor_cores = has_extension(i.extensions, "cl_nv_device_attribute_query") &&
                      device_value<cl_uint>(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV) >= 8;
+    i.vendor_id = device_value<cl_uint>(d, CL_DEVICE_VENDOR_ID);
+    if (has_extension(i.extensions, "cl_khr_device_uuid"))
+        i.has_uuid = clGetDeviceInfo(d, CL_DEVICE_UUID_KHR, sizeof i.uuid, i.uuid, nullptr) == CL_SUCCESS;
+    if (has_extension(i.extensions, "cl_khr_pci_bus_info")) {
+        cl_device_pci_bus_info_khr pci{};
+        if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, nullptr) == CL_SUCCESS) {
+            i.has_pci = true;
+            i.pci_domain = pci.pci_domain;
+            i.pci_bus = pci.pci_bus;
+            i.pci_device = pci.pci_device;
+            i.pci_function = pci.pci_function;
+        }
+    }
     return i;
 }
+
+// Host seconds of one execute + wait of a one-kernel executable on an idle
+// device (launch_seconds_hint), medians of 200 with bench_op_estimates on
+// 2026-11-24: PoCL's CPU device 28-31 us (2-core AMD EPYC VM), NVIDIA's
+// OpenCL on an H100 30-53 us.
+constexpr double kLaunchSecondsCpu = 30e-6;
+constexpr double kLaunchSecondsGpu = 40e-6;
+
+// Seconds before the first executable runs (compile_seconds_hint), same
+// runs: a cold build of the provider's program took 62 s on PoCL's CPU
+// device (70-77 s in earlier runs on that VM) and 18.9 s on the H100 (with
+// the inline-PTX kernels); loading it from the program cache instead
+// (context, binary, kernel checks) 19-23 ms on both.
+constexpr double kBuildSecondsCpu = 70.0;
+constexpr double kBuildSecondsGpu = 20.0;
+constexpr double kCachedProgramSeconds = 0.05;
 
 void copy_string(char* dst, size_t cap, const std::string& s) {
     const size_t n = std::min(cap - 1, s.size());
@@ -121,6 +152,12 @@ GemmConfig gemm_config_for(size_t max_wg) {
     if (max_wg >= 256) return GemmConfig{32, 8, 4, 8};
     if (max_wg >= 128) return GemmConfig{16, 8, 4, 8};
     return GemmConfig{4, 4, 4, 4};
+}
+
+// The key the program cache files a device's program under (with the source
+// and the build options).
+std::string program_device_key(const DeviceInfo& info) {
+    return info.platform_name + "|" + info.platform_version + "|" + info.name + "|" + info.driver_version;
 }
 
 constexpr const char* kKernelNames[] = {
@@ -227,17 +264,51 @@ void ClDevice::fill_props(hetero_device_props& p) const {
                    HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
     // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
     p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
-    p.peak_bandwidth_gbs = 0.0;
+    // OpenCL reports no memory bandwidth (nor the memory clock and bus
+    // width it follows from). A CPU device reads the host's DRAM: the hint
+    // every host-CPU provider gives. Others stay unknown (0).
+    p.peak_bandwidth_gbs = (info_.type & CL_DEVICE_TYPE_CPU) ? sdk::host_bandwidth_gbs_hint(int(info_.compute_units)) : 0.0;
     p.compute_units = info_.compute_units;
     p.subgroup_size = info_.subgroup_size;
+    sdk::set_resource(p, resource());
+    p.launch_seconds_hint = (info_.type & CL_DEVICE_TYPE_CPU) ? kLaunchSecondsCpu : kLaunchSecondsGpu;
+}
+
+GemmConfig ClDevice::gemm_config(const GemmConfig* gemm_override) const {
+    return gemm_override && size_t(gemm_override->wg()) <= info_.max_wg ? *gemm_override : gemm_config_for(info_.max_wg);
+}
+
+bool ClDevice::plans_mma() const { return (info_.tensor_cores && mma_mode() == MmaMode::Auto) || mma_mode() == MmaMode::Emulate; }
+
+std::string ClDevice::resource() const {
+    if (info_.type & CL_DEVICE_TYPE_CPU) return sdk::kHostResource;
+    const char* prefix = info_.type & CL_DEVICE_TYPE_GPU ? "gpu" : "device";
+    std::string r = info_.has_uuid ? sdk::resource_from_uuid(info_.uuid, prefix) : std::string();
+    if (r.empty() && info_.has_pci) r = sdk::resource_from_pci(info_.pci_domain, info_.pci_bus, info_.pci_device, info_.pci_function, prefix);
+    if (r.empty()) r = sdk::resource_from_name(info_.vendor_id, info_.name, prefix);
+    return r;
+}
+
+double ClDevice::compile_seconds_hint(const std::string& cache_dir, const GemmConfig* gemm_override) {
+    {
+        // program() holds the lock while it builds (a minute on PoCL): do
+        // not wait for it. A build under way is counted as a whole build.
+        std::unique_lock<std::mutex> lock(program_mutex_, std::try_to_lock);
+        if (lock.owns_lock() && program_) return 0.0;
+    }
+    // The first build program() tries (a fallback after a failed PTX build
+    // is not foreseen).
+    const bool ptx = info_.tensor_cores && mma_mode() == MmaMode::Auto;
+    const std::string options = build_options(info_, gemm_config(gemm_override), plans_mma(), ptx);
+    if (!cache_dir.empty() && program_cached(kKernelSource, options, program_device_key(info_), cache_dir)) return kCachedProgramSeconds;
+    return (info_.type & CL_DEVICE_TYPE_CPU) ? kBuildSecondsCpu : kBuildSecondsGpu;
 }
 
 const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig* gemm_override) {
     std::lock_guard<std::mutex> lock(program_mutex_);
     if (program_) return *program_;
-    GemmConfig gemm = gemm_override && size_t(gemm_override->wg()) <= info_.max_wg ? *gemm_override : gemm_config_for(info_.max_wg);
-    const std::string device_key = info_.platform_name + "|" + info_.platform_version + "|" + info_.name + "|" +
-                                   info_.driver_version;
+    GemmConfig gemm = gemm_config(gemm_override);
+    const std::string device_key = program_device_key(info_);
     const MmaMode mode = mma_mode();
     bool ptx = info_.tensor_cores && mode == MmaMode::Auto;
     for (;;) {

@@ -34,6 +34,14 @@ struct DeviceInfo {
     // (NV_PTX): mma.sync on tensor cores (kernels/gemm_mma.cl,
     // attention_mma.cl) and warp shuffles.
     bool tensor_cores = false;
+    // The physical device, for hetero_device_props.resource: the UUID
+    // (cl_khr_device_uuid; Vulkan reports the same one for the same GPU) or
+    // the PCI address (cl_khr_pci_bus_info) where the driver gives them.
+    uint32_t vendor_id = 0;
+    bool has_uuid = false;
+    uint8_t uuid[16]{};
+    bool has_pci = false;
+    uint32_t pci_domain = 0, pci_bus = 0, pci_device = 0, pci_function = 0;
 };
 
 // HETERO_CL_MMA: unset or "1" runs Q4_0/Q8_0 prefill GEMMs and f16-cache
@@ -107,7 +115,19 @@ public:
     ClDevice& operator=(const ClDevice&) = delete;
 
     const DeviceInfo& info() const { return info_; }
+    // Everything but compile_seconds_hint (see compile_seconds_hint()).
     void fill_props(hetero_device_props& props) const;
+    // "host" for a CPU device, else the GPU's UUID or PCI address, else its
+    // vendor id and name (see sdk/device_resource.hpp).
+    std::string resource() const;
+    // Seconds until program(cache_dir, gemm) returns: 0 once it has, a
+    // binary load when the cache holds the program, else a full build.
+    double compile_seconds_hint(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
+    // The GEMM tiling program(cache_dir, gemm) uses (known before it is built).
+    GemmConfig gemm_config(const GemmConfig* gemm = nullptr) const;
+    // Whether the program's quantized prefill GEMMs and attention run on
+    // tensor cores (known before it is built, as program() would decide).
+    bool plans_mma() const;
     cl_device_id id() const { return device_; }
     // The context and queue, created by the first call (thread-safe). A
     // failure throws sdk::Error and leaves them uncreated, so a later call

@@ -5,6 +5,7 @@
 // (PoCL brings LLVM: about 75 ms here).
 #include "cl_buffer.hpp"
 #include "cl_device.hpp"
+#include "cl_estimate.hpp"
 #include "cl_executable.hpp"
 #include "cl_util.hpp"
 #include "program_cache.hpp"
@@ -65,10 +66,14 @@ public:
 
     uint32_t device_count() override { return uint32_t(devices().size()); }
 
-    void device_props(uint32_t device, hetero_device_props& props) override { devices()[device]->fill_props(props); }
+    void device_props(uint32_t device, hetero_device_props& props) override {
+        ClDevice& d = *devices()[device];
+        d.fill_props(props);
+        props.compile_seconds_hint = d.compile_seconds_hint(cache_dir_, gemm_override());
+    }
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
-                         double*) override {
+                         double* est_seconds) override {
         // Kernels index within a row or head with 32-bit integers.
         auto dims_fit = [&](int32_t id) {
             const hetero_tensor_desc& t = tensors[id];
@@ -85,6 +90,12 @@ public:
             while (wg * 2 <= std::min<size_t>(128, devices()[device]->info().max_wg)) wg *= 2;
             if (size_t(tensors[node.inputs[0]].shape[2]) > 8 * wg)
                 sdk::fail(HETERO_ERR_UNSUPPORTED, "attention head dim above " + std::to_string(8 * wg) + " on this device");
+        }
+        if (est_seconds) {
+            const ClDevice& d = *devices()[device];
+            hetero_device_props props{};
+            d.fill_props(props);
+            *est_seconds = estimate_seconds(d, props, d.gemm_config(gemm_override()), d.plans_mma(), node, tensors);
         }
     }
 
@@ -142,7 +153,7 @@ public:
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph,
                                              const std::vector<sdk::BoundTensor>& constants) override {
         ClDevice& d = *devices()[device];
-        const Program& program = d.program(cache_dir_, gemm_tiling_ ? &*gemm_tiling_ : nullptr);
+        const Program& program = d.program(cache_dir_, gemm_override());
         return std::make_unique<ClExecutable>(device, d, program, std::move(graph), constants);
     }
 
@@ -160,6 +171,7 @@ private:
     }
 
     cl_command_queue queue_of(const sdk::Buffer& b) { return devices()[b.device()]->queue(); }
+    const GemmConfig* gemm_override() const { return gemm_tiling_ ? &*gemm_tiling_ : nullptr; }
 
     DeviceTypes types_ = DeviceTypes::All;
     std::string platform_filter_;

@@ -41,13 +41,23 @@ std::string build_log(cl_program p, cl_device_id dev) {
     return log;
 }
 
+uint64_t entry_key(const std::string& source, const std::string& options, const std::string& device_key) {
+    return fnv1a(source, fnv1a(options, fnv1a(device_key)));
+}
+
+std::filesystem::path entry_path(const std::string& cache_dir, uint64_t key) { return std::filesystem::path(cache_dir) / (hex(key) + ".bin"); }
+
+bool header_ok(const EntryHeader& h, uint64_t key) {
+    return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.format == kFormat && h.key == key && h.size != 0 &&
+           h.size <= (uint64_t(1) << 30);
+}
+
 std::vector<unsigned char> read_entry(const std::filesystem::path& file, uint64_t key) {
     std::ifstream in(file, std::ios::binary);
     if (!in) return {};
     EntryHeader h{};
     if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return {};
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat || h.key != key) return {};
-    if (h.size == 0 || h.size > (uint64_t(1) << 30)) return {};
+    if (!header_ok(h, key)) return {};
     std::vector<unsigned char> bin(h.size);
     if (!in.read(reinterpret_cast<char*>(bin.data()), std::streamsize(h.size))) return {};
     if (fnv1a(bin.data(), bin.size()) != h.payload_hash) return {};
@@ -113,10 +123,19 @@ std::string default_cache_dir() {
     return {};
 }
 
+bool program_cached(const std::string& source, const std::string& options, const std::string& device_key,
+                    const std::string& cache_dir) {
+    if (cache_dir.empty()) return false;
+    const uint64_t key = entry_key(source, options, device_key);
+    std::ifstream in(entry_path(cache_dir, key), std::ios::binary);
+    EntryHeader h{};
+    return in && in.read(reinterpret_cast<char*>(&h), sizeof h) && header_ok(h, key);
+}
+
 BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& source, const std::string& options,
                            const std::string& device_key, const std::string& cache_dir) {
-    const uint64_t key = fnv1a(source, fnv1a(options, fnv1a(device_key)));
-    const std::filesystem::path file = cache_dir.empty() ? std::filesystem::path() : std::filesystem::path(cache_dir) / (hex(key) + ".bin");
+    const uint64_t key = entry_key(source, options, device_key);
+    const std::filesystem::path file = cache_dir.empty() ? std::filesystem::path() : entry_path(cache_dir, key);
     if (!cache_dir.empty()) {
         const auto bin = read_entry(file, key);
         if (!bin.empty())

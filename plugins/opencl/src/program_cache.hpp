@@ -18,6 +18,11 @@ struct BuiltProgram {
     bool from_cache = false;
 };
 
+// Whether `cache_dir` holds an entry for this program (header checked; the
+// payload is verified only when build_program loads it).
+bool program_cached(const std::string& source, const std::string& options, const std::string& device_key,
+                    const std::string& cache_dir);
+
 // Throws sdk::Error(HETERO_ERR_COMPILE_FAILED) with the build log when the
 // source does not build. `cache_dir` empty disables the cache.
 BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& source, const std::string& options,

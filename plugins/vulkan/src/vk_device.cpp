@@ -74,7 +74,19 @@ DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys) {
     d.phys = phys;
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDevicePCIBusInfoPropertiesEXT pci{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
     subgroup.pNext = &driver;
+    driver.pNext = &ids;
+    // Extension structs only where the device has the extension.
+    void** tail = &ids.pNext;
+    d.has_pci = has_extension(phys, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+    if (d.has_pci) {
+        *tail = &pci;
+        tail = &pci.pNext;
+    }
+    if (has_extension(phys, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) *tail = &sm;
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &subgroup;
     vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -82,6 +94,13 @@ DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys) {
     d.name = d.props.deviceName;
     d.driver_version = d.props.driverVersion;
     std::memcpy(d.uuid, d.props.pipelineCacheUUID, VK_UUID_SIZE);
+    d.vendor_id = d.props.vendorID;
+    std::memcpy(d.device_uuid, ids.deviceUUID, VK_UUID_SIZE);
+    d.pci_domain = pci.pciDomain;
+    d.pci_bus = pci.pciBus;
+    d.pci_device = pci.pciDevice;
+    d.pci_function = pci.pciFunction;
+    d.sm_count = sm.shaderSMCount;
     d.min_offset_align = std::max<uint64_t>(4, d.props.limits.minStorageBufferOffsetAlignment);
     d.max_storage_range = d.props.limits.maxStorageBufferRange;
     d.max_groups_x = d.props.limits.maxComputeWorkGroupCount[0];

@@ -36,8 +36,17 @@ struct DeviceInfo {
     // Tensor-core GEMM: VK_NV_cooperative_matrix with 16x16x16 f16 x f16 + f32
     // subgroup matrices, f16 arithmetic and 32-wide subgroups.
     bool coopmat_f16 = false;
-    uint8_t uuid[VK_UUID_SIZE]{};
+    uint8_t uuid[VK_UUID_SIZE]{};  // pipelineCacheUUID (keys the pipeline cache)
     uint32_t driver_version = 0;
+    // The physical device, for hetero_device_props.resource: deviceUUID
+    // (VkPhysicalDeviceIDProperties; OpenCL's cl_khr_device_uuid gives the
+    // same one) and, with VK_EXT_pci_bus_info, the PCI address.
+    uint32_t vendor_id = 0;
+    uint8_t device_uuid[VK_UUID_SIZE]{};
+    bool has_pci = false;
+    uint32_t pci_domain = 0, pci_bus = 0, pci_device = 0, pci_function = 0;
+    // Streaming multiprocessors (VK_NV_shader_sm_builtins); 0 = not reported.
+    uint32_t sm_count = 0;
     uint64_t min_offset_align = 16;
     uint64_t max_storage_range = 1ull << 27;
     uint32_t max_groups_x = 65535;

@@ -14,14 +14,10 @@ namespace {
 
 using sdk::fail;
 
-// Decode-sized batches use the matrix-vector shader (weights read once per
-// token, reductions across invocations); larger ones the tiled GEMM.
-constexpr int64_t kMatvecMaxRows = 4;
 constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
 // Quantized rows are walked one 32-element block per invocation and step.
 // Shapes measured on an H100 (decode of a TinyLlama-sized model).
 constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 4;
-constexpr uint32_t kGemmTile = 64;
 // Coopmat GEMM: the 128 x 128 tile shader takes a matmul of at least this many
 // such tiles, run by kGemmBigWG invocations. On an H100 (TinyLlama prefill,
 // 512 tokens) that is the gate/up pair (352 tiles: 540 -> 422 us); the down

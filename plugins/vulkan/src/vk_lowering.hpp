@@ -21,6 +21,13 @@ struct Dispatch {
     int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1, -1};  // in0..in3, out0..out2, in4
 };
 
+// Decode-sized batches use the matrix-vector shader (weights read once per
+// token, reductions across invocations); larger ones the tiled GEMM, in
+// tiles of kGemmTile weight rows x kGemmTile activation rows (the coopmat
+// GEMM: 64 or 128).
+inline constexpr int64_t kMatvecMaxRows = 4;
+inline constexpr uint32_t kGemmTile = 64;
+
 // Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors);
 

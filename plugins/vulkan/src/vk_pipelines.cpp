@@ -27,9 +27,7 @@ ShaderCode shader_code(std::string_view name) {
     sdk::fail(HETERO_ERR_INTERNAL, "vulkan: no embedded shader named '" + std::string(name) + "'");
 }
 
-namespace {
-
-std::string cache_file(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version) {
+std::string pipeline_cache_path(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version) {
     std::filesystem::path dir;
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = x;
     else if (const char* h = std::getenv("HOME"); h && *h) dir = std::filesystem::path(h) / ".cache";
@@ -39,6 +37,8 @@ std::string cache_file(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_vers
     std::snprintf(name + 2 * VK_UUID_SIZE, 32, "-%08x.bin", driver_version);
     return (dir / "hetero" / "vulkan" / name).string();
 }
+
+namespace {
 
 // The driver validates its own cache blob too; this check only keeps a
 // truncated or foreign file from reaching it.
@@ -54,7 +54,7 @@ bool cache_header_ok(const std::vector<char>& blob, const uint8_t (&uuid)[VK_UUI
 }  // namespace
 
 Pipelines::Pipelines(VkDevice dev, const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version, bool update_after_bind)
-    : dev_(dev), cache_path_(cache_file(uuid, driver_version)) {
+    : dev_(dev), cache_path_(pipeline_cache_path(uuid, driver_version)) {
     std::vector<char> blob;
     if (!cache_path_.empty()) {
         std::ifstream in(cache_path_, std::ios::binary);

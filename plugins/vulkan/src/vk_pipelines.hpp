@@ -29,6 +29,11 @@ inline constexpr uint32_t kOperandBindings = 8;
 inline constexpr uint32_t kFirstOutput = 4, kOutputs = 3;
 inline constexpr bool is_output_operand(uint32_t b) { return b >= kFirstOutput && b < kFirstOutput + kOutputs; }
 
+// The file the pipeline cache of a device (pipelineCacheUUID, driver
+// version) persists in: $XDG_CACHE_HOME/hetero/vulkan/..., else
+// ~/.cache/hetero/vulkan/...; "" when neither variable is set.
+std::string pipeline_cache_path(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version);
+
 class Pipelines {
 public:
     Pipelines(VkDevice dev, const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version, bool update_after_bind);

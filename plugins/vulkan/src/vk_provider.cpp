@@ -6,6 +6,7 @@
 // Each device is opened on its first buffer or compile, and an error there
 // is that call's error.
 #include "vk_device.hpp"
+#include "vk_estimate.hpp"
 #include "vk_executable.hpp"
 
 #include <cstdlib>
@@ -82,16 +83,21 @@ public:
         p.memory_bytes = d.memory_bytes;
         p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) | HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) |
                        HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
-        // Vulkan reports neither FLOPS nor bandwidth: leave 0 (unknown) for the profiler to measure.
-        p.peak_gflops = 0;
-        p.peak_bandwidth_gbs = 0;
-        p.compute_units = 0;
         p.subgroup_size = d.subgroup_size;
+        // Vulkan reports neither FLOPS nor bandwidth: hints where the device
+        // type says enough, else 0 (unknown).
+        fill_performance_hints(d, p);
     }
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
-                         double*) override {
-        check_node_supported(devices()[device]->info(), node, tensors);
+                         double* est_seconds) override {
+        const DeviceInfo& d = devices()[device]->info();
+        check_node_supported(d, node, tensors);
+        if (est_seconds) {
+            hetero_device_props props{};
+            device_props(device, props);
+            *est_seconds = estimate_seconds(d, props, node, tensors);
+        }
     }
 
     std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {

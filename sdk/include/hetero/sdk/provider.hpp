@@ -168,7 +168,9 @@ public:
     // May discover the devices on its first call (see DiscoverOnce); throw
     // Error with the reason when there is none, and device_count answers 0.
     virtual uint32_t device_count() = 0;
-    // Fill a zero-initialised, full-size props (struct_size/abi_version are set by the helper).
+    // Fill a zero-initialised, full-size props (struct_size/abi_version are set by
+    // the helper, which hands the caller only as many bytes as its struct has).
+    // Since 1.1: resource, launch_seconds_hint, compile_seconds_hint too.
     virtual void device_props(uint32_t device, hetero_device_props& props) = 0;
     // Throw Error(HETERO_ERR_UNSUPPORTED, why) when the node cannot run; the node is already well formed.
     virtual void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors,
@@ -299,6 +301,10 @@ struct Table {
             full.struct_size = sizeof(full);
             full.abi_version = HETERO_ABI_VERSION;
             P(ep).device_props(device, full);
+            // Strings stay terminated whatever the provider wrote.
+            full.name[sizeof full.name - 1] = full.driver[sizeof full.driver - 1] = full.resource[sizeof full.resource - 1] = '\0';
+            // Only the bytes the caller's struct has: a caller of an older
+            // minor gets its own layout, and struct_size says what was filled.
             const uint32_t want = props->struct_size;
             std::memcpy(props, &full, want < sizeof(full) ? want : sizeof(full));
             props->struct_size = want < sizeof(full) ? want : uint32_t(sizeof(full));

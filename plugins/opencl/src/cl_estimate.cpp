@@ -1,0 +1,122 @@
+#include "cl_estimate.hpp"
+
+#include <hetero/sdk/roofline.hpp>
+
+namespace hetero::opencl {
+namespace {
+
+// What the kernels reach, as fractions of the props' peak_gflops (compute)
+// and of the bandwidth the roofline uses (props, else the SDK's default).
+struct Factors {
+    // Matmul over one token (the matvec kernels): compute and weight
+    // streaming, per weight type (F32, F16, BF16, Q8_0, Q4_0).
+    double matvec_compute[5];
+    double matvec_stream[5];
+    // Matmul over several tokens (the GEMM kernels; their work is counted
+    // with N rounded up to the tile), per weight type; and on tensor cores.
+    double gemm[5];
+    double gemm_mma;
+    double attention_decode, attention_prefill, attention_mma;  // compute
+    double rope, swiglu;                                        // compute
+    double add_mul, other_stream;  // element-wise ops: bandwidth
+    double dispatch_seconds;       // one more kernel inside an executable
+};
+
+size_t type_slot(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F16: return 1;
+        case HETERO_DTYPE_BF16: return 2;
+        case HETERO_DTYPE_Q8_0: return 3;
+        case HETERO_DTYPE_Q4_0: return 4;
+        default: return 0;
+    }
+}
+
+// PoCL 3.1 (LLVM 15) on the 2-core AMD EPYC (Zen 5) VM, props peak 166
+// GFLOP/s and bandwidth 50 GB/s, measured with bench_op_estimates
+// (bench/op_estimates.cpp) on 2026-11-24 at TinyLlama shapes (M = K = 2048;
+// 32 heads of 64, 4 KV heads), the fastest of four runs: the VM is shared,
+// and with one core taken by another process rows took twice as long.
+// GFLOP/s reached: matvec (N = 1, weights streaming from DRAM) Q4_0 and Q8_0
+// 7.3, F16 2.9, F32 6.5; GEMM (N = 128; N = 16 costs as much as 64, the
+// tile) Q4_0/Q8_0 17.1-17.5, F16 15.9, F32 15.9-17; attention 2.7-2.8 (one
+// query) and 6.0 (128 queries); SwiGLU 12-13; RoPE 0.16 (sin/cos); RMSNorm
+// moved 10 GB/s, add 147-235 GB/s (activations in cache). The CPU provider
+// runs the same matmuls 7-70x faster (see plugins/cpu/src/cpu_estimate.cpp).
+constexpr Factors kCpuDevice = {
+    {0.039, 0.018, 0.018, 0.044, 0.044},
+    {1.0, 1.0, 1.0, 1.0, 1.0},
+    {0.10, 0.096, 0.096, 0.104, 0.104},
+    0.104,
+    0.017, 0.036, 0.036,
+    0.001, 0.075,
+    2.9, 0.2,
+    1e-6,  // measured 0.8-1.6 us per further kernel of a chain of tiny adds
+};
+
+// GPUs. NVIDIA H100 80GB HBM3 (CUDA 13.0 OpenCL, driver 580.159.04; props
+// peak 66.9 TFLOP/s, bandwidth from the SDK's rule for GPUs, peak / 20 =
+// 3.35 TB/s), bench_op_estimates on two machines, 2026-11-24, at the shapes
+// above. One-token matmuls took 15-35 us at 2048 x 2048 (launch-bound; the
+// round trip they are measured against moved between 30 and 53 us), F32
+// streaming ~1.1 TB/s; BENCHMARKS.md's 8192 x 8192 matvecs stream Q4_0 at
+// 576 GB/s, Q8_0 996, F16 1,400. GEMM N = 128 on tensor cores 18-29 (Q4_0)
+// and 16-24 (Q8_0) TFLOP/s (BENCHMARKS: 58-72 at the 1.1B model's N = 512),
+// the f32 GEMM for F16/F32 weights 5.1-6.0. Attention with 128 queries:
+// 1.3-1.6 TFLOP/s (f32 caches), 3.1-6.5 (f16 caches, tensor cores). Each
+// further kernel of an executable: 4.6-7.5 us (the enqueue). Other GPUs were
+// not measured and get the same factors.
+constexpr Factors kGpuDevice = {
+    {0.5, 0.5, 0.5, 0.5, 0.5},
+    {0.4, 0.42, 0.4, 0.30, 0.17},
+    {0.1, 0.1, 0.1, 0.1, 0.1},
+    0.6,
+    0.01, 0.022, 0.07,
+    0.3, 0.3,
+    0.3, 0.3,
+    6e-6,
+};
+
+}  // namespace
+
+double estimate_seconds(const ClDevice& device, const hetero_device_props& props, const GemmConfig& gemm, bool mma,
+                        const hetero_node& node, const hetero_tensor_desc* t) {
+    const bool cpu = device.info().type & CL_DEVICE_TYPE_CPU;
+    const Factors& f = cpu ? kCpuDevice : kGpuDevice;
+    sdk::Roofline r = sdk::roofline_from_props(props);
+    r.dispatch_seconds = f.dispatch_seconds;
+    sdk::NodeWork w = sdk::node_work(node, t);
+    switch (node.op) {
+        case HETERO_OP_MATMUL: {
+            const uint32_t wtype = t[node.inputs[1]].dtype;
+            const size_t slot = type_slot(wtype);
+            const int64_t n = t[node.inputs[0]].shape[0];
+            if (n == 1) {
+                r.compute_efficiency = f.matvec_compute[slot];
+                r.bandwidth_efficiency = f.matvec_stream[slot];
+                break;
+            }
+            // The GEMM runs whole tiles of activation rows (cl_executable.cpp).
+            const bool tensor_cores = mma && sdk::is_block_dtype(wtype);
+            const int64_t tile = tensor_cores ? 32 * kMmaWarpsN : gemm.bn();
+            w.flops *= double((n + tile - 1) / tile * tile) / double(n);
+            r.compute_efficiency = tensor_cores ? f.gemm_mma : f.gemm[slot];
+            break;
+        }
+        case HETERO_OP_ATTENTION: {
+            const hetero_tensor_desc& q = t[node.inputs[0]];
+            const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 &&
+                                       q.shape[2] == kMmaAttentionHeadDim;
+            r.compute_efficiency = q.shape[0] == 1 ? f.attention_decode : mma_attention ? f.attention_mma : f.attention_prefill;
+            break;
+        }
+        case HETERO_OP_ROPE: r.compute_efficiency = f.rope; break;
+        case HETERO_OP_SWIGLU: r.compute_efficiency = f.swiglu; break;
+        case HETERO_OP_ADD:
+        case HETERO_OP_MUL: r.bandwidth_efficiency = f.add_mul; break;
+        default: r.bandwidth_efficiency = f.other_stream; break;
+    }
+    return sdk::roofline_seconds(w, r);
+}
+
+}  // namespace hetero::opencl
