@@ -63,4 +63,12 @@ check "convert llama2c" $rc
 "$hetero" run -m "$tmp/conv.gguf" --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out2" 2>/dev/null
 cmp -s "$tmp/out" "$tmp/out2"; check "converted model gives the same text" $?
 
+# The profiler measures, caches and shows (in a private cache directory).
+XDG_CACHE_HOME="$tmp/cache" "$hetero" profile --providers cpu --max-tokens 32 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "saved $tmp/cache/hetero/profiles/.*\.json" "$tmp/out" && grep -q "held-out error" "$tmp/out"
+check "profile measures and saves" $?
+XDG_CACHE_HOME="$tmp/cache" "$hetero" profile --show --providers cpu >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "^cpu:0" "$tmp/out" && grep -q "^ *matmul .* n: 1:" "$tmp/out"
+check "profile --show prints the device and its matmul families" $?
+
 exit $fail
