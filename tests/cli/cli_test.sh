@@ -106,4 +106,30 @@ check "convert llama2c" $rc
 "$hetero" run -m "$tmp/conv.gguf" --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out2" 2>/dev/null
 cmp -s "$tmp/out" "$tmp/out2"; check "converted model gives the same text" $?
 
+# The profiler measures, caches and shows (in a private cache directory).
+XDG_CACHE_HOME="$tmp/cache" "$hetero" profile --providers cpu --max-tokens 32 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "saved $tmp/cache/hetero/profiles/.*\.json" "$tmp/out" && grep -q "held-out error" "$tmp/out"
+check "profile measures and saves" $?
+XDG_CACHE_HOME="$tmp/cache" "$hetero" profile --show --providers cpu >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "^cpu:0" "$tmp/out" && grep -q "^ *matmul .* n: 1:" "$tmp/out"
+check "profile --show prints the device and its matmul families" $?
+# A run plans with the cached profile.
+XDG_CACHE_HOME="$tmp/cache" "$hetero" plan --providers cpu >"$tmp/out" 2>&1
+grep -q "profile $tmp/cache/hetero/profiles/" "$tmp/out"; check "plan uses the cached profile" $?
+# A corrupt profile: one warning naming the file, the run goes on with the
+# a-priori model, and the profiler rebuilds it.
+prof=$(ls "$tmp"/cache/hetero/profiles/*.json | head -1)
+head -c 100 "$prof" >"$prof.cut" && mv "$prof.cut" "$prof"
+XDG_CACHE_HOME="$tmp/cache" "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && [[ $(grep -c "$prof" "$tmp/err") == 1 ]] && cmp -s "$tmp/cpu_only" "$tmp/out"
+check "a corrupt profile is ignored with one warning naming it" $?
+XDG_CACHE_HOME="$tmp/cache" "$hetero" profile --providers cpu --max-tokens 32 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "saved $prof" "$tmp/out" && python3 -c "import json; json.load(open('$prof'))"
+check "the profiler rebuilds a corrupt profile" $?
+# A stale one (another provider version) is ignored with one warning too.
+sed -i 's/"provider_version": "[^"]*"/"provider_version": "0.0-old"/' "$prof"
+XDG_CACHE_HOME="$tmp/cache" "$hetero" run --providers cpu -p "Once upon a time" -n 4 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && [[ $(grep -c "stale profile $prof" "$tmp/err") == 1 ]]
+check "a stale profile is ignored with one warning naming it" $?
+
 exit $fail

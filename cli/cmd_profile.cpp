@@ -1,0 +1,115 @@
+// hetero profile: what each op family of a model costs on every selected
+// device, measured once and cached (the partition solver's cost model);
+// --show prints the cached profiles.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include <hetero/runtime/open_model.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/solver/profile.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace hetero::cli {
+
+namespace {
+
+struct ProfileCmdOptions {
+    ProviderFlags providers;
+    std::string model, tokenizer;
+    int32_t max_tokens = 0;
+    bool force = false, show = false;
+};
+
+// On a terminal one status line rewritten with '\r'; otherwise (a log file)
+// one line per stage, so the log stays readable.
+class ProgressLine {
+public:
+    ProgressLine() : tty_(isatty(fileno(stderr)) != 0) {}
+    void operator()(const ProfileProgress& p) {
+        if (tty_) {
+            std::string line = fmt::format("{}  {}", p.device, p.stage);
+            if (!p.axis.empty()) line += fmt::format("  {}={}", p.axis, p.x);
+            line += fmt::format("  {:3.0f}%", p.fraction * 100);
+            const size_t shown = line.size();
+            if (line.size() < width_) line.append(width_ - line.size(), ' ');
+            width_ = shown;
+            std::fprintf(stderr, "\r%s", line.c_str());
+            std::fflush(stderr);
+        } else if (p.stage != last_) {
+            fmt::print(stderr, "{}: {} ({:.0f}% done)\n", p.device, p.stage, p.fraction * 100);
+            last_ = p.stage;
+        }
+    }
+    // Clears the status line.
+    void finish() {
+        if (tty_ && width_) std::fprintf(stderr, "\r%*s\r", int(width_), "");
+        width_ = 0;
+    }
+
+private:
+    bool tty_;
+    size_t width_ = 0;
+    std::string last_;
+};
+
+std::string held_out_line(const DeviceProfile& p) { return "held-out error: " + describe_held_out(p); }
+
+void profile(const ProfileCmdOptions& o) {
+    Runtime rt = open_runtime(o.providers);
+    OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
+    const auto& hp = m.file.hparams;
+    ProfileOptions po;
+    po.max_tokens = o.max_tokens;
+    const std::vector<DeviceRef> devices = devices_for_model(m.file, rt.devices, context_length(hp, po.n_ctx));
+    fmt::print("model: {} ({}, {} layers, embedding {}, {} heads / {} kv heads, vocab {})\n", m.path, hp.arch, hp.n_layer, hp.n_embd,
+               hp.n_head, hp.n_head_kv, hp.n_vocab);
+    const int32_t cap = profile_token_cap(m.file, po);
+    for (const DeviceRef& d : devices) {
+        std::optional<DeviceProfile> cached = o.force && !o.show ? std::nullopt : load_profile(d, m.file);
+        if (o.show) {
+            if (cached) fmt::print("{}: {}", d.label(), describe_profile(*cached));
+            else fmt::print("{} ({}): no profile; `hetero profile` measures one\n", d.label(), d.props.name);
+            continue;
+        }
+        if (cached && cached->max_tokens >= cap) {
+            fmt::print("{} ({}): cached {} (measured {}); {}; --force measures again\n", d.label(), d.props.name, cached->file,
+                       cached->date, held_out_line(*cached));
+            continue;
+        }
+        if (cached)
+            fmt::print(stderr, "{}: the cached profile reaches n = {} only; measuring up to {}\n", d.label(), cached->max_tokens, cap);
+        ProgressLine bar;
+        DeviceProfile p;
+        try {
+            p = profile_device(d, m.file, po, [&](const ProfileProgress& pr) { bar(pr); });
+        } catch (...) {
+            bar.finish();
+            throw;
+        }
+        bar.finish();
+        p.file = save_profile(p);
+        fmt::print("{} ({}): measured {} op families up to n = {} in {:.1f} s; saved {}\n  {}\n", d.label(), d.props.name,
+                   p.families.size(), p.max_tokens, p.profile_seconds, p.file, held_out_line(p));
+    }
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app) {
+    auto o = std::make_shared<ProfileCmdOptions>();
+    CLI::App* cmd = app.add_subcommand("profile", "measure what the model's ops cost on each device (cached for the planner)");
+    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
+    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    cmd->add_option("--max-tokens", o->max_tokens, "measure token counts up to this (default: the context, at most 4096)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--force", o->force, "measure again even when a cached profile fits");
+    cmd->add_flag("--show", o->show, "print the cached profiles; measure nothing");
+    o->providers.add_to(*cmd);
+    cmd->callback([o] { profile(*o); });
+}
+
+}  // namespace hetero::cli

@@ -1,0 +1,275 @@
+// The profile cache: keys, file names and the JSON format. One file per
+// device and model shape under the user's cache directory.
+#include <hetero/error.hpp>
+#include <hetero/log.hpp>
+#include <hetero/sdk/quant.hpp>
+#include <hetero/solver/profile.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace hetero {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Bumped when the layout below changes; older files are then reported stale.
+constexpr int kFormatVersion = 1;
+constexpr const char* kFormatName = "hetero-profile";
+
+uint64_t fnv1a(const std::string& s) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::string sanitise(const std::string& s, size_t max_len) {
+    std::string out;
+    for (char c : s) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+        if (ok) out += c;
+        else if (!out.empty() && out.back() != '_') out += '_';
+        if (out.size() >= max_len) break;
+    }
+    while (!out.empty() && out.back() == '_') out.pop_back();
+    return out.empty() ? "x" : out;
+}
+
+json table_to_json(const ProfileTable& t) {
+    json points = json::array(), held = json::array();
+    for (const auto& p : t.points) points.push_back({p.x, p.seconds});
+    for (const auto& h : t.held_out) held.push_back({h.x, h.seconds, h.predicted});
+    return {{"points", points}, {"held_out", held}};
+}
+
+// Throws hetero::Error (via the caller's catch) on anything malformed.
+ProfileTable table_from_json(const json& j, const std::string& where) {
+    ProfileTable t;
+    for (const auto& p : j.at("points")) {
+        ProfilePoint pt{p.at(0).get<int64_t>(), p.at(1).get<double>()};
+        if (pt.x < 1 || !(pt.seconds > 0)) throw Error(fmt::format("{}: bad point [{}, {}]", where, pt.x, pt.seconds));
+        if (!t.points.empty() && pt.x <= t.points.back().x) throw Error(where + ": points are not in ascending order");
+        t.points.push_back(pt);
+    }
+    for (const auto& h : j.at("held_out")) {
+        HeldOutPoint hp{h.at(0).get<int64_t>(), h.at(1).get<double>(), h.at(2).get<double>()};
+        if (hp.x < 1 || !(hp.seconds > 0)) throw Error(fmt::format("{}: bad held-out point [{}, {}]", where, hp.x, hp.seconds));
+        t.held_out.push_back(hp);
+    }
+    return t;
+}
+
+json fit_to_json(const TransferFit& f) {
+    json points = json::array();
+    for (const auto& [bytes, s] : f.points) points.push_back({bytes, s});
+    return {{"latency_seconds", f.latency_seconds}, {"bytes_per_second", f.bytes_per_second}, {"points", points}};
+}
+
+TransferFit fit_from_json(const json& j, const std::string& where) {
+    TransferFit f;
+    f.latency_seconds = j.at("latency_seconds").get<double>();
+    f.bytes_per_second = j.at("bytes_per_second").get<double>();
+    if (f.latency_seconds < 0 || !(f.bytes_per_second > 0)) throw Error(where + ": bad transfer fit");
+    for (const auto& p : j.at("points")) f.points.emplace_back(p.at(0).get<uint64_t>(), p.at(1).get<double>());
+    return f;
+}
+
+json key_to_json(const ProfileKey& k) {
+    return {{"provider", k.provider},   {"provider_version", k.provider_version}, {"device_name", k.device_name},
+            {"driver", k.driver},       {"compute_units", k.compute_units},       {"model_shape", k.model_shape}};
+}
+
+ProfileKey key_from_json(const json& j) {
+    ProfileKey k;
+    k.provider = j.at("provider").get<std::string>();
+    k.provider_version = j.at("provider_version").get<std::string>();
+    k.device_name = j.at("device_name").get<std::string>();
+    k.driver = j.at("driver").get<std::string>();
+    k.compute_units = j.at("compute_units").get<uint32_t>();
+    k.model_shape = j.at("model_shape").get<std::string>();
+    return k;
+}
+
+// "driver was 'a', now 'b'; ..." for every field that differs.
+std::string key_difference(const ProfileKey& stored, const ProfileKey& now) {
+    std::string out;
+    auto cmp = [&](const char* field, const std::string& a, const std::string& b) {
+        if (a != b) out += fmt::format("{}{} was '{}', now '{}'", out.empty() ? "" : "; ", field, a, b);
+    };
+    cmp("provider", stored.provider, now.provider);
+    cmp("provider version", stored.provider_version, now.provider_version);
+    cmp("device", stored.device_name, now.device_name);
+    cmp("driver", stored.driver, now.driver);
+    cmp("compute units", std::to_string(stored.compute_units), std::to_string(now.compute_units));
+    cmp("model shape", stored.model_shape, now.model_shape);
+    return out;
+}
+
+}  // namespace
+
+std::string ProfileKey::str() const {
+    return fmt::format("provider={} version={} device='{}' driver='{}' compute_units={} model='{}'", provider, provider_version,
+                       device_name, driver, compute_units, model_shape);
+}
+
+std::string model_shape_summary(const ModelFile& model) {
+    const LlamaHParams& hp = model.hparams;
+    // Matrix name with the layer folded away -> the dtypes its layers use.
+    std::map<std::string, std::set<std::string>> dtypes;
+    for (const auto& [name, w] : model.weights) {
+        if (w.shape.size() != 2) continue;
+        std::string n = name;
+        if (n.rfind("blk.", 0) == 0) n = n.substr(n.find('.', 4) + 1);
+        if (const size_t dot = n.rfind(".weight"); dot != std::string::npos && dot + 7 == n.size()) n.resize(dot);
+        dtypes[n].insert(sdk::dtype_name(w.dtype));
+    }
+    std::string mats;
+    for (const auto& [n, set] : dtypes) {
+        std::string ts;
+        for (const auto& t : set) ts += (ts.empty() ? "" : "/") + t;
+        mats += fmt::format(" {}={}", n, ts);
+    }
+    return fmt::format("{} n_embd={} n_layer={} n_head={} n_head_kv={} head_dim={} rope_dims={} n_ff={} n_vocab={}{}{}", hp.arch,
+                       hp.n_embd, hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, hp.rope_dims, hp.n_ff, hp.n_vocab,
+                       hp.tied_output ? " tied" : "", mats);
+}
+
+ProfileKey profile_key(const DeviceRef& d, const ModelFile& model) {
+    ProfileKey k;
+    k.provider = d.provider ? d.provider->name() : "?";
+    k.provider_version = d.provider && d.provider->api().version ? d.provider->api().version : "";
+    k.device_name = d.props.name;
+    k.driver = d.props.driver;
+    k.compute_units = d.props.compute_units;
+    k.model_shape = model_shape_summary(model);
+    return k;
+}
+
+std::string profile_cache_dir() {
+    fs::path base;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
+    else throw Error("no cache directory for profiles: neither XDG_CACHE_HOME nor HOME is set");
+    return (base / "hetero" / "profiles").string();
+}
+
+std::string profile_path(const ProfileKey& key) {
+    const std::string identity = key.provider + '\n' + key.device_name + '\n' + key.model_shape;
+    const std::string arch = key.model_shape.substr(0, key.model_shape.find(' '));
+    const std::string name = fmt::format("{}-{}-{}-{:016x}.json", sanitise(key.provider, 16), sanitise(key.device_name, 48),
+                                         sanitise(arch, 16), fnv1a(identity));
+    return (fs::path(profile_cache_dir()) / name).string();
+}
+
+DeviceProfile read_profile_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(fmt::format("cannot open profile {}", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+        const json j = json::parse(ss.str());
+        if (j.at("format").get<std::string>() != kFormatName) throw Error("not a hetero profile");
+        if (const int v = j.at("version").get<int>(); v != kFormatVersion)
+            throw Error(fmt::format("format version {} (this build reads {})", v, kFormatVersion));
+        DeviceProfile p;
+        p.key = key_from_json(j.at("key"));
+        p.date = j.at("date").get<std::string>();
+        p.n_ctx = j.at("n_ctx").get<int32_t>();
+        p.max_tokens = j.at("max_tokens").get<int32_t>();
+        p.profile_seconds = j.at("profile_seconds").get<double>();
+        p.launch_seconds = j.at("launch_seconds").get<double>();
+        if (!(p.launch_seconds > 0)) throw Error("bad launch_seconds");
+        p.write = fit_from_json(j.at("transfer").at("write"), "transfer.write");
+        p.read = fit_from_json(j.at("transfer").at("read"), "transfer.read");
+        p.first_compile_seconds = j.at("first_compile_seconds").get<double>();
+        p.compile_seconds = j.at("compile_seconds").get<double>();
+        for (const auto& [family, fj] : j.at("families").items()) {
+            FamilyProfile f;
+            f.by_n = table_from_json(fj.at("by_n"), family + " by_n");
+            if (fj.contains("by_kv")) f.by_kv = table_from_json(fj.at("by_kv"), family + " by_kv");
+            if (f.by_n.empty() && f.by_kv.empty()) throw Error(family + ": no points");
+            p.families[family] = std::move(f);
+        }
+        if (p.families.empty()) throw Error("no op families");
+        p.file = path;
+        return p;
+    } catch (const json::exception& e) {
+        throw Error(fmt::format("profile {} is not valid: {}", path, e.what()));
+    } catch (const Error& e) {
+        throw Error(fmt::format("profile {} is not valid: {}", path, e.what()));
+    }
+}
+
+std::optional<DeviceProfile> load_profile(const DeviceRef& device, const ModelFile& model) {
+    const ProfileKey key = profile_key(device, model);
+    const std::string path = profile_path(key);
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;
+    DeviceProfile p;
+    try {
+        p = read_profile_file(path);
+    } catch (const Error& e) {
+        log(LogLevel::warn, fmt::format("{}; ignoring it", e.what()));
+        return std::nullopt;
+    }
+    if (!(p.key == key)) {
+        log(LogLevel::warn, fmt::format("ignoring stale profile {} of {}: {}", path, device.label(), key_difference(p.key, key)));
+        return std::nullopt;
+    }
+    return p;
+}
+
+std::string save_profile(const DeviceProfile& p) {
+    json families = json::object();
+    for (const auto& [name, f] : p.families) {
+        json fj = {{"by_n", table_to_json(f.by_n)}};
+        if (!f.by_kv.empty()) fj["by_kv"] = table_to_json(f.by_kv);
+        families[name] = fj;
+    }
+    const json j = {{"format", kFormatName},
+                    {"version", kFormatVersion},
+                    {"key", key_to_json(p.key)},
+                    {"date", p.date},
+                    {"n_ctx", p.n_ctx},
+                    {"max_tokens", p.max_tokens},
+                    {"profile_seconds", p.profile_seconds},
+                    {"launch_seconds", p.launch_seconds},
+                    {"transfer", {{"write", fit_to_json(p.write)}, {"read", fit_to_json(p.read)}}},
+                    {"first_compile_seconds", p.first_compile_seconds},
+                    {"compile_seconds", p.compile_seconds},
+                    {"families", families}};
+    const std::string path = profile_path(p.key);
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
+    // A reader never sees a half-written file: write beside it, then rename.
+    const std::string tmp = fmt::format("{}.tmp{}", path, ::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << j.dump(1) << '\n';
+        out.flush();
+        if (!out) throw Error(fmt::format("cannot write {}", tmp));
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp);
+        throw Error(fmt::format("cannot write {}: {}", path, ec.message()));
+    }
+    return path;
+}
+
+}  // namespace hetero

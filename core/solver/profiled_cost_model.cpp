@@ -1,0 +1,109 @@
+// The prediction side of a profile: piecewise-linear tables, the transfer
+// fits, and the CostModel the solver asks.
+#include <hetero/error.hpp>
+#include <hetero/solver/profile.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetero {
+
+double TransferFit::seconds(uint64_t bytes) const {
+    return latency_seconds + (bytes_per_second > 0 ? double(bytes) / bytes_per_second : 0.0);
+}
+
+double HeldOutPoint::rel_error() const { return seconds > 0 ? std::abs(predicted - seconds) / seconds : 0.0; }
+
+double ProfileTable::predict(double x) const {
+    if (points.empty()) return -1;
+    if (points.size() == 1) return points[0].seconds;
+    // The segment containing x; the first or last one outside the grid.
+    size_t i = 0;
+    while (i + 2 < points.size() && x > double(points[i + 1].x)) ++i;
+    const ProfilePoint &a = points[i], &b = points[i + 1];
+    const double t = a.seconds + (b.seconds - a.seconds) * (x - double(a.x)) / double(b.x - a.x);
+    return std::max(t, kMinNodeSeconds);
+}
+
+HeldOutSummary held_out_summary(const DeviceProfile& p, double min_seconds) {
+    std::vector<double> errs;
+    HeldOutSummary s;
+    auto add = [&](const std::string& family, const char* axis, const ProfileTable& t) {
+        for (const auto& h : t.held_out) {
+            if (h.seconds < min_seconds) continue;
+            const double e = h.rel_error();
+            errs.push_back(e);
+            if (e >= s.max) {
+                s.max = e;
+                s.worst = fmt::format("{} {}={}", family, axis, h.x);
+            }
+        }
+    };
+    for (const auto& [family, f] : p.families) {
+        add(family, "n", f.by_n);
+        add(family, "kv", f.by_kv);
+    }
+    s.count = errs.size();
+    if (!errs.empty()) {
+        std::sort(errs.begin(), errs.end());
+        const size_t m = errs.size() / 2;
+        s.median = errs.size() % 2 ? errs[m] : 0.5 * (errs[m - 1] + errs[m]);
+    }
+    return s;
+}
+
+ProfiledCostModel::ProfiledCostModel(std::vector<DeviceRef> devices, std::vector<std::optional<DeviceProfile>> profiles,
+                                     const CostModel* fallback)
+    : devices_(std::move(devices)), profiles_(std::move(profiles)), fallback_(fallback) {
+    if (profiles_.size() != devices_.size())
+        throw Error(fmt::format("profiled cost model: {} profiles for {} devices", profiles_.size(), devices_.size()));
+}
+
+const CostModel& ProfiledCostModel::fallback(size_t device, const char* what) const {
+    if (!fallback_)
+        throw Error(fmt::format("no profile of {} for {} and no fallback cost model", devices_.at(device).label(), what));
+    return *fallback_;
+}
+
+double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) const {
+    if (const auto& p = profiles_.at(device)) {
+        const std::string family = shape.family();
+        if (auto it = p->families.find(family); it != p->families.end()) {
+            const FamilyProfile& f = it->second;
+            // A prefill chunk's attention (n > 1) reads the n table, which was
+            // measured at position 0; chunks further into the context cost
+            // more than it says.
+            if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return f.by_kv.predict(double(shape.kv));
+            if (!f.by_n.empty()) return f.by_n.predict(double(shape.n));
+        }
+    }
+    return fallback(device, "this op family").node_seconds(device, shape);
+}
+
+double ProfiledCostModel::launch_seconds(size_t device) const {
+    if (const auto& p = profiles_.at(device)) return p->launch_seconds;
+    return fallback(device, "launch costs").launch_seconds(device);
+}
+
+double ProfiledCostModel::transfer_seconds(size_t from, size_t to, uint64_t bytes) const {
+    if (from == to) return 0;
+    const auto &pf = profiles_.at(from), &pt = profiles_.at(to);
+    if (!pf || !pt) return fallback(pf ? to : from, "transfers").transfer_seconds(from, to, bytes);
+    auto shares_host = [&](size_t d) { return (devices_[d].props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) != 0; };
+    return (shares_host(from) ? 0.0 : pf->read.seconds(bytes)) + (shares_host(to) ? 0.0 : pt->write.seconds(bytes));
+}
+
+double ProfiledCostModel::compile_seconds(size_t device) const {
+    if (const auto& p = profiles_.at(device)) return p->first_compile_seconds;
+    return fallback(device, "compile costs").compile_seconds(device);
+}
+
+std::string ProfiledCostModel::source(size_t device) const {
+    if (const auto& p = profiles_.at(device)) return fmt::format("profile {} (measured {})", p->file, p->date);
+    if (!fallback_) return "none";
+    return fallback_->source(device);
+}
+
+}  // namespace hetero

@@ -1,0 +1,591 @@
+// Real-execution profiling: every op family of a model's graph, run alone as a
+// one-node graph on one device at a grid of token counts, timed as
+// execute + event_wait round trips minus the launch cost of an empty-ish
+// executable. Weights are the model's own bytes (uploaded once per device and
+// shared by the families); activations, positions, tokens and KV caches are
+// bound buffers filled with plausible data. Nodes that read weights or a KV
+// cache are timed with the device's caches evicted first, as they are in a
+// forward pass.
+#include <hetero/error.hpp>
+#include <hetero/log.hpp>
+#include <hetero/runtime/model_graph.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/quant.hpp>
+#include <hetero/solver/profile.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <random>
+
+namespace hetero {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// The grids. Powers of two along n (the solver's chunk sizes are mostly
+// powers of two), cache lengths spread by 4x along kv; held-out points sit
+// between grid points, away from both neighbours.
+constexpr int64_t kNGrid[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+constexpr int64_t kNHeldOut[] = {3, 12, 48, 192, 768, 3072};
+constexpr int64_t kKvGrid[] = {16, 64, 256, 1024, 4096};
+constexpr int64_t kKvHeldOut[] = {40, 160, 640, 2560};
+// The output head only ever runs on the last row; its own families get a
+// short grid so that a line exists, not the full one.
+constexpr int64_t kHeadTokens = 4;
+constexpr uint64_t kEvictBytes = 64u << 20;  // per buffer; see DeviceWork::evict()
+constexpr uint64_t kTransferSizes[] = {4u << 10, 16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
+
+// The grid up to `cap` (the cap itself added when it falls between grid points).
+std::vector<int64_t> capped_grid(const int64_t* grid, size_t n, int64_t cap) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < n; ++i)
+        if (grid[i] <= cap) out.push_back(grid[i]);
+    if ((out.empty() || out.back() < cap) && cap <= grid[n - 1]) out.push_back(cap);
+    return out;
+}
+std::vector<int64_t> held_out_below(const int64_t* pts, size_t n, int64_t cap) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < n; ++i)
+        if (pts[i] < cap) out.push_back(pts[i]);
+    return out;
+}
+
+// KV cache type a session gives the device by default (CacheType::automatic).
+uint32_t default_cache_dtype(const hetero_device_props& props) {
+    return props.kind == HETERO_DEVICE_CPU ? HETERO_DTYPE_F32 : HETERO_DTYPE_F16;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// A graph of one node (the profiler measures nodes one at a time).
+struct NodeGraph {
+    std::vector<hetero_tensor_desc> tensors;
+    std::vector<int32_t> model_ids;  // local tensor id -> model graph tensor id
+    hetero_node node{};
+
+    hetero_graph view() const {
+        hetero_graph g{};
+        g.struct_size = sizeof(hetero_graph);
+        g.abi_version = HETERO_ABI_VERSION;
+        g.n_tensors = uint32_t(tensors.size());
+        g.n_nodes = 1;
+        g.tensors = tensors.data();
+        g.nodes = &node;
+        return g;
+    }
+};
+
+// What one profile run holds on a device; everything is released when it goes.
+class DeviceWork {
+public:
+    explicit DeviceWork(const DeviceRef& d) : d_(d), p_(*d.provider), api_(p_.api()), ep_(p_.ep()) {}
+    ~DeviceWork() {
+        if (evict_exe_) api_.executable_release(ep_, evict_exe_);
+        for (const hetero_binding& b : evict_bound_) api_.buffer_release(ep_, b.buffer);
+        for (hetero_buffer* b : weight_buffers_) api_.buffer_release(ep_, b);
+    }
+    DeviceWork(const DeviceWork&) = delete;
+    DeviceWork& operator=(const DeviceWork&) = delete;
+
+    const DeviceRef& device() const { return d_; }
+    Provider& provider() { return p_; }
+    const hetero_ep_api& api() const { return api_; }
+    hetero_ep* ep() const { return ep_; }
+
+    // The model's own bytes: imported where the device shares host memory,
+    // else copied once. Shared by every family of the run.
+    hetero_buffer* weight(const WeightView& w) {
+        if (auto it = weights_.find(w.name); it != weights_.end()) return it->second;
+        hetero_buffer* b = nullptr;
+        if (d_.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY) {
+            // Constants are never written, so read-only mapped pages are fine.
+            if (api_.buffer_import_host(ep_, d_.index, const_cast<uint8_t*>(w.data), w.bytes, &b) != HETERO_OK) b = nullptr;
+        }
+        if (!b) {
+            p_.check(api_.buffer_alloc(ep_, d_.index, w.bytes, &b), fmt::format("allocating {} ({} bytes)", w.name, w.bytes));
+            weight_buffers_.push_back(b);
+            p_.check(api_.buffer_write(ep_, b, 0, w.data, w.bytes), "uploading " + w.name);
+        } else {
+            weight_buffers_.push_back(b);
+        }
+        weights_[w.name] = b;
+        return b;
+    }
+
+    // Compiles, recording how long it took (the first compile of the run is
+    // kept apart: it pays the provider's kernel builds).
+    hetero_executable* compile(const hetero_graph& g, const std::vector<hetero_binding>& constants, const std::string& what,
+                               bool record = true) {
+        if (std::string e = sdk::check_graph(g); !e.empty()) throw Error("profiler built a bad graph for " + what + ": " + e);
+        hetero_executable* exe = nullptr;
+        const auto t0 = Clock::now();
+        p_.check(api_.compile(ep_, d_.index, &g, constants.data(), constants.size(), &exe), "compiling " + what);
+        if (record) compile_times.push_back(since(t0));
+        return exe;
+    }
+
+    // One execute and the wait for it: what a host that needs the result pays.
+    double run(hetero_executable* exe, const std::vector<hetero_binding>& bound, const std::string& what) {
+        const auto t0 = Clock::now();
+        hetero_event* ev = nullptr;
+        const hetero_status st = api_.execute(ep_, exe, bound.data(), bound.size(), &ev);
+        hetero_status wst = HETERO_OK;
+        if (ev) {
+            wst = api_.event_wait(ep_, ev);
+            api_.event_release(ep_, ev);
+        }
+        p_.check(st, "running " + what);
+        p_.check(wst, "running " + what);
+        return since(t0);
+    }
+
+    // One warm-up, then runs until they add up to `target` seconds or
+    // max_runs (at least min_runs); the median. With `cold`, the device's
+    // caches are evicted before each timed run (see evict()).
+    double median_run(hetero_executable* exe, const std::vector<hetero_binding>& bound, const std::string& what, double target,
+                      int min_runs, int max_runs, bool cold = false) {
+        run(exe, bound, what);
+        std::vector<double> t;
+        double timed = 0;
+        while (int(t.size()) < max_runs && (int(t.size()) < min_runs || timed < target)) {
+            if (cold) evict();
+            t.push_back(run(exe, bound, what));
+            timed += t.back();
+        }
+        return median(t);
+    }
+
+    // Streams kEvictBytes through the device (an ADD, in and out) so that a
+    // node's weights or KV cache are no longer in its caches. In a forward
+    // pass those were last touched a layer or a whole model ago; re-running
+    // one node on cache-hot weights times a memory-bound decode matmul
+    // several times too fast (2-3x on a 32 MiB-L3 CPU).
+    void evict() {
+        if (!evict_exe_) make_evict();
+        run(evict_exe_, evict_bound_, "the cache eviction");
+    }
+
+    std::vector<double> compile_times;
+
+private:
+    void make_evict() {
+        constexpr int64_t kWidth = 4096;
+        uint64_t bytes = kEvictBytes;
+        if (d_.props.memory_bytes) bytes = std::min<uint64_t>(bytes, d_.props.memory_bytes / 8);
+        const int64_t rows = std::max<int64_t>(1, int64_t(bytes / (kWidth * 4)));
+        NodeGraph g;
+        hetero_tensor_desc big{}, row{};
+        big.dtype = row.dtype = HETERO_DTYPE_F32;
+        big.kind = row.kind = HETERO_TENSOR_BOUND;
+        big.ndim = 2;
+        big.shape[0] = rows;
+        big.shape[1] = kWidth;
+        row.ndim = 1;
+        row.shape[0] = kWidth;
+        g.tensors = {big, row, big};
+        g.node.op = HETERO_OP_ADD;
+        g.node.n_inputs = 2;
+        g.node.inputs[0] = 0;
+        g.node.inputs[1] = 1;
+        g.node.output = 2;
+        const std::vector<uint8_t> zeros(uint64_t(rows) * kWidth * 4);  // zeros: no denormal slow paths
+        for (int32_t t = 0; t < 3; ++t) {
+            const uint64_t n = sdk::tensor_bytes(g.tensors[size_t(t)]);
+            hetero_buffer* b = nullptr;
+            p_.check(api_.buffer_alloc(ep_, d_.index, n, &b), fmt::format("allocating the cache eviction buffer ({} bytes)", n));
+            evict_bound_.push_back({t, 0, b, 0});
+            p_.check(api_.buffer_write(ep_, b, 0, zeros.data(), n), "writing the cache eviction buffer");
+        }
+        evict_exe_ = compile(g.view(), {}, "the cache eviction", false);
+    }
+
+    const DeviceRef& d_;
+    Provider& p_;
+    const hetero_ep_api& api_;
+    hetero_ep* ep_;
+    std::map<std::string, hetero_buffer*> weights_;
+    std::vector<hetero_buffer*> weight_buffers_;
+    hetero_executable* evict_exe_ = nullptr;
+    std::vector<hetero_binding> evict_bound_;
+};
+
+// Buffers and executables of one measurement, released when it goes out of scope.
+class Scratch {
+public:
+    explicit Scratch(DeviceWork& w) : w_(w) {}
+    ~Scratch() {
+        for (hetero_executable* e : exes_) w_.api().executable_release(w_.ep(), e);
+        for (hetero_buffer* b : buffers_) w_.api().buffer_release(w_.ep(), b);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+
+    hetero_buffer* alloc(uint64_t bytes, const std::string& what) {
+        hetero_buffer* b = nullptr;
+        w_.provider().check(w_.api().buffer_alloc(w_.ep(), w_.device().index, std::max<uint64_t>(bytes, 4), &b),
+                            fmt::format("allocating {} ({} bytes)", what, bytes));
+        buffers_.push_back(b);
+        return b;
+    }
+    void write(hetero_buffer* b, const void* data, uint64_t bytes, const std::string& what) {
+        w_.provider().check(w_.api().buffer_write(w_.ep(), b, 0, data, bytes), "writing " + what);
+    }
+    hetero_executable* compile(const hetero_graph& g, const std::vector<hetero_binding>& constants, const std::string& what) {
+        hetero_executable* e = w_.compile(g, constants, what);
+        exes_.push_back(e);
+        return e;
+    }
+    void release(hetero_executable* e) {
+        exes_.erase(std::find(exes_.begin(), exes_.end(), e));
+        w_.api().executable_release(w_.ep(), e);
+    }
+
+private:
+    DeviceWork& w_;
+    std::vector<hetero_buffer*> buffers_;
+    std::vector<hetero_executable*> exes_;
+};
+
+// Small random floats, tiled from one block (filling a 100 MB activation
+// element by element from a generator would cost more than measuring it).
+void fill_random(std::vector<uint8_t>& bytes, uint32_t dtype, int64_t row_width) {
+    static const std::vector<float> block = [] {
+        std::mt19937 rng(1);
+        std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+        std::vector<float> b(size_t(1) << 14);
+        for (float& f : b) f = u(rng);
+        return b;
+    }();
+    const uint64_t rb = sdk::row_bytes(dtype, row_width);
+    if (rb == 0) return;
+    std::vector<float> row(static_cast<size_t>(row_width));
+    for (uint64_t off = 0, r = 0; off + rb <= bytes.size(); off += rb, ++r) {
+        for (size_t i = 0; i < row.size(); ++i) row[i] = block[(size_t(r) * 7919 + i) % block.size()];
+        sdk::row_from_f32(dtype, row.data(), bytes.data() + off, row_width);
+    }
+}
+
+bool is_cache(TensorUse u) { return u == TensorUse::k_cache || u == TensorUse::v_cache; }
+
+// One node of the model graph as a graph of its own with `rows` rows:
+// weights CONSTANT, everything else BOUND; caches keep their n_ctx rows.
+NodeGraph node_graph(const ModelGraph& mg, size_t i, int64_t rows) {
+    NodeGraph ng;
+    ng.node = mg.nodes[i].node;
+    auto local = [&](int32_t id) {
+        for (size_t j = 0; j < ng.model_ids.size(); ++j)
+            if (ng.model_ids[j] == id) return int32_t(j);
+        const ModelTensor& t = mg.tensors[size_t(id)];
+        hetero_tensor_desc d = t.desc;
+        if (t.use == TensorUse::weight) {
+            d.kind = HETERO_TENSOR_CONSTANT;
+        } else {
+            d.kind = HETERO_TENSOR_BOUND;
+            if (!is_cache(t.use)) d.shape[0] = rows;
+        }
+        ng.tensors.push_back(d);
+        ng.model_ids.push_back(id);
+        return int32_t(ng.tensors.size() - 1);
+    };
+    for (uint32_t k = 0; k < ng.node.n_inputs; ++k) ng.node.inputs[k] = local(ng.node.inputs[k]);
+    ng.node.output = local(ng.node.output);
+    return ng;
+}
+
+// The points one family is measured at.
+struct Item {
+    std::string family;
+    size_t node = 0;
+    bool kv_axis = false;  // attention decode: one token, x = cache rows attended
+    int64_t x = 0;
+    bool held_out = false;
+};
+
+struct FamilyPlan {
+    std::string family;
+    size_t node = 0;
+    bool head_only = true;
+};
+
+class Profiler {
+public:
+    Profiler(const DeviceRef& d, const ModelFile& m, const ProfileOptions& o, const ProfileProgressFn& progress)
+        : d_(d), model_(m), o_(o), progress_(progress), work_(d) {}
+
+    DeviceProfile run() {
+        const auto t0 = Clock::now();
+        DeviceProfile p;
+        p.key = profile_key(d_, model_);
+        p.date = utc_now();
+        p.n_ctx = context_length(model_.hparams, o_.n_ctx);
+        p.max_tokens = profile_token_cap(model_, o_);
+        const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), default_cache_dtype(d_.props));
+        const ModelGraph mg = build_model_graph(model_, 1, p.n_ctx, cache, true);
+        const std::vector<Item> items = plan_items(mg, p);
+        total_ = double(items.size() + 2);
+
+        report("launch", "", 0);
+        p.launch_seconds = measure_launch();
+        ++done_;
+        measure_transfers(p);
+        ++done_;
+
+        // Items come family by family: grid points of an axis before its held-out ones.
+        std::map<std::pair<std::string, bool>, int64_t> stopped;  // (family, kv) -> x where a point failed
+        for (size_t k = 0; k < items.size();) {
+            size_t end = k;
+            while (end < items.size() && items[end].family == items[k].family) ++end;
+            try {
+                measure_family(mg, p, items, k, end, stopped);
+            } catch (const Error& e) {  // e.g. its buffers do not fit: the others still count
+                log(LogLevel::warn, fmt::format("{}: {} not measured: {}", d_.label(), items[k].family, e.what()));
+                p.families.erase(items[k].family);
+                done_ = double(end + 2);
+            }
+            k = end;
+        }
+        for (auto& [name, f] : p.families) {
+            for (ProfileTable* t : {&f.by_n, &f.by_kv})
+                for (HeldOutPoint& h : t->held_out) h.predicted = t->predict(double(h.x));
+        }
+        if (!work_.compile_times.empty()) {
+            p.first_compile_seconds = work_.compile_times.front();
+            p.compile_seconds = median(std::vector<double>(work_.compile_times.begin() + 1, work_.compile_times.end()));
+        }
+        p.profile_seconds = since(t0);
+        return p;
+    }
+
+private:
+    void report(const std::string& stage, const std::string& axis, int64_t x) {
+        if (progress_) progress_(ProfileProgress{d_.label(), stage, axis, x, total_ > 0 ? done_ / total_ : 0.0});
+    }
+
+    std::vector<Item> plan_items(const ModelGraph& mg, const DeviceProfile& p) {
+        std::vector<FamilyPlan> fams;
+        std::map<std::string, size_t> index;
+        for (size_t i = 0; i < mg.nodes.size(); ++i) {
+            const std::string f = op_shape(mg, i, 1).family();
+            auto [it, fresh] = index.emplace(f, fams.size());
+            if (fresh) fams.push_back(FamilyPlan{f, i, true});
+            if (mg.nodes[i].layer != mg.n_layer) fams[it->second].head_only = false;
+        }
+        std::vector<Item> items;
+        for (const FamilyPlan& f : fams) {
+            const int64_t cap = f.head_only ? std::min<int64_t>(kHeadTokens, p.max_tokens) : p.max_tokens;
+            for (int64_t x : capped_grid(kNGrid, std::size(kNGrid), cap)) items.push_back({f.family, f.node, false, x, false});
+            if (!f.head_only)
+                for (int64_t x : held_out_below(kNHeldOut, std::size(kNHeldOut), cap)) items.push_back({f.family, f.node, false, x, true});
+            if (mg.nodes[f.node].node.op == HETERO_OP_ATTENTION) {
+                for (int64_t x : capped_grid(kKvGrid, std::size(kKvGrid), p.n_ctx)) items.push_back({f.family, f.node, true, x, false});
+                for (int64_t x : held_out_below(kKvHeldOut, std::size(kKvHeldOut), p.n_ctx)) items.push_back({f.family, f.node, true, x, true});
+            }
+        }
+        return items;
+    }
+
+    // An ADD of one 32-float row: its round trip is submission + synchronisation.
+    double measure_launch() {
+        Scratch s(work_);
+        NodeGraph g;
+        hetero_tensor_desc row{};
+        row.dtype = HETERO_DTYPE_F32;
+        row.kind = HETERO_TENSOR_BOUND;
+        row.ndim = 2;
+        row.shape[0] = 1;
+        row.shape[1] = 32;
+        g.tensors = {row, row, row};
+        g.node.op = HETERO_OP_ADD;
+        g.node.n_inputs = 2;
+        g.node.inputs[0] = 0;
+        g.node.inputs[1] = 1;
+        g.node.output = 2;
+        std::vector<uint8_t> data(128);
+        fill_random(data, HETERO_DTYPE_F32, 32);
+        std::vector<hetero_binding> bound;
+        for (int32_t t = 0; t < 3; ++t) {
+            hetero_buffer* b = s.alloc(128, "launch test row");
+            s.write(b, data.data(), data.size(), "launch test row");
+            bound.push_back({t, 0, b, 0});
+        }
+        hetero_executable* exe = s.compile(g.view(), {}, "the launch test");
+        return work_.median_run(exe, bound, "the launch test", o_.target_seconds, 10, 200);
+    }
+
+    void measure_transfers(DeviceProfile& p) {
+        uint64_t max_bytes = kTransferSizes[std::size(kTransferSizes) - 1];
+        if (d_.props.memory_bytes) max_bytes = std::min<uint64_t>(max_bytes, d_.props.memory_bytes / 4);
+        Scratch s(work_);
+        hetero_buffer* b = s.alloc(max_bytes, "transfer test buffer");
+        std::vector<uint8_t> host(max_bytes);
+        for (size_t i = 0; i < host.size(); ++i) host[i] = uint8_t(i * 31);
+        auto& api = work_.api();
+        auto time = [&](bool write, uint64_t bytes) {
+            auto once = [&] {
+                const auto t0 = Clock::now();
+                const hetero_status st = write ? api.buffer_write(work_.ep(), b, 0, host.data(), bytes)
+                                               : api.buffer_read(work_.ep(), b, 0, host.data(), bytes);
+                work_.provider().check(st, fmt::format("{} {} bytes", write ? "writing" : "reading", bytes));
+                return since(t0);
+            };
+            once();
+            std::vector<double> t;
+            const auto t0 = Clock::now();
+            while (t.size() < 10 && (t.size() < 3 || since(t0) < 0.1)) t.push_back(once());
+            return median(t);
+        };
+        for (bool write : {true, false}) {
+            TransferFit& f = write ? p.write : p.read;
+            for (uint64_t bytes : kTransferSizes) {
+                if (bytes > max_bytes) break;
+                report(write ? "transfer write" : "transfer read", "bytes", int64_t(bytes));
+                f.points.emplace_back(bytes, time(write, bytes));
+            }
+            fit_transfer(f);
+        }
+    }
+
+    // latency + bytes / bandwidth, least squares in relative error so the
+    // 4 KiB points weigh as much as the 64 MiB ones; latency >= 0.
+    static void fit_transfer(TransferFit& f) {
+        double S = 0, Sx = 0, Sxx = 0, St = 0, Sxt = 0;
+        for (const auto& [bytes, t] : f.points) {
+            const double w = 1.0 / (t * t), x = double(bytes);
+            S += w, Sx += w * x, Sxx += w * x * x, St += w * t, Sxt += w * x * t;
+        }
+        double b = (S * Sxt - Sx * St) / (S * Sxx - Sx * Sx);
+        double a = (St - b * Sx) / S;
+        if (!(a >= 0)) {
+            a = 0;
+            b = Sxt / Sxx;
+        }
+        if (!(b > 0)) b = f.points.back().second / double(f.points.back().first);
+        f.latency_seconds = a;
+        f.bytes_per_second = 1.0 / b;
+    }
+
+    void measure_family(const ModelGraph& mg, DeviceProfile& p, const std::vector<Item>& items, size_t begin, size_t end,
+                        std::map<std::pair<std::string, bool>, int64_t>& stopped) {
+        const std::string& family = items[begin].family;
+        const size_t node = items[begin].node;
+        int64_t max_rows = 1;
+        for (size_t k = begin; k < end; ++k)
+            if (!items[k].kv_axis) max_rows = std::max(max_rows, items[k].x);
+
+        // Bound tensors get one buffer each, sized for the most rows and
+        // filled once; the constants are the device's shared weight buffers.
+        Scratch s(work_);
+        const NodeGraph widest = node_graph(mg, node, max_rows);
+        std::map<int32_t, hetero_buffer*> bound_buf;  // model tensor id -> buffer
+        hetero_buffer* positions = nullptr;
+        for (size_t j = 0; j < widest.tensors.size(); ++j) {
+            const ModelTensor& t = mg.tensors[size_t(widest.model_ids[j])];
+            if (t.use == TensorUse::weight) continue;
+            const hetero_tensor_desc& d = widest.tensors[j];
+            const uint64_t bytes = sdk::tensor_bytes(d);
+            hetero_buffer* b = s.alloc(bytes, d.name ? d.name : "tensor");
+            bound_buf[widest.model_ids[j]] = b;
+            if (t.use == TensorUse::positions) {  // written per point
+                positions = b;
+                continue;
+            }
+            std::vector<uint8_t> data(bytes);
+            if (t.use == TensorUse::tokens) {
+                auto* ids = reinterpret_cast<int32_t*>(data.data());
+                for (int64_t r = 0; r < d.shape[0]; ++r) ids[r] = int32_t(r % model_.hparams.n_vocab);
+            } else {
+                fill_random(data, d.dtype, d.ndim > 1 ? sdk::row_width(d) : d.shape[0]);
+            }
+            s.write(b, data.data(), bytes, d.name ? d.name : "tensor");
+        }
+
+        for (size_t k = begin; k < end; ++k) {
+            const Item& it = items[k];
+            report(family, it.kv_axis ? "kv" : "n", it.x);
+            ++done_;
+            const auto key = std::make_pair(family, it.kv_axis);
+            if (auto st = stopped.find(key); st != stopped.end() && it.x >= st->second) continue;
+            FamilyProfile& fp = p.families[family];
+            ProfileTable& table = it.kv_axis ? fp.by_kv : fp.by_n;
+            if (it.held_out && (table.points.empty() || it.x > table.points.back().x)) continue;
+            const int64_t rows = it.kv_axis ? 1 : it.x;
+            const std::string what = fmt::format("{} {}={}", family, it.kv_axis ? "kv" : "n", it.x);
+            try {
+                const NodeGraph g = node_graph(mg, node, rows);
+                std::vector<hetero_binding> constants, bound;
+                bool cold = false;  // reads weights or a KV cache: timed with cold caches
+                for (size_t j = 0; j < g.tensors.size(); ++j) {
+                    const int32_t id = g.model_ids[j];
+                    cold = cold || mg.tensors[size_t(id)].use == TensorUse::weight || is_cache(mg.tensors[size_t(id)].use);
+                    if (g.tensors[j].kind == HETERO_TENSOR_CONSTANT)
+                        constants.push_back({int32_t(j), 0, work_.weight(model_.weight(mg.tensors[size_t(id)].desc.name)), 0});
+                    else
+                        bound.push_back({int32_t(j), 0, bound_buf.at(id), 0});
+                }
+                if (positions) {
+                    // A prefill chunk at position 0, or one decode token whose query sees kv rows.
+                    std::vector<int32_t> pos(static_cast<size_t>(rows));
+                    for (int64_t r = 0; r < rows; ++r) pos[size_t(r)] = it.kv_axis ? int32_t(it.x - 1) : int32_t(r);
+                    s.write(positions, pos.data(), pos.size() * 4, "positions");
+                }
+                hetero_executable* exe = s.compile(g.view(), constants, what);
+                const double t = work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold);
+                s.release(exe);
+                const double own = std::max(t - p.launch_seconds, kMinNodeSeconds);
+                if (it.held_out) table.held_out.push_back({it.x, own, 0});
+                else table.points.push_back({it.x, own});
+            } catch (const Error& e) {
+                log(LogLevel::warn, fmt::format("{}: {} failed, its table ends below: {}", d_.label(), what, e.what()));
+                stopped[key] = it.x;
+            }
+        }
+        // Every point failed: no family rather than an empty one.
+        if (auto f = p.families.find(family); f != p.families.end() && f->second.by_n.empty() && f->second.by_kv.empty())
+            p.families.erase(f);
+    }
+
+    const DeviceRef& d_;
+    const ModelFile& model_;
+    const ProfileOptions& o_;
+    const ProfileProgressFn& progress_;
+    DeviceWork work_;
+    double done_ = 0, total_ = 0;
+};
+
+}  // namespace
+
+int32_t profile_token_cap(const ModelFile& model, const ProfileOptions& o) {
+    int32_t cap = std::min<int32_t>(context_length(model.hparams, o.n_ctx), int32_t(kNGrid[std::size(kNGrid) - 1]));
+    if (o.max_tokens > 0) cap = std::min(cap, o.max_tokens);
+    return cap;
+}
+
+DeviceProfile profile_device(const DeviceRef& device, const ModelFile& model, const ProfileOptions& options,
+                             const ProfileProgressFn& progress) {
+    if (!device.provider) throw Error("profile_device: no provider");
+    if (options.min_runs < 1 || options.max_runs < options.min_runs) throw Error("profile_device: bad run counts");
+    return Profiler(device, model, options, progress).run();
+}
+
+}  // namespace hetero

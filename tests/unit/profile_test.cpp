@@ -1,0 +1,284 @@
+// The profiler, its cache and its predictor: a real (short) profile of the
+// default model on the CPU provider survives the JSON cache; corrupt and
+// stale cache files are ignored with one warning; the piecewise-linear
+// tables and the cost model's fallback behave as documented. No test checks
+// a measured time against a bound.
+#include <hetero/error.hpp>
+#include <hetero/log.hpp>
+#include <hetero/model/model.hpp>
+#include <hetero/registry.hpp>
+#include <hetero/runtime/plan.hpp>
+#include <hetero/solver/profile.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hetero;
+
+// Warnings logged while in scope.
+struct Warnings {
+    std::vector<std::string> lines;
+    std::mutex m;
+    Warnings() {
+        set_log_sink([this](LogLevel l, const std::string& s) {
+            std::lock_guard<std::mutex> lock(m);
+            if (l == LogLevel::warn) lines.push_back(s);
+        });
+    }
+    ~Warnings() { set_log_sink(nullptr); }
+};
+
+// XDG_CACHE_HOME points at a fresh directory for each test; the CPU provider
+// from the build tree and the default model are shared by the suite.
+class Profile : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        RegistryOptions o;
+        o.use_default_dirs = false;
+        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
+        o.enabled = {"cpu"};
+        registry_ = new Registry(o);
+        model_ = new ModelFile(load_model(HETERO_SOURCE_DIR "/models/stories260K.gguf"));
+    }
+    static void TearDownTestSuite() {
+        delete model_;
+        delete registry_;
+    }
+    void SetUp() override {
+        if (const char* old = std::getenv("XDG_CACHE_HOME")) old_cache_ = old;
+        dir_ = fs::temp_directory_path() / ("hetero-profile-test-" + std::to_string(::getpid()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+        const auto devices = available_devices(registry_->providers());
+        ASSERT_FALSE(devices.empty()) << registry_->describe_search();
+        cpu_ = devices[0];
+    }
+    void TearDown() override {
+        if (old_cache_) ::setenv("XDG_CACHE_HOME", old_cache_->c_str(), 1);
+        else ::unsetenv("XDG_CACHE_HOME");
+        fs::remove_all(dir_);
+    }
+
+    // A profile with one family, written by hand (no measuring).
+    DeviceProfile hand_made() const {
+        DeviceProfile p;
+        p.key = profile_key(cpu_, *model_);
+        p.date = "2026-01-01T00:00:00Z";
+        p.n_ctx = 512;
+        p.max_tokens = 8;
+        p.launch_seconds = 1e-5;
+        p.write = {1e-6, 1e9, {{4096, 5e-6}}};
+        p.read = {2e-6, 2e9, {{4096, 4e-6}}};
+        p.families["matmul f32 k=64 m=64"].by_n.points = {{1, 1e-5}, {2, 2e-5}, {4, 3e-5}, {8, 7e-5}};
+        return p;
+    }
+
+    static Registry* registry_;
+    static ModelFile* model_;
+    DeviceRef cpu_;
+    fs::path dir_;
+    std::optional<std::string> old_cache_;
+};
+Registry* Profile::registry_ = nullptr;
+ModelFile* Profile::model_ = nullptr;
+
+std::string read_all(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write_all(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+bool mentions(const std::vector<std::string>& lines, const std::string& what) {
+    return lines.size() == 1 && lines[0].find(what) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_F(Profile, MeasuredProfileRoundTripsThroughTheCache) {
+    ProfileOptions o;
+    o.max_tokens = 64;
+    o.target_seconds = 0.005;  // short: this checks the plumbing, not the figures
+    o.min_runs = 1;
+    o.max_runs = 3;
+    int calls = 0;
+    double last_fraction = -1;
+    bool monotone = true;
+    const DeviceProfile p = profile_device(cpu_, *model_, o, [&](const ProfileProgress& pr) {
+        ++calls;
+        monotone = monotone && pr.fraction >= last_fraction && pr.fraction <= 1.0;
+        last_fraction = pr.fraction;
+    });
+    EXPECT_GT(calls, 10);
+    EXPECT_TRUE(monotone);
+    EXPECT_EQ(p.max_tokens, 64);
+    EXPECT_GT(p.launch_seconds, 0);
+    EXPECT_GT(p.write.bytes_per_second, 0);
+    EXPECT_GT(p.read.bytes_per_second, 0);
+    bool matmul = false, attention_kv = false;
+    for (const auto& [family, f] : p.families) {
+        matmul = matmul || family.rfind("matmul ", 0) == 0;
+        if (family.rfind("attention ", 0) == 0) attention_kv = !f.by_kv.empty();
+        for (const ProfileTable* t : {&f.by_n, &f.by_kv})
+            for (size_t i = 1; i < t->points.size(); ++i) EXPECT_LT(t->points[i - 1].x, t->points[i].x) << family;
+    }
+    EXPECT_TRUE(matmul);
+    EXPECT_TRUE(attention_kv);
+    // Every layer family has the full grid up to 64: 1, 2, ..., 64.
+    EXPECT_EQ(p.families.at("rmsnorm f32 w=64").by_n.points.back().x, 64);
+    EXPECT_EQ(p.families.at("rmsnorm f32 w=64").by_n.points.size(), 7u);
+    EXPECT_GT(held_out_summary(p).count, 0u);
+
+    const std::string path = save_profile(p);
+    EXPECT_EQ(path, profile_path(p.key));
+    EXPECT_EQ(fs::path(path).parent_path(), dir_ / "hetero" / "profiles");
+    Warnings w;
+    const std::optional<DeviceProfile> back = load_profile(cpu_, *model_);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_TRUE(w.lines.empty());
+    EXPECT_EQ(back->file, path);
+    EXPECT_TRUE(back->key == p.key);
+    EXPECT_EQ(back->date, p.date);
+    EXPECT_EQ(back->launch_seconds, p.launch_seconds);
+    EXPECT_EQ(back->write.latency_seconds, p.write.latency_seconds);
+    EXPECT_EQ(back->read.bytes_per_second, p.read.bytes_per_second);
+    EXPECT_EQ(back->first_compile_seconds, p.first_compile_seconds);
+    ASSERT_EQ(back->families.size(), p.families.size());
+    for (const auto& [family, f] : p.families) {
+        const FamilyProfile& g = back->families.at(family);
+        ASSERT_EQ(g.by_n.points.size(), f.by_n.points.size()) << family;
+        for (size_t i = 0; i < f.by_n.points.size(); ++i) {
+            EXPECT_EQ(g.by_n.points[i].x, f.by_n.points[i].x);
+            EXPECT_EQ(g.by_n.points[i].seconds, f.by_n.points[i].seconds);
+        }
+        ASSERT_EQ(g.by_kv.points.size(), f.by_kv.points.size()) << family;
+        ASSERT_EQ(g.by_n.held_out.size(), f.by_n.held_out.size()) << family;
+        for (size_t i = 0; i < f.by_n.held_out.size(); ++i) EXPECT_EQ(g.by_n.held_out[i].predicted, f.by_n.held_out[i].predicted);
+    }
+    EXPECT_NE(describe_profile(*back).find("matmul"), std::string::npos);
+}
+
+TEST_F(Profile, NoFileIsAbsentWithoutWarning) {
+    Warnings w;
+    EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+    EXPECT_TRUE(w.lines.empty());
+}
+
+TEST_F(Profile, CorruptFileIsIgnoredWithOneWarning) {
+    const std::string path = save_profile(hand_made());
+    const std::string text = read_all(path);
+    for (const std::string& bad : {text.substr(0, text.size() / 2), std::string("\x7f garbage {{{")}) {
+        write_all(path, bad);
+        Warnings w;
+        EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+        EXPECT_TRUE(mentions(w.lines, path)) << w.lines.size() << " warnings";
+    }
+}
+
+TEST_F(Profile, StaleKeyIsIgnoredWithOneWarning) {
+    const std::string path = save_profile(hand_made());
+    ASSERT_TRUE(load_profile(cpu_, *model_).has_value());
+    nlohmann::json j = nlohmann::json::parse(read_all(path));
+    j["key"]["driver"] = "an older driver";
+    write_all(path, j.dump());
+    Warnings w;
+    EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+    EXPECT_TRUE(mentions(w.lines, path)) << w.lines.size() << " warnings";
+    EXPECT_TRUE(mentions(w.lines, "an older driver"));
+}
+
+TEST_F(Profile, TableIsPiecewiseLinear) {
+    const ProfileTable t = hand_made().families.at("matmul f32 k=64 m=64").by_n;
+    for (const auto& p : t.points) EXPECT_EQ(t.predict(double(p.x)), p.seconds) << p.x;
+    EXPECT_DOUBLE_EQ(t.predict(3), 2.5e-5);
+    EXPECT_DOUBLE_EQ(t.predict(6), 5e-5);
+    EXPECT_DOUBLE_EQ(t.predict(5), 4e-5);
+    EXPECT_DOUBLE_EQ(t.predict(16), 1.5e-4);  // the last segment's slope, 1e-5 per token, continued
+    EXPECT_DOUBLE_EQ(t.predict(0.5), 5e-6);  // the first segment continued
+    ProfileTable steep;
+    steep.points = {{1, 1e-6}, {2, 1e-5}};
+    EXPECT_EQ(steep.predict(0), kMinNodeSeconds);  // never below the floor
+    EXPECT_LT(ProfileTable{}.predict(4), 0);
+}
+
+namespace {
+
+// Answers everything with recognisable constants.
+class FixedCostModel : public CostModel {
+public:
+    double node_seconds(size_t, const OpShape&) const override { return 42; }
+    double launch_seconds(size_t) const override { return 43; }
+    double transfer_seconds(size_t, size_t, uint64_t) const override { return 44; }
+    double compile_seconds(size_t) const override { return 45; }
+    std::string source(size_t) const override { return "fixed"; }
+};
+
+OpShape matmul_shape(int64_t n, int64_t m) {
+    OpShape s;
+    s.op = HETERO_OP_MATMUL;
+    s.dtype = HETERO_DTYPE_F32;
+    s.n = n;
+    s.k = 64;
+    s.m = m;
+    return s;
+}
+
+}  // namespace
+
+TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
+    DeviceProfile p = hand_made();
+    p.file = "/somewhere/p.json";
+    OpShape att;
+    att.op = HETERO_OP_ATTENTION;
+    att.dtype = HETERO_DTYPE_F32;
+    att.k = 64;
+    att.m = 32;
+    FamilyProfile& fa = p.families[att.family()];
+    fa.by_n.points = {{1, 1e-6}, {4, 4e-6}};
+    fa.by_kv.points = {{16, 2e-6}, {64, 8e-6}};
+
+    DeviceRef other = cpu_;
+    other.props.flags = 0;  // a device with its own memory
+    FixedCostModel fixed;
+    ProfiledCostModel cm({cpu_, other}, {p, std::nullopt}, &fixed);
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, matmul_shape(3, 64)), 2.5e-5);
+    EXPECT_EQ(cm.node_seconds(0, matmul_shape(3, 65)), 42);  // unknown family
+    EXPECT_EQ(cm.node_seconds(1, matmul_shape(3, 64)), 42);  // no profile
+    att.n = 1;
+    att.kv = 40;
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 5e-6);  // decode: the kv table
+    att.n = 2;
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-6);  // prefill: the n table
+    EXPECT_EQ(cm.launch_seconds(0), 1e-5);
+    EXPECT_EQ(cm.launch_seconds(1), 43);
+    EXPECT_EQ(cm.compile_seconds(1), 45);
+    EXPECT_EQ(cm.transfer_seconds(0, 0, 1 << 20), 0);
+    EXPECT_EQ(cm.transfer_seconds(0, 1, 1 << 20), 44);
+    EXPECT_EQ(cm.source(0), "profile /somewhere/p.json (measured 2026-01-01T00:00:00Z)");
+    EXPECT_EQ(cm.source(1), "fixed");
+
+    // Both profiled: the host-memory side (cpu) costs nothing, the other side its fit.
+    ProfiledCostModel both({cpu_, other}, {p, p}, nullptr);
+    EXPECT_DOUBLE_EQ(both.transfer_seconds(0, 1, 1000000), 1e-6 + 1e-3);
+    EXPECT_DOUBLE_EQ(both.transfer_seconds(1, 0, 1000000), 2e-6 + 5e-4);
+    EXPECT_THROW(both.node_seconds(0, matmul_shape(3, 65)), Error);
+}
