@@ -79,72 +79,68 @@ Split best_split(const SolverProblem& pb, const SolverMatmul& m, size_t home, in
     if (devs.size() < 2 || m.rows < 2 * align) return best;
     while (m.rows / align > kMaxUnits) align *= 2;
     const int64_t U = m.rows / align, rest = m.rows - U * align;
-    // Per device: seconds of u units (the home also takes the rest).
-    auto dev_cost = [&](size_t d, int64_t u) {
-        const int64_t rows = u * align + (d == home ? rest : 0);
-        if (rows == 0) return 0.0;
-        double t = or_inf(m.seconds(d, phase, rows));
-        if (d != home) t += m.copy_seconds(home, d, phase, rows);
-        return t;
-    };
+    // Per device: seconds of u units (the home also takes the rest), asked
+    // once per u rather than inside the convolutions.
+    std::map<size_t, std::vector<double>> unit_cost;
+    for (size_t d : devs) {
+        std::vector<double>& c = unit_cost[d];
+        c.resize(size_t(U + 1));
+        for (int64_t u = 0; u <= U; ++u) {
+            const int64_t rows = u * align + (d == home ? rest : 0);
+            double t = rows == 0 ? 0.0 : or_inf(m.seconds(d, phase, rows));
+            if (rows != 0 && d != home) t += m.copy_seconds(home, d, phase, rows);
+            c[size_t(u)] = t;
+        }
+    }
     // Groups by resource.
     std::map<int, std::vector<size_t>> groups;
     for (size_t d : devs) groups[pb.devices[d].resource].push_back(d);
-    // Per group: G(u) and, for reconstruction, the units of each device.
+    // A min-plus (within a resource) or min-max (across resources)
+    // convolution of acc with cost; arg[u] receives the units given to cost.
+    auto convolve = [U](const std::vector<double>& acc, const std::vector<double>& cost, bool add, std::vector<int64_t>& arg) {
+        std::vector<double> next(size_t(U + 1), kInf);
+        arg.assign(size_t(U + 1), 0);
+        for (int64_t u = 0; u <= U; ++u)
+            for (int64_t v = 0; v <= u; ++v) {
+                const double a = acc[size_t(u - v)], c = cost[size_t(v)];
+                const double t = add ? a + c : std::max(a, c);
+                if (t < next[size_t(u)]) next[size_t(u)] = t, arg[size_t(u)] = v;
+            }
+        return next;
+    };
+    // Walks the argument tables back from `total` units: units of each stage.
+    auto unwind = [](const std::vector<std::vector<int64_t>>& args, int64_t total) {
+        std::vector<int64_t> take(args.size() + 1, 0);
+        for (size_t i = args.size(); i > 0; --i) take[i] = args[i - 1][size_t(total)], total -= take[i];
+        take[0] = total;
+        return take;
+    };
+    // Per group: G(u), and the tables to recover each device's units.
     struct Group {
         std::vector<size_t> devs;
-        std::vector<double> g;                   // G(u)
-        std::vector<std::vector<int64_t>> take;  // take[u][i]: units of devs[i]
+        std::vector<double> g;
+        std::vector<std::vector<int64_t>> args;
     };
     std::vector<Group> gs;
     for (auto& [res, list] : groups) {
         Group G;
         G.devs = list;
-        G.g.assign(size_t(U + 1), kInf);
-        G.take.assign(size_t(U + 1), std::vector<int64_t>(list.size(), 0));
-        for (int64_t u = 0; u <= U; ++u) G.g[size_t(u)] = dev_cost(list[0], u), G.take[size_t(u)][0] = u;
-        for (size_t i = 1; i < list.size(); ++i) {
-            std::vector<double> next(size_t(U + 1), kInf);
-            std::vector<std::vector<int64_t>> nt = G.take;
-            for (int64_t u = 0; u <= U; ++u)
-                for (int64_t v = 0; v <= u; ++v) {
-                    const double t = G.g[size_t(u - v)] + dev_cost(list[i], v);
-                    if (t < next[size_t(u)]) {
-                        next[size_t(u)] = t;
-                        nt[size_t(u)] = G.take[size_t(u - v)];
-                        nt[size_t(u)][i] = v;
-                    }
-                }
-            G.g = std::move(next);
-            G.take = std::move(nt);
-        }
+        G.g = unit_cost[list[0]];
+        G.args.resize(list.size() - 1);
+        for (size_t i = 1; i < list.size(); ++i) G.g = convolve(G.g, unit_cost[list[i]], true, G.args[i - 1]);
         gs.push_back(std::move(G));
     }
     // Across groups: F_k(u) = min_v max(F_{k-1}(u-v), G_k(v)).
-    std::vector<double> F(size_t(U + 1), kInf);
-    std::vector<std::vector<int64_t>> per_group(size_t(U + 1), std::vector<int64_t>(gs.size(), 0));
-    for (int64_t u = 0; u <= U; ++u) F[size_t(u)] = gs[0].g[size_t(u)], per_group[size_t(u)][0] = u;
-    for (size_t k = 1; k < gs.size(); ++k) {
-        std::vector<double> next(size_t(U + 1), kInf);
-        std::vector<std::vector<int64_t>> np = per_group;
-        for (int64_t u = 0; u <= U; ++u)
-            for (int64_t v = 0; v <= u; ++v) {
-                const double t = std::max(F[size_t(u - v)], gs[k].g[size_t(v)]);
-                if (t < next[size_t(u)]) {
-                    next[size_t(u)] = t;
-                    np[size_t(u)] = per_group[size_t(u - v)];
-                    np[size_t(u)][k] = v;
-                }
-            }
-        F = std::move(next);
-        per_group = std::move(np);
-    }
+    std::vector<double> F = gs[0].g;
+    std::vector<std::vector<int64_t>> cross(gs.size() - 1);
+    for (size_t k = 1; k < gs.size(); ++k) F = convolve(F, gs[k].g, false, cross[k - 1]);
     if (!(F[size_t(U)] < best.seconds)) return best;
     // Units per device -> contiguous rows in ascending device order; the home's rest last in its range.
     std::map<size_t, int64_t> units;
+    const std::vector<int64_t> per_group = unwind(cross, U);
     for (size_t k = 0; k < gs.size(); ++k) {
-        const int64_t gu = per_group[size_t(U)][k];
-        for (size_t i = 0; i < gs[k].devs.size(); ++i) units[gs[k].devs[i]] = gs[k].take[size_t(gu)][i];
+        const std::vector<int64_t> take = unwind(gs[k].args, per_group[k]);
+        for (size_t i = 0; i < gs[k].devs.size(); ++i) units[gs[k].devs[i]] = take[i];
     }
     std::vector<Share> shares;
     int64_t begin = 0;
