@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The partition solver on a GPU machine: for each model, the plan the solver
+# picks (a-priori costs, then measured profiles), and `hetero bench` of the
+# default plan beside every single device, with predicted vs measured time
+# per device (--trace).
+# usage: bench/gpu_plan.sh HETERO_BIN [MODEL_DIR] [STAGE]
+#   STAGE prior:   plans and benches with the a-priori cost model
+#   STAGE profile: profiles every device (cached under $XDG_CACHE_HOME), then
+#                  plans and benches again with the measured costs
+# SHAPES (default "tinyllama-1.1b llama-7b") and TYPES (default "q4_0") pick
+# the gen-model files; PROMPTS (default "512 4096") the prefill lengths.
+set -uo pipefail
+hetero=$1
+models=${2:-/tmp/hetero-models}
+stage=${3:-prior}
+mkdir -p "$models"
+echo "== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null; nproc; date -u
+"$hetero" providers
+for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
+  for t in ${TYPES:-q4_0}; do
+    m=$models/$shape-$t.gguf
+    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
+    if [[ $stage == profile ]]; then
+      echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
+    fi
+    for p in ${PROMPTS:-512 4096}; do
+      echo "== plan $shape $t prompt $p"; "$hetero" plan -m "$m" --prompt-len "$p" -n 128 2>&1 | grep -vE "^  (prefill|decode) layer" | head -20
+      for prov in default cpu opencl vulkan; do
+        args=(); [[ $prov != default ]] && args=(--providers "$prov")
+        echo "== bench $shape $t pp$p $prov"
+        "$hetero" bench -m "$m" "${args[@]}" -p "$p" -n $([[ $p == 512 ]] && echo 128 || echo 0) -r $([[ $p == 512 ]] && echo 3 || echo 1) --trace /tmp/trace.json 2>&1 \
+          | grep -E "^\||executables|error" | grep -v "^|---"
+      done
+    done
+  done
+done
