@@ -51,6 +51,7 @@ void bench(const BenchOptions& o) {
     req.n_generate = std::max<int32_t>(1, o.n_gen);
     req.max_batch = so.max_batch;
     req.cache_type = so.cache_type;
+    req.count_compile = false;  // after the warm-up run
     const PlannedRun planned = plan_model(rt, model, req);
     const Plan& plan = planned.plan;
     TraceRecorder trace;

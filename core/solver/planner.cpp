@@ -1,6 +1,7 @@
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
 #include <hetero/solver/planner.hpp>
+#include <hetero/solver/prior_cost_model.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>
@@ -83,7 +84,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
         sd.label = devices[d].label();
         sd.resource = resources[d];
         sd.memory_bytes = devices[d].props.memory_bytes;
-        sd.compile_seconds = cost.compile_seconds(d);
+        sd.compile_seconds = req.count_compile ? cost.compile_seconds(d) : 0.0;
         sd.row_align = 32;
         prob.devices.push_back(sd);
     }
@@ -146,6 +147,17 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
                 const uint64_t n = uint64_t(phase_n[p]);
                 return phase_repeat[p] * (cost.transfer_seconds(h, d, n * uint64_t(in_width) * 4) +
                                           cost.transfer_seconds(d, h, n * uint64_t(rows) * 4) + cost.launch_seconds(d));
+            };
+            // The home's own part of a hand-out: two more round trips (before
+            // the shares, after the merge), the host merge of the whole output
+            // and, where the home does not share the host's memory, reading
+            // its rows out and writing the merged result back.
+            const int64_t out_rows = sm.rows;
+            sm.away_seconds = [&, out_rows](size_t h, int p) {
+                const double bytes = double(phase_n[p]) * double(out_rows) * 4;
+                double t = 2 * cost.launch_seconds(h) + bytes / PriorCostModel::kHostCopyBytesPerSecond;
+                if (!(devices[h].props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY)) t += 2 * bytes / PriorCostModel::kBusBytesPerSecond;
+                return phase_repeat[p] * t;
             };
             // Forced placements from the config.
             for (const auto& pin : req.constraints.pins)

@@ -178,6 +178,8 @@ double split_seconds(const SolverProblem& pb, const SolverMatmul& m, size_t home
     if (covered != m.rows) throw Error(fmt::format("shares of {} must cover rows 0-{}", role_name(m.role), m.rows - 1));
     double worst = 0;
     for (auto& [r, t] : per_resource) worst = std::max(worst, t);
+    const bool away = std::any_of(shares.begin(), shares.end(), [&](const Share& s) { return s.device != home; });
+    if (away && m.away_seconds) worst += m.away_seconds(home, phase);
     return worst;
 }
 

@@ -52,6 +52,10 @@ SolverProblem random_problem(std::mt19937& rng, int& n_dev) {
             };
             const double cf = u(rng) * 0.01, cr = u(rng) * 0.0002;
             m.copy_seconds = [cf, cr](size_t, size_t, int p, int64_t rows) { return (cf + cr * double(rows)) * (p + 1); };
+            if (rng() % 2) {
+                const double away = u(rng) * 0.01;
+                m.away_seconds = [away](size_t home, int p) { return away * double(home + 1) * (p + 1); };
+            }
             sl.matmuls.push_back(std::move(m));
         }
         pb.layers.push_back(std::move(sl));

@@ -21,6 +21,9 @@ struct PlanRequest {
     int32_t n_generate = 128;  // decode steps weighed against it
     int32_t max_batch = 512;   // prefill chunk size (SessionOptions::max_batch)
     CacheType cache_type = CacheType::automatic;
+    // Whether one-off compile costs count: a run pays them once; a benchmark
+    // measures the steady state after its warm-up.
+    bool count_compile = true;
     PlanConstraints constraints;
 };
 

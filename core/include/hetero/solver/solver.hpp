@@ -11,7 +11,8 @@
 //                                + handoff(home_{l-1}, home_l, p)
 //                                + sum over matmuls j of split_p(l, j) ),
 //   split_p(l, j) = max over resources R of ( sum over devices d in R with rows r_d > 0 of
-//                      seconds(d, p, r_d) + (d != home_l ? copy_seconds(home_l, d, p, r_d) : 0) ),
+//                      seconds(d, p, r_d) + (d != home_l ? copy_seconds(home_l, d, p, r_d) : 0) )
+//                   + (any r_d > 0 with d != home_l ? away_seconds(home_l, p) : 0),
 // the rows of each split summing to the matmul's rows, each cut aligned to the
 // coarsest row_align of the devices involved (the last share takes the
 // remainder). Devices with the same `resource` run on the same silicon, so
@@ -62,6 +63,10 @@ struct SolverMatmul {
     // Extra seconds when `device` (!= home) takes `rows` rows: input to it,
     // rows back to the home, one synchronisation.
     std::function<double(size_t home, size_t device, int phase, int64_t rows)> copy_seconds;
+    // Serial seconds the home pays once when any share runs elsewhere: its
+    // stream is cut to hand the input out and to take the rows back (more
+    // round trips on the home), and the shares are merged. May be empty (0).
+    std::function<double(size_t home, int phase)> away_seconds;
     // Non-empty: this placement is fixed (a pin or a forced split), in every phase.
     std::vector<Share> forced;
 };
