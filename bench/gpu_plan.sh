@@ -8,7 +8,10 @@
 #   STAGE profile: profiles every device (cached under $XDG_CACHE_HOME), then
 #                  plans and benches again with the measured costs
 # SHAPES (default "tinyllama-1.1b llama-7b") and TYPES (default "q4_0") pick
-# the gen-model files; PROMPTS (default "512 4096") the prefill lengths.
+# the gen-model files; PROMPTS (default "512 4096") the prefill lengths;
+# PROFILE_CONFIG a config for `hetero profile` alone (e.g. leaving out a slow
+# OpenCL CPU device, which the plans then cost a priori); SKIP_CPU_LONG=1
+# leaves out the cpu-only bench at prompts above 512.
 set -uo pipefail
 hetero=$1
 models=${2:-/tmp/hetero-models}
@@ -21,12 +24,13 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
     m=$models/$shape-$t.gguf
     [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
     if [[ $stage == profile ]]; then
-      echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
+      echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile ${PROFILE_CONFIG:+--config "$PROFILE_CONFIG"} -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
     fi
     for p in ${PROMPTS:-512 4096}; do
       echo "== plan $shape $t prompt $p"; "$hetero" plan -m "$m" --prompt-len "$p" -n 128 2>&1 | grep -vE "^  (prefill|decode) layer" | head -20
       for prov in default cpu opencl vulkan; do
         args=(); [[ $prov != default ]] && args=(--providers "$prov")
+        [[ $prov == cpu && $p -gt 512 && -n ${SKIP_CPU_LONG:-} ]] && continue
         echo "== bench $shape $t pp$p $prov"
         "$hetero" bench -m "$m" "${args[@]}" -p "$p" -n $([[ $p == 512 ]] && echo 128 || echo 0) -r $([[ $p == 512 ]] && echo 3 || echo 1) --trace /tmp/trace.json 2>&1 \
           | grep -E "^\||executables|error" | grep -v "^|---"
