@@ -11,8 +11,7 @@
 # the gen-model files; PROMPTS (default "512 4096") the prefill lengths;
 # PROFILE_CONFIG a config for `hetero profile` alone (e.g. leaving out a slow
 # OpenCL CPU device, which the plans then cost a priori); SKIP_CPU_LONG=1
-# leaves out the cpu-only bench at prompts above 512; BENCH_PROVIDERS
-# (default "default cpu opencl vulkan") what to bench.
+# leaves out the cpu-only bench at prompts above 512.
 set -uo pipefail
 hetero=$1
 models=${2:-/tmp/hetero-models}
@@ -29,7 +28,7 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
     fi
     for p in ${PROMPTS:-512 4096}; do
       echo "== plan $shape $t prompt $p"; "$hetero" plan -m "$m" --prompt-len "$p" -n 128 2>&1 | grep -vE "^  (prefill|decode) layer" | head -20
-      for prov in ${BENCH_PROVIDERS:-default cpu opencl vulkan}; do
+      for prov in default cpu opencl vulkan; do
         args=(); [[ $prov != default ]] && args=(--providers "$prov")
         [[ $prov == cpu && $p -gt 512 && -n ${SKIP_CPU_LONG:-} ]] && continue
         echo "== bench $shape $t pp$p $prov"

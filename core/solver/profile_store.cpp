@@ -24,9 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-// Bumped when the layout below or the way figures are measured changes;
-// older files are then reported stale. 2: GPU nodes timed inside a stream.
-constexpr int kFormatVersion = 2;
+// Bumped when the layout below changes; older files are then reported stale.
+constexpr int kFormatVersion = 1;
 constexpr const char* kFormatName = "hetero-profile";
 
 uint64_t fnv1a(const std::string& s) {

@@ -1,8 +1,7 @@
 // Real-execution profiling: every op family of a model's graph, run alone as a
-// one-node graph on one device at a grid of token counts: on devices that
-// queue work, timed inside a stream of executes waited for once
-// (DeviceWork::median_streamed); on host-CPU devices as execute + wait round
-// trips less the launch cost of an empty-ish executable, measured apart. Weights are the model's own bytes (uploaded once per device and
+// one-node graph on one device at a grid of token counts, timed as
+// execute + event_wait round trips minus the launch cost of an empty-ish
+// executable. Weights are the model's own bytes (uploaded once per device and
 // shared by the families); activations, positions, tokens and KV caches are
 // bound buffers filled with plausible data. Nodes that read weights or a KV
 // cache are timed with the device's caches evicted first, as they are in a
@@ -173,55 +172,6 @@ public:
             if (cold) evict();
             t.push_back(run(exe, bound, what));
             timed += t.back();
-        }
-        return median(t);
-    }
-
-    // A node's own seconds inside a stream of work, as in a forward pass
-    // where an executable's nodes follow each other without a host wait:
-    // `batch` executes submitted back to back (each after an eviction when
-    // `cold`) and waited for once, less the same stream without the node
-    // (cold) or with one node (warm), per node. Timing isolated round trips
-    // instead counts each node's submission and synchronisation (tens of
-    // microseconds on a GPU), several times a decode node's own time.
-    double median_streamed(hetero_executable* exe, const std::vector<hetero_binding>& bound, const std::string& what, double target,
-                           int min_runs, int max_runs, bool cold) {
-        constexpr int kBatch = 8;
-        if (cold && !evict_exe_) make_evict();
-        auto stream = [&](int nodes, int evictions) {
-            std::vector<hetero_event*> events;
-            const auto t0 = Clock::now();
-            hetero_status st = HETERO_OK;
-            for (int i = 0; i < std::max(nodes, evictions) && st == HETERO_OK; ++i) {
-                hetero_event* ev = nullptr;
-                if (i < evictions) {
-                    st = api_.execute(ep_, evict_exe_, evict_bound_.data(), evict_bound_.size(), &ev);
-                    if (ev) events.push_back(ev);
-                    ev = nullptr;
-                }
-                if (i < nodes && st == HETERO_OK) {
-                    st = api_.execute(ep_, exe, bound.data(), bound.size(), &ev);
-                    if (ev) events.push_back(ev);
-                }
-            }
-            hetero_status wst = HETERO_OK;
-            for (hetero_event* ev : events) {
-                const hetero_status w = api_.event_wait(ep_, ev);
-                if (wst == HETERO_OK) wst = w;
-                api_.event_release(ep_, ev);
-            }
-            p_.check(st, "running " + what);
-            p_.check(wst, "running " + what);
-            return since(t0);
-        };
-        stream(1, cold ? 1 : 0);  // warm-up
-        std::vector<double> t;
-        double timed = 0;
-        while (int(t.size()) < max_runs && (int(t.size()) < min_runs || timed < target)) {
-            const double with = stream(kBatch, cold ? kBatch : 0);
-            const double without = cold ? stream(0, kBatch) : stream(1, 0);
-            t.push_back((with - without) / (cold ? kBatch : kBatch - 1));
-            timed += with + without;
         }
         return median(t);
     }
@@ -600,15 +550,9 @@ private:
                     s.write(positions, pos.data(), pos.size() * 4, "positions");
                 }
                 hetero_executable* exe = s.compile(g.view(), constants, what);
-                // Devices that queue work (GPUs): the node inside a stream.
-                // Host-CPU devices run an execute before returning, so a
-                // round trip less the launch is the node, and an eviction
-                // timed beside a microsecond node would drown it in noise.
-                const bool queued = d_.props.kind != HETERO_DEVICE_CPU;
-                const double own = std::max(queued ? work_.median_streamed(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold)
-                                                   : work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold) - p.launch_seconds,
-                                            kMinNodeSeconds);
+                const double t = work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold);
                 s.release(exe);
+                const double own = std::max(t - p.launch_seconds, kMinNodeSeconds);
                 if (it.held_out) table.held_out.push_back({it.x, own, 0});
                 else table.points.push_back({it.x, own});
             } catch (const Error& e) {
