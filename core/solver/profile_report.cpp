@@ -41,6 +41,11 @@ std::string describe_profile(const DeviceProfile& p) {
         if (!f.by_n.empty()) s += fmt::format("    {:<{}}  {}\n", name, width, row("n", f.by_n));
         if (!f.by_kv.empty()) s += fmt::format("    {:<{}}  {}\n", f.by_n.empty() ? name : "", width, row("kv", f.by_kv));
     }
+    if (!p.layer_scale.empty()) {
+        s += "  whole layer / sum of its nodes, n:";
+        for (const ProfilePoint& pt : p.layer_scale.points) s += fmt::format(" {}:{:.2f}", pt.x, pt.seconds);
+        s += "\n";
+    }
     s += fmt::format("  held-out error: {}\n", describe_held_out(p));
     return s;
 }

@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Bumped when the layout below changes; older files are then reported stale.
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;  // 2: layer_scale
 constexpr const char* kFormatName = "hetero-profile";
 
 uint64_t fnv1a(const std::string& s) {
@@ -205,6 +205,7 @@ DeviceProfile read_profile_file(const std::string& path) {
             p.families[family] = std::move(f);
         }
         if (p.families.empty()) throw Error("no op families");
+        if (j.contains("layer_scale")) p.layer_scale = table_from_json(j.at("layer_scale"), "layer_scale");
         p.file = path;
         return p;
     } catch (const json::exception& e) {
@@ -240,7 +241,7 @@ std::string save_profile(const DeviceProfile& p) {
         if (!f.by_kv.empty()) fj["by_kv"] = table_to_json(f.by_kv);
         families[name] = fj;
     }
-    const json j = {{"format", kFormatName},
+    json j = {{"format", kFormatName},
                     {"version", kFormatVersion},
                     {"key", key_to_json(p.key)},
                     {"date", p.date},
@@ -252,6 +253,7 @@ std::string save_profile(const DeviceProfile& p) {
                     {"first_compile_seconds", p.first_compile_seconds},
                     {"compile_seconds", p.compile_seconds},
                     {"families", families}};
+    if (!p.layer_scale.empty()) j["layer_scale"] = table_to_json(p.layer_scale);
     const std::string path = profile_path(p.key);
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);

@@ -75,8 +75,9 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
             // A prefill chunk's attention (n > 1) reads the n table, which was
             // measured at position 0; chunks further into the context cost
             // more than it says.
-            if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return f.by_kv.predict(double(shape.kv));
-            if (!f.by_n.empty()) return f.by_n.predict(double(shape.n));
+            const double scale = p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n));
+            if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
+            if (!f.by_n.empty()) return scale * f.by_n.predict(double(shape.n));
         }
     }
     return fallback(device, "this op family").node_seconds(device, shape);

@@ -21,6 +21,7 @@
 #include <ctime>
 #include <map>
 #include <random>
+#include <set>
 
 namespace hetero {
 
@@ -313,6 +314,58 @@ NodeGraph node_graph(const ModelGraph& mg, size_t i, int64_t rows) {
     return ng;
 }
 
+// Nodes `nodes` of the model graph as one executable at `rows` tokens:
+// tensors made and used only inside are the provider's scratch.
+struct SubGraph {
+    std::vector<hetero_tensor_desc> tensors;
+    std::vector<int32_t> model_ids;
+    std::vector<hetero_node> nodes;
+
+    hetero_graph view() const {
+        hetero_graph g{};
+        g.struct_size = sizeof(hetero_graph);
+        g.abi_version = HETERO_ABI_VERSION;
+        g.n_tensors = uint32_t(tensors.size());
+        g.n_nodes = uint32_t(nodes.size());
+        g.tensors = tensors.data();
+        g.nodes = nodes.data();
+        return g;
+    }
+};
+
+SubGraph sub_graph(const ModelGraph& mg, const std::vector<size_t>& nodes, int64_t rows) {
+    std::map<int32_t, int> made, read_outside;  // model tensor id -> producer node / readers outside `nodes`
+    std::set<size_t> inside(nodes.begin(), nodes.end());
+    for (size_t i : nodes) made[mg.nodes[i].node.output] = int(i);
+    for (size_t i = 0; i < mg.nodes.size(); ++i)
+        if (!inside.count(i))
+            for (uint32_t k = 0; k < mg.nodes[i].node.n_inputs; ++k) read_outside[mg.nodes[i].node.inputs[k]] += 1;
+    SubGraph sg;
+    std::map<int32_t, int32_t> local;
+    auto map = [&](int32_t id) {
+        if (auto it = local.find(id); it != local.end()) return it->second;
+        const ModelTensor& t = mg.tensors[size_t(id)];
+        hetero_tensor_desc d = t.desc;
+        if (t.use == TensorUse::weight) {
+            d.kind = HETERO_TENSOR_CONSTANT;
+        } else {
+            const bool scratch = made.count(id) && !read_outside.count(id) && !is_cache(t.use);
+            d.kind = scratch ? HETERO_TENSOR_INTERNAL : HETERO_TENSOR_BOUND;
+            if (!is_cache(t.use)) d.shape[0] = rows;
+        }
+        sg.tensors.push_back(d);
+        sg.model_ids.push_back(id);
+        return local[id] = int32_t(sg.tensors.size() - 1);
+    };
+    for (size_t i : nodes) {
+        hetero_node n = mg.nodes[i].node;
+        for (uint32_t k = 0; k < n.n_inputs; ++k) n.inputs[k] = map(n.inputs[k]);
+        n.output = map(n.output);
+        sg.nodes.push_back(n);
+    }
+    return sg;
+}
+
 // The points one family is measured at.
 struct Item {
     std::string family;
@@ -343,7 +396,7 @@ public:
         const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), default_cache_dtype(d_.props));
         const ModelGraph mg = build_model_graph(model_, 1, p.n_ctx, cache, true);
         const std::vector<Item> items = plan_items(mg, p);
-        total_ = double(items.size() + 2);
+        total_ = double(items.size() + 2 + layer_points_.size());
 
         report("launch", "", 0);
         p.launch_seconds = measure_launch();
@@ -369,6 +422,12 @@ public:
             for (ProfileTable* t : {&f.by_n, &f.by_kv})
                 for (HeldOutPoint& h : t->held_out) h.predicted = t->predict(double(h.x));
         }
+        try {
+            measure_layers(mg, p);
+        } catch (const Error& e) {
+            log(LogLevel::warn, fmt::format("{}: whole layers not measured (node figures stand alone): {}", d_.label(), e.what()));
+            p.layer_scale = ProfileTable{};
+        }
         if (!work_.compile_times.empty()) {
             p.first_compile_seconds = work_.compile_times.front();
             p.compile_seconds = median(std::vector<double>(work_.compile_times.begin() + 1, work_.compile_times.end()));
@@ -392,6 +451,7 @@ private:
             if (mg.nodes[i].layer != mg.n_layer) fams[it->second].head_only = false;
         }
         std::vector<Item> items;
+        layer_points_ = capped_grid(kNGrid, std::size(kNGrid), p.max_tokens);
         for (const FamilyPlan& f : fams) {
             const int64_t cap = f.head_only ? std::min<int64_t>(kHeadTokens, p.max_tokens) : p.max_tokens;
             for (int64_t x : capped_grid(kNGrid, std::size(kNGrid), cap)) items.push_back({f.family, f.node, false, x, false});
@@ -485,6 +545,67 @@ private:
         f.bytes_per_second = 1.0 / b;
     }
 
+    // Layer 0 compiled whole at each grid point, against the sum of its
+    // nodes' predictions (DeviceProfile::layer_scale).
+    void measure_layers(const ModelGraph& mg, DeviceProfile& p) {
+        std::vector<size_t> nodes;
+        for (size_t i = 0; i < mg.nodes.size(); ++i)
+            if (mg.nodes[i].layer == 0 && mg.nodes[i].node.op != HETERO_OP_EMBEDDING) nodes.push_back(i);
+        if (nodes.empty() || layer_points_.empty()) return;
+        Scratch s(work_);
+        const SubGraph widest = sub_graph(mg, nodes, layer_points_.back());
+        std::map<int32_t, hetero_buffer*> buf;
+        hetero_buffer* positions = nullptr;
+        for (size_t j = 0; j < widest.tensors.size(); ++j) {
+            const hetero_tensor_desc& d = widest.tensors[j];
+            if (d.kind != HETERO_TENSOR_BOUND) continue;
+            const ModelTensor& t = mg.tensors[size_t(widest.model_ids[j])];
+            const uint64_t bytes = sdk::tensor_bytes(d);
+            hetero_buffer* b = s.alloc(bytes, d.name ? d.name : "tensor");
+            buf[widest.model_ids[j]] = b;
+            if (t.use == TensorUse::positions) {
+                positions = b;
+                continue;
+            }
+            std::vector<uint8_t> data(bytes);
+            fill_random(data, d.dtype, d.ndim > 1 ? sdk::row_width(d) : d.shape[0]);
+            s.write(b, data.data(), bytes, d.name ? d.name : "tensor");
+        }
+        for (int64_t n : layer_points_) {
+            report("whole layer", "n", n);
+            ++done_;
+            const SubGraph g = sub_graph(mg, nodes, n);
+            std::vector<hetero_binding> constants, bound;
+            for (size_t j = 0; j < g.tensors.size(); ++j) {
+                const int32_t id = g.model_ids[j];
+                if (g.tensors[j].kind == HETERO_TENSOR_CONSTANT)
+                    constants.push_back({int32_t(j), 0, work_.weight(model_.weight(mg.tensors[size_t(id)].desc.name)), 0});
+                else if (g.tensors[j].kind == HETERO_TENSOR_BOUND)
+                    bound.push_back({int32_t(j), 0, buf.at(id), 0});
+            }
+            if (positions) {
+                std::vector<int32_t> pos(static_cast<size_t>(n));
+                for (int64_t r = 0; r < n; ++r) pos[size_t(r)] = int32_t(r);
+                s.write(positions, pos.data(), pos.size() * 4, "positions");
+            }
+            const std::string what = fmt::format("layer 0 n={}", n);
+            hetero_executable* exe = s.compile(g.view(), constants, what);
+            const double measured = std::max(work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, true) - p.launch_seconds,
+                                             kMinNodeSeconds);
+            s.release(exe);
+            double predicted = 0;
+            for (size_t i : nodes) {
+                auto f = p.families.find(op_shape(mg, i, 1).family());
+                if (f == p.families.end() || f->second.by_n.empty()) {  // a family is missing: no calibration
+                    p.layer_scale = ProfileTable{};
+                    return;
+                }
+                predicted += f->second.by_n.predict(double(n));
+            }
+            p.layer_scale.points.push_back({n, measured / predicted});
+        }
+    }
+
     void measure_family(const ModelGraph& mg, DeviceProfile& p, const std::vector<Item>& items, size_t begin, size_t end,
                         std::map<std::pair<std::string, bool>, int64_t>& stopped) {
         const std::string& family = items[begin].family;
@@ -565,6 +686,7 @@ private:
             p.families.erase(f);
     }
 
+    std::vector<int64_t> layer_points_;  // token counts of the whole-layer measurements
     const DeviceRef& d_;
     const ModelFile& model_;
     const ProfileOptions& o_;

@@ -115,6 +115,12 @@ struct DeviceProfile {
     double first_compile_seconds = 0;
     double compile_seconds = 0;
     std::map<std::string, FamilyProfile> families;  // by OpShape::family()
+    // Whole layers against their nodes: at n tokens, the measured seconds of
+    // one layer compiled as one executable (as the session runs it) over the
+    // sum of its nodes' table predictions. Providers fuse nodes and pipeline
+    // kernels inside an executable, which one-node graphs cannot show; node
+    // predictions are multiplied by this ratio. Empty: not measured (1).
+    ProfileTable layer_scale;
     std::string file;  // where it was loaded from or saved to (not stored in the file)
 };
 
