@@ -105,8 +105,10 @@ double SocCostModel::node_seconds(size_t device, const OpShape& shape) const {
 double SocCostModel::launch_seconds(size_t device) const { return (unit(device).launch_us.value + profile_.memory.sync_us.value) * 1e-6; }
 
 double SocCostModel::transfer_seconds(size_t from, size_t to, uint64_t bytes) const {
-    if (from == to) return 0;
-    return double(bytes) / (profile_.memory.copy_gbs.value * 1e9);
+    // Units of a SoC share DRAM: a hand-over is a buffer both map (the
+    // session imports host memory without a copy); only a merge copies.
+    (void)bytes;
+    return from == to ? 0.0 : 0.0;
 }
 
 bool SocCostModel::prepared(size_t device, int64_t n) const {

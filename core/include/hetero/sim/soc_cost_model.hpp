@@ -2,7 +2,7 @@
 // matmul"): per unit, a node's compute seconds (rate by compute type, NPU
 // tiles, order and shape factors) and its bytes over the unit's own
 // bandwidth; launch and synchronisation from the profile; unified memory
-// (a hand-over is a memcpy at memory.copy_gbs); the NPU's graph compile for
+// (hand-overs without copies; a split's merge copies); the NPU's graph compile for
 // token counts it has no prepared graph for. Every time is simulated.
 #pragma once
 
@@ -39,7 +39,8 @@ public:
     double node_seconds(size_t device, const OpShape& shape) const override;
     // The unit's launch plus one synchronisation (memory.sync_us).
     double launch_seconds(size_t device) const override;
-    // 0 on one device; otherwise one memcpy at memory.copy_gbs.
+    // 0: the units share DRAM and hand over through buffers both map (a
+    // split's merge, a memcpy at memory.copy_gbs, is the simulator's to charge).
     double transfer_seconds(size_t from, size_t to, uint64_t bytes) const override;
     // A static-shape unit: the graph compile for the prefill chunk set by
     // set_prefill_chunk when it is not a prepared token count; else 0.
