@@ -265,6 +265,23 @@ double device_mflop(const ModelFile& model, const Plan& plan, size_t device, int
 
 }  // namespace
 
+std::vector<double> simulate_jobs(const Plan& plan, const SocCostModel& cost, const std::vector<SimJob>& jobs) {
+    std::vector<SimTask> tasks;
+    for (const SimJob& j : jobs) {
+        SimTask t;
+        t.device = j.device;
+        t.name = "job";
+        t.category = "execute";
+        t.segments.push_back({j.compute_seconds, j.bytes});
+        tasks.push_back(t);
+    }
+    std::vector<SimUnitStats> stats(plan.devices.size());
+    run_tasks(tasks, plan, cost, stats, nullptr, 0);
+    std::vector<double> out;
+    for (const SimTask& t : tasks) out.push_back(t.finish);
+    return out;
+}
+
 Plan plan_without_kind(const Plan& plan, uint32_t kind) {
     Plan out = plan;
     for (LayerPlacement& lp : out.layers)
@@ -328,7 +345,8 @@ SimResult simulate(const ModelFile& model, const Plan& plan, const SocCostModel&
             run_program(plan, padded, pos, fmt::format("prefill {} tokens at {} padded to {}", n, pos, padded));
         } else {
             int32_t aligned = n;
-            while (aligned > 0 && static_unprepared(plan, aligned)) --aligned;
+            while (aligned > 1 && static_unprepared(plan, aligned)) --aligned;
+            if (aligned == 1) aligned = 0;  // the decode graph is no prefill shape
             if (aligned > 0) run_program(plan, aligned, pos, fmt::format("prefill {} tokens at {} (aligned part)", aligned, pos));
             if (n > aligned) run_program(rest_plan, n - aligned, pos + aligned, fmt::format("prefill {} tokens at {} (remainder)", n - aligned, pos + aligned));
         }

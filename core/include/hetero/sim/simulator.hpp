@@ -54,6 +54,15 @@ struct SimResult {
 
 SimResult simulate(const ModelFile& model, const Plan& plan, const SocCostModel& cost, const SimOptions& options);
 
+// Independent pieces of work, one queue per device, run by the same event
+// engine (no launch cost): returns each job's finish time in seconds. For
+// checking the contention model by hand.
+struct SimJob {
+    size_t device = 0;
+    double compute_seconds = 0, bytes = 0;
+};
+std::vector<double> simulate_jobs(const Plan& plan, const SocCostModel& cost, const std::vector<SimJob>& jobs);
+
 // `plan` with every matmul share on a device of `unit_kind` moved to its
 // layer's home (used for the remainder of a sequence cut).
 Plan plan_without_kind(const Plan& plan, uint32_t unit_kind);
