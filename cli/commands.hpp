@@ -11,5 +11,6 @@ void add_plan_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // also gen-model
 void add_profile_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 }  // namespace hetero::cli

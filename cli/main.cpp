@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     hetero::cli::add_convert_command(app);
     hetero::cli::add_bench_command(app);
     hetero::cli::add_profile_command(app);
+    hetero::cli::add_simulate_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -11,7 +11,11 @@
 
 namespace hetero {
 
-std::string DeviceRef::label() const { return fmt::format("{}:{}", provider ? provider->name() : "?", index); }
+std::string DeviceRef::label() const {
+    // A simulated device (no provider) is named by its props, e.g. "npu:0".
+    if (!provider) return fmt::format("{}:{}", props.name[0] ? props.name : "?", index);
+    return fmt::format("{}:{}", provider->name(), index);
+}
 
 std::vector<Share> Plan::shares(int layer, Role role, int phase, int64_t rows) const {
     const LayerPlacement& lp = layers.at(size_t(layer));
@@ -121,6 +125,7 @@ std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers
 }
 
 std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i) {
+    if (!d.provider) return "";  // a simulated device: its cost model refuses what it cannot run
     std::vector<hetero_tensor_desc> descs;
     descs.reserve(g.tensors.size());
     for (const ModelTensor& t : g.tensors) {

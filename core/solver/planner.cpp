@@ -85,7 +85,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
         sd.resource = resources[d];
         sd.memory_bytes = devices[d].props.memory_bytes;
         sd.compile_seconds = req.count_compile ? cost.compile_seconds(d) : 0.0;
-        sd.row_align = 32;
+        sd.row_align = cost.row_align(d);
         prob.devices.push_back(sd);
     }
     prob.weight = {1.0, double(std::max(1, req.n_generate))};

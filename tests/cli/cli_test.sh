@@ -131,5 +131,17 @@ sed -i 's/"provider_version": "[^"]*"/"provider_version": "0.0-old"/' "$prof"
 XDG_CACHE_HOME="$tmp/cache" "$hetero" run --providers cpu -p "Once upon a time" -n 4 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?
 [[ $rc == 0 ]] && [[ $(grep -c "stale profile $prof" "$tmp/err") == 1 ]]
 check "a stale profile is ignored with one warning naming it" $?
+# The simulator: simulated prefill and decode on a shipped SoC profile; bad names are clear errors.
+"$hetero" simulate --profile snapdragon-8-gen-3 --shape llama-8b --prompt-len 256 --trace "$tmp/sim_trace.json" >"$tmp/sim_out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "^simulated prefill: 256 tokens" "$tmp/sim_out" && grep -q "^simulated decode: .* ms/token" "$tmp/sim_out" &&
+  grep -q '"simulated":true' "$tmp/sim_trace.json"
+check "simulate prints simulated prefill and decode and a simulated trace" $?
+"$hetero" simulate --profile no-such-soc --shape llama-8b --prompt-len 256 >"$tmp/sim_out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "unknown SoC profile 'no-such-soc'" "$tmp/err" && grep -q "snapdragon-8-gen-3" "$tmp/err"
+check "simulate: an unknown profile name is a clear error" $?
+sed 's/,   "source": "HeteroLLM §3.2, Figure 4: 32x32 systolic array"}/}/' "$(dirname "$0")/../../profiles/soc/snapdragon-8-gen-3.json" >"$tmp/nosrc.json"
+"$hetero" simulate --profile "$tmp/nosrc.json" --shape llama-8b --prompt-len 32 >"$tmp/sim_out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q 'nosrc.json: units.npu.npu.tile_rows: missing "source"' "$tmp/err"
+check "simulate: a profile figure without source is refused, naming its path" $?
 
 exit $fail

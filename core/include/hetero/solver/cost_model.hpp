@@ -33,6 +33,9 @@ public:
     // Where this device's figures come from, e.g. "profile (measured 2026-11-24)"
     // or "prior (roofline from device props)".
     virtual std::string source(size_t device) const = 0;
+    // Row cuts of a matmul on this device are multiples of this (an NPU's
+    // weight-row alignment, HeteroLLM §4.3).
+    virtual int64_t row_align(size_t /*device*/) const { return 32; }
 };
 
 // The physical resource each device runs on: devices with equal ids share
