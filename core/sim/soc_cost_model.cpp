@@ -1,5 +1,6 @@
 #include <hetero/error.hpp>
 #include <hetero/sim/soc_cost_model.hpp>
+#include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>
 
@@ -15,21 +16,6 @@ bool quantised(uint32_t dtype) { return dtype != HETERO_DTYPE_F32 && dtype != HE
 
 int64_t round_up(int64_t v, int64_t to) { return to > 1 ? (v + to - 1) / to * to : v; }
 
-const char* plain_op_name(uint32_t op) {
-    switch (op) {
-        case HETERO_OP_EMBEDDING: return "embedding";
-        case HETERO_OP_RMSNORM: return "rmsnorm";
-        case HETERO_OP_ROPE: return "rope";
-        case HETERO_OP_ATTENTION: return "attention";
-        case HETERO_OP_SWIGLU: return "swiglu";
-        case HETERO_OP_ADD: return "add";
-        case HETERO_OP_SOFTMAX: return "softmax";
-        case HETERO_OP_CONVERT: return "convert";
-        case HETERO_OP_STORE_ROWS: return "store_rows";
-        case HETERO_OP_MUL: return "mul";
-        default: return "";
-    }
-}
 
 void copy_name(char* dst, size_t size, const std::string& s) {
     std::memset(dst, 0, size);
@@ -87,7 +73,7 @@ SocCostModel::Work SocCostModel::work(size_t device, const OpShape& s) const {
             flops = 2.0 * double(nt) * double(s.k) * double(mt) * order * shape;
         }
     } else {
-        w.op = plain_op_name(s.op);
+        w.op = sdk::op_name(s.op);
         rate = u.fp16_gflops.value > 0 ? u.fp16_gflops.value : u.fp32_gflops.value;
     }
     if (w.op.empty() || !u.runs(w.op) || !(rate > 0)) return w;

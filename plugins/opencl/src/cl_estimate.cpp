@@ -22,16 +22,6 @@ struct Factors {
     double dispatch_seconds;       // one more kernel inside an executable
 };
 
-size_t type_slot(uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_F16: return 1;
-        case HETERO_DTYPE_BF16: return 2;
-        case HETERO_DTYPE_Q8_0: return 3;
-        case HETERO_DTYPE_Q4_0: return 4;
-        default: return 0;
-    }
-}
-
 // PoCL 3.1 (LLVM 15) on the 2-core AMD EPYC (Zen 5) VM, props peak 166
 // GFLOP/s and bandwidth 50 GB/s, measured with bench_op_estimates
 // (bench/op_estimates.cpp) on 2026-11-24 at TinyLlama shapes (M = K = 2048;
@@ -89,7 +79,7 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
     switch (node.op) {
         case HETERO_OP_MATMUL: {
             const uint32_t wtype = t[node.inputs[1]].dtype;
-            const size_t slot = type_slot(wtype);
+            const size_t slot = sdk::weight_type_slot(wtype);
             const int64_t n = t[node.inputs[0]].shape[0];
             if (n == 1) {
                 r.compute_efficiency = f.matvec_compute[slot];

@@ -75,16 +75,6 @@ struct Factors {
     double dispatch_seconds;                     // one more dispatch inside an executable
 };
 
-size_t type_slot(uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_F16: return 1;
-        case HETERO_DTYPE_BF16: return 2;
-        case HETERO_DTYPE_Q8_0: return 3;
-        case HETERO_DTYPE_Q4_0: return 4;
-        default: return 0;
-    }
-}
-
 // lavapipe (Mesa 22.3.6, LLVM 15; the provider's compact shaders) on the
 // 2-core AMD EPYC (Zen 5) VM, props peak 166 GFLOP/s and bandwidth 50 GB/s,
 // measured with bench_op_estimates (bench/op_estimates.cpp) on 2026-11-24 at
@@ -168,7 +158,7 @@ double estimate_seconds(const DeviceInfo& info, const hetero_device_props& props
         case HETERO_OP_MATMUL: {
             const hetero_tensor_desc& x = t[node.inputs[0]];
             const hetero_tensor_desc& wt = t[node.inputs[1]];
-            const size_t slot = type_slot(wt.dtype);
+            const size_t slot = sdk::weight_type_slot(wt.dtype);
             const int64_t n = x.shape[0];
             if (n <= kMatvecMaxRows) {
                 // One pass over the weights per token.

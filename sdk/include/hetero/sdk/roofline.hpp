@@ -94,6 +94,18 @@ inline NodeWork node_work(const hetero_node& node, const hetero_tensor_desc* t) 
     return w;
 }
 
+// Index of a weight dtype in a provider's per-type efficiency tables:
+// f32 0, f16 1, bf16 2, q8_0 3, q4_0 4 (other dtypes share slot 0).
+inline size_t weight_type_slot(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_F16: return 1;
+        case HETERO_DTYPE_BF16: return 2;
+        case HETERO_DTYPE_Q8_0: return 3;
+        case HETERO_DTYPE_Q4_0: return 4;
+        default: return 0;
+    }
+}
+
 // What a provider's kernels reach on one device.
 struct Roofline {
     double peak_gflops = 0;            // f32 peak (hetero_device_props.peak_gflops)
