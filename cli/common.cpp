@@ -13,7 +13,15 @@ namespace hetero::cli {
 void ProviderFlags::add_to(CLI::App& app) {
     app.add_option("--config", config_path, "JSON config file (default: $XDG_CONFIG_HOME/hetero/config.json)")
         ->check(CLI::ExistingFile);
-    app.add_option("--providers", providers, "comma-separated providers in priority order, e.g. cpu,opencl");
+    app.add_option("--providers", providers, "comma-separated providers in priority order, e.g. cpu,opencl")
+        ->check([](const std::string& v) -> std::string {
+            const std::vector<std::string> names = split_list(v);
+            if (names.empty()) return "--providers needs at least one provider name";
+            for (size_t i = 0; i < names.size(); ++i)
+                for (size_t j = 0; j < i; ++j)
+                    if (names[i] == names[j]) return "--providers names " + names[i] + " twice";
+            return "";
+        });
     app.add_option("--threads", threads, "threads for the cpu provider")->check(CLI::PositiveNumber);
 }
 

@@ -1,5 +1,7 @@
 #include <hetero/config.hpp>
 
+#include "../model/mapped_file.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -188,11 +190,18 @@ Config Config::parse(const std::string& text, const std::string& source) {
 }
 
 Config Config::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("config {}: cannot open file", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse(ss.str(), path);
+    // A regular file of bounded size: a FIFO or /dev/zero must not hang or
+    // eat memory.
+    constexpr uint64_t kMaxConfigBytes = 1u << 20;
+    std::unique_ptr<model_detail::MappedFile> map;
+    try {
+        map = std::make_unique<model_detail::MappedFile>(path);
+    } catch (const Error& e) {
+        throw Error(fmt::format("config {}", e.what()));
+    }
+    if (map->size() > kMaxConfigBytes)
+        throw Error(fmt::format("config {}: {} bytes; a config is at most {} bytes", path, map->size(), kMaxConfigBytes));
+    return parse(std::string(reinterpret_cast<const char*>(map->data()), size_t(map->size())), path);
 }
 
 Config Config::load_default(const std::optional<std::string>& explicit_path) {

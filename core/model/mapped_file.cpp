@@ -14,7 +14,9 @@
 namespace hetero::model_detail {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer; the type check below refuses it.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {

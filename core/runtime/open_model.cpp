@@ -10,7 +10,9 @@ namespace hetero {
 OpenedModel open_model(const std::string& path, const std::string& tokenizer_path) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("model file {} does not exist", path));
+    const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st)) throw Error(fmt::format("model file {} does not exist", path));
+    if (!fs::is_regular_file(st)) throw Error(fmt::format("model file {} is not a regular file", path));
     OpenedModel m{path, load_model(path), nullptr};
     if (m.file.gguf && tokenizer_path.empty()) {
         m.tokenizer = Tokenizer::create(vocab_from_gguf(*m.file.gguf));

@@ -100,6 +100,21 @@ echo '{"plan": {"pin": [{"layers": "0-1", "device": "cpu:0", "colour": 1}]}}' >"
 "$hetero" run --config "$tmp/pin_key.json" -n 1 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "plan.pin\[0\].colour" "$tmp/err"; check "an unknown plan key is named" $?
 
+# Special files and argument values: clear errors, no hang, no unbounded read.
+mkfifo "$tmp/fifo"
+timeout 20 "$hetero" run --config "$tmp/fifo" -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "fifo: not a regular file" "$tmp/err"; check "a FIFO as --config is refused, not waited on" $?
+timeout 20 "$hetero" run -m "$shared/stories260K.bin" --tokenizer "$tmp/fifo" --providers cpu -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "fifo: not a regular file" "$tmp/err"; check "a FIFO as --tokenizer is refused, not waited on" $?
+timeout 20 "$hetero" run --config /dev/zero -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "/dev/zero: not a regular file" "$tmp/err"; check "/dev/zero as --config is refused" $?
+"$hetero" run -m "$tmp" -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "is not a regular file" "$tmp/err"; check "a directory as -m is named as such" $?
+"$hetero" run --providers '' -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "at least one provider" "$tmp/err"; check "an empty --providers is an error, not all providers" $?
+"$hetero" run --providers cpu,cpu -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "names cpu twice" "$tmp/err"; check "a provider named twice is an error" $?
+
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
 "$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc
