@@ -40,6 +40,13 @@ void bench(const BenchOptions& o) {
     Runtime rt = open_runtime(o.providers);
     const std::string path = o.model.empty() ? default_model_path() : o.model;
     ModelFile model = load_model(path);
+    if (o.n_prompt == 0 && o.n_gen == 0) throw Error("bench: nothing to measure (-p and -n are both 0)");
+    // The model's trained context, or the 4,096 tokens a run gets by default
+    // (context_length) where that is more: a typo such as -p 100000 fails at
+    // once instead of running for an hour.
+    const int64_t limit = std::max<int64_t>(model.hparams.n_ctx_train, 4096);
+    if (std::max<int64_t>(o.n_prompt, o.n_gen) + 1 > limit)
+        throw Error(fmt::format("bench: -p {} / -n {} do not fit a context of {} tokens (the model's trained context, at least 4096)", o.n_prompt, o.n_gen, limit));
     SessionOptions so;
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
     so.max_batch = std::max<int32_t>(1, o.n_prompt);

@@ -59,6 +59,8 @@ void run(const RunOptions& o) {
     });
     std::fputc('\n', stdout);
     std::fflush(stdout);
+    if (r.stats.context_full)
+        fmt::print(stderr, "stopped after {} of {} tokens: the context ({} tokens) is full\n", r.stats.n_generated, o.n_predict, session.n_ctx());
     if (o.quiet) return;
     const auto& s = r.stats;
     fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);

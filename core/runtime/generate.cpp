@@ -38,7 +38,11 @@ GenerationResult generate(Session& session, const Tokenizer& tokenizer, const st
         r.tokens.push_back(next);
         ++r.stats.n_generated;
         if (on_text) on_text(tokenizer.decode_next(prev, next));
-        if (int32_t(r.tokens.size()) >= session.n_ctx() || i + 1 == n_predict) break;
+        if (i + 1 == n_predict) break;
+        if (int32_t(r.tokens.size()) >= session.n_ctx()) {
+            r.stats.context_full = true;
+            break;
+        }
         logits = &session.forward({next}, int32_t(r.tokens.size()) - 1);
     }
     r.stats.decode_seconds = since(t_decode);

@@ -115,6 +115,13 @@ timeout 20 "$hetero" run --config /dev/zero -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 "$hetero" run --providers cpu,cpu -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "names cpu twice" "$tmp/err"; check "a provider named twice is an error" $?
 
+"$hetero" bench -p 0 -n 0 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "nothing to measure" "$tmp/err"; check "bench with nothing to measure is an error" $?
+timeout 20 "$hetero" bench -p 100000 -n 0 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "do not fit a context" "$tmp/err"; check "bench beyond the context fails at once" $?
+"$hetero" run --providers cpu -c 16 -n 100 -q >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "the context (16 tokens) is full" "$tmp/err"; check "a run that fills its context says so" $?
+
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
 "$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc

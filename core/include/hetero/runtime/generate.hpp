@@ -18,6 +18,7 @@ struct GenerationStats {
     int32_t n_generated = 0;  // sampled tokens
     double prefill_seconds = 0, decode_seconds = 0;
     double first_token_seconds = 0;  // from the start of generate() to the first sampled token
+    bool context_full = false;       // stopped because the context was full, before n_predict
 };
 
 struct GenerationResult {
