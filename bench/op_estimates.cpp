@@ -83,6 +83,23 @@ std::vector<Case> all_cases() {
             c.node = make_node(HETERO_OP_MATMUL, {0, 1}, 2);
             cs.push_back(c);
         }
+    // Prefill GEMMs at the sizes the BENCHMARKS runs use (N = 512, 2048), and
+    // a Llama-7B FFN matrix (11008 x 4096) from decode to a 4,096-token prompt.
+    for (uint32_t wt : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0})
+        for (int64_t n : {int64_t(512), int64_t(2048)}) {
+            Case c;
+            c.name = std::string("matmul/") + hetero::sdk::dtype_name(wt) + "/n" + std::to_string(n) + "_m2048_k2048";
+            c.tensors = {{F32, BOUND, {n, 2048}}, {wt, CONST, {2048, 2048}}, {F32, BOUND, {n, 2048}}};
+            c.node = make_node(HETERO_OP_MATMUL, {0, 1}, 2);
+            cs.push_back(c);
+        }
+    for (int64_t n : {int64_t(1), int64_t(128), int64_t(512), int64_t(4096)}) {
+        Case c;
+        c.name = "matmul/q4_0/n" + std::to_string(n) + "_m11008_k4096";
+        c.tensors = {{F32, BOUND, {n, 4096}}, {HETERO_DTYPE_Q4_0, CONST, {11008, 4096}}, {F32, BOUND, {n, 11008}}};
+        c.node = make_node(HETERO_OP_MATMUL, {0, 1}, 2);
+        cs.push_back(c);
+    }
     for (uint32_t cache : {F32, F16})
         for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 511}, {128, 255}}) {
             Case c;
