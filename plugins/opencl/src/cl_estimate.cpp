@@ -15,7 +15,8 @@ struct Factors {
     // Matmul over several tokens (the GEMM kernels; their work is counted
     // with N rounded up to the tile), per weight type; and on tensor cores.
     double gemm[5];
-    double gemm_mma;
+    double gemm_mma[5];
+    double gemm_mma_fixed_seconds;  // per tensor-core GEMM (activation staging, tails)
     double attention_decode, attention_prefill, attention_mma;  // compute
     double rope, swiglu;                                        // compute
     double add_mul, other_stream;  // element-wise ops: bandwidth
@@ -37,7 +38,8 @@ constexpr Factors kCpuDevice = {
     {0.039, 0.018, 0.018, 0.044, 0.044},
     {1.0, 1.0, 1.0, 1.0, 1.0},
     {0.10, 0.096, 0.096, 0.104, 0.104},
-    0.104,
+    {0.104, 0.104, 0.104, 0.104, 0.104},
+    0.0,
     0.017, 0.036, 0.036,
     0.001, 0.075,
     2.9, 0.2,
@@ -56,11 +58,18 @@ constexpr Factors kCpuDevice = {
 // 1.3-1.6 TFLOP/s (f32 caches), 3.1-6.5 (f16 caches, tensor cores). Each
 // further kernel of an executable: 4.6-7.5 us (the enqueue). Other GPUs were
 // not measured and get the same factors.
+// 2026-11-25, same H100, bench_op_estimates with prefill sizes: tensor-core
+// GEMMs take a fixed ~44 us plus their work at ~100 TFLOP/s (Q4_0: 1.49 x the
+// f32 peak) or ~80 (Q8_0: 1.2): 2048 x 2048 at N = 16/128/512/2048 55/54/84/
+// 223 us (Q4_0), 62/66/101/286 (Q8_0); 11008 x 4096 Q4_0 at N = 128/512/4096
+// 176/533/3,718 us (66-99 TFLOP/s). The earlier single factor (0.6, no fixed
+// part) over-predicted N >= 512 by 1.4-2.5x.
 constexpr Factors kGpuDevice = {
     {0.5, 0.5, 0.5, 0.5, 0.5},
     {0.4, 0.42, 0.4, 0.30, 0.17},
     {0.1, 0.1, 0.1, 0.1, 0.1},
-    0.6,
+    {0.6, 0.6, 0.6, 1.2, 1.49},
+    44e-6,
     0.01, 0.022, 0.07,
     0.3, 0.3,
     0.3, 0.3,
@@ -90,7 +99,8 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
             const bool tensor_cores = mma && sdk::is_block_dtype(wtype);
             const int64_t tile = tensor_cores ? 32 * kMmaWarpsN : gemm.bn();
             w.flops *= double((n + tile - 1) / tile * tile) / double(n);
-            r.compute_efficiency = tensor_cores ? f.gemm_mma : f.gemm[slot];
+            r.compute_efficiency = tensor_cores ? f.gemm_mma[slot] : f.gemm[slot];
+            if (tensor_cores) r.dispatch_seconds += f.gemm_mma_fixed_seconds;
             break;
         }
         case HETERO_OP_ATTENTION: {
