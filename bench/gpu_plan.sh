@@ -28,7 +28,7 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
     fi
     for p in ${PROMPTS:-512 4096}; do
       echo "== plan $shape $t prompt $p"; "$hetero" plan -m "$m" --prompt-len "$p" -n 128 2>&1 | grep -vE "^  (prefill|decode) layer" | head -20
-      for prov in default cpu opencl vulkan; do
+      for prov in ${BENCH_PROVIDERS:-default cpu opencl vulkan}; do
         args=(); [[ $prov != default ]] && args=(--providers "$prov")
         [[ $prov == cpu && $p -gt 512 && -n ${SKIP_CPU_LONG:-} ]] && continue
         echo "== bench $shape $t pp$p $prov"
