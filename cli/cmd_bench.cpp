@@ -45,7 +45,7 @@ void bench(const BenchOptions& o) {
     // (context_length) where that is more: a typo such as -p 100000 fails at
     // once instead of running for an hour.
     const int64_t limit = std::max<int64_t>(model.hparams.n_ctx_train, 4096);
-    if (std::max<int64_t>(o.n_prompt, o.n_gen) + 1 > limit)
+    if (std::max<int64_t>(o.n_prompt, o.n_gen) > limit)
         throw Error(fmt::format("bench: -p {} / -n {} do not fit a context of {} tokens (the model's trained context, at least 4096)", o.n_prompt, o.n_gen, limit));
     SessionOptions so;
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
