@@ -68,8 +68,11 @@ void run(const RunOptions& o) {
                s.prefill_seconds > 0 ? s.n_prompt / s.prefill_seconds : 0.0);
     fmt::print(stderr, "decode: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_generated, s.decode_seconds * 1e3,
                s.decode_seconds > 0 ? (s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0.0) : 0.0);
-    for (const auto& st : session.stats())
-        fmt::print(stderr, "  {}: {} runs, {:.1f} ms\n", st.label, st.runs, st.seconds * 1e3);
+    for (const auto& st : session.stats()) {
+        fmt::print(stderr, "  {}: {} runs, {:.1f} ms", st.label, st.runs, st.seconds * 1e3);
+        if (st.device_seconds >= 0) fmt::print(stderr, "; device {:.1f} ms{}", st.device_seconds * 1e3, st.simulated ? " (simulated)" : "");
+        fmt::print(stderr, "\n");
+    }
     if (!o.trace.empty()) write_trace(trace, o.trace);
 }
 

@@ -503,8 +503,15 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
     const bool notify = options_.sync == SyncMode::block;
     TraceRecorder* trace = options_.trace;
     std::vector<hetero_event*> pending;
+    const auto event_seconds = dv.p->event_seconds();
     auto finish = [&](hetero_event* ev, const std::string& what) {
         const hetero_status st = api.event_wait(ep, ev);
+        double s = 0;
+        uint32_t flags = 0;
+        if (st == HETERO_OK && event_seconds && event_seconds(ep, ev, &s, &flags) == HETERO_OK) {
+            dv.stats.device_seconds = std::max(0.0, dv.stats.device_seconds) + s;
+            dv.stats.simulated = (flags & HETERO_TIME_SIMULATED) != 0;
+        }
         api.event_release(ep, ev);
         dv.p->check(st, what);
     };

@@ -365,7 +365,17 @@ typedef struct hetero_ep_api {
     /* Blocks until the event completes; returns the execution's status. since 1.0 */
     hetero_status (*event_wait)(hetero_ep* ep, hetero_event* event);
     void (*event_release)(hetero_ep* ep, hetero_event* event);
+
+    /* ---- since 1.1 (read only when struct_size covers the field) ---- */
+
+    /* Device seconds of a completed execute (after event_wait returned OK):
+     * measured, or modelled on a device with HETERO_DEVICE_FLAG_SIMULATED_TIME,
+     * when *flags gets HETERO_TIME_SIMULATED. HETERO_ERR_UNSUPPORTED when the
+     * provider does not know. May be NULL. since 1.1 */
+    hetero_status (*event_seconds)(hetero_ep* ep, hetero_event* event, double* device_seconds, uint32_t* flags);
 } hetero_ep_api;
+
+#define HETERO_TIME_SIMULATED 0x1u /* event_seconds: the time comes from a model */
 
 /*
  * The entry point, exported as HETERO_EP_ENTRY_SYMBOL. `host` stays valid until

@@ -50,6 +50,36 @@ double matmul_bound(uint32_t w_dtype, const float* x, const double* ex, const fl
     return own + propagated;
 }
 
+// W8A8: x and w are each rounded to a grid of step s = max|.|/127 (x over
+// the whole tensor, w over its row, or over the tensor when that is coarser),
+// so |x w - x^ w^| <= |x| dw/2 + |w| dx/2 + dx dw/4 per term; the int32 sum
+// is exact and its scaling costs two f32 roundings.
+void matmul_int8(Ctx& c) {
+    const auto& xd = c.in(0);
+    const auto& wd = c.in(1);
+    const int64_t n = xd.shape[0], k = sdk::row_width(xd), m = wd.shape[0];
+    const Values &x = c.v(0), &w = c.v(1);
+    double xmax = 0.0, wall = 0.0;
+    for (float v : x) xmax = std::max(xmax, std::fabs(double(v)));
+    for (float v : w) wall = std::max(wall, std::fabs(double(v)));
+    const double dx = xmax / 127.0;
+    Bounds& out = c.err[size_t(c.node.output)];
+    for (int64_t j = 0; j < m; ++j) {
+        // Per row or per tensor: the coarser step covers both.
+        const double dw = wall / 127.0;
+        for (int64_t i = 0; i < n; ++i) {
+            double b = 0.0, abs_sum = 0.0, propagated = 0.0;
+            for (int64_t e = 0; e < k; ++e) {
+                const double xv = std::fabs(double(x[size_t(i * k + e)])), wv = std::fabs(double(w[size_t(j * k + e)]));
+                b += xv * dw / 2 + wv * dx / 2 + dx * dw / 4;
+                abs_sum += xv * wv;
+                propagated += c.e(0)[size_t(i * k + e)] * wv;
+            }
+            out[size_t(i * m + j)] = A::kAbs + b + 4 * A::kRoundF32 * (abs_sum + b) + propagated;
+        }
+    }
+}
+
 void matmul(Ctx& c) {
     const auto& xd = c.in(0);
     const auto& wd = c.in(1);
@@ -237,7 +267,7 @@ std::vector<float> decode_tensor(const hetero_tensor_desc& t, const uint8_t* dat
     return out;
 }
 
-std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const uint8_t* const* ref_data) {
+std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const uint8_t* const* ref_data, bool int8_matmul) {
     std::vector<Values> val(graph.n_tensors);
     std::vector<Bounds> err(graph.n_tensors);
     for (uint32_t t = 0; t < graph.n_tensors; ++t) {
@@ -258,7 +288,10 @@ std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const u
                     std::copy_n(c.e(0).begin() + int64_t(i32(1)[r]) * d, d, err[size_t(node.output)].begin() + r * d);
                 break;
             }
-            case HETERO_OP_MATMUL: matmul(c); break;
+            case HETERO_OP_MATMUL:
+                if (int8_matmul && c.in(1).dtype != HETERO_DTYPE_F16 && c.in(1).dtype != HETERO_DTYPE_BF16) matmul_int8(c);
+                else matmul(c);
+                break;
             case HETERO_OP_RMSNORM: rmsnorm(c); break;
             case HETERO_OP_ROPE: rope(c); rope_angles(c, i32(1)); break;
             case HETERO_OP_ATTENTION: attention(c, i32(3)); break;

@@ -18,7 +18,11 @@ std::vector<float> decode_tensor(const hetero_tensor_desc& t, const uint8_t* dat
 // Per tensor, per element: the largest |provider - reference| allowed. Bound
 // and constant inputs start at 0 (so do a cache's rows nobody writes).
 // `ref_data` holds the reference's contents of every tensor after the graph ran.
-std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const uint8_t* const* ref_data);
+// `int8_matmul`: the device computes matmuls W8A8 (int8 weights per output
+// row or per tensor, int8 activations with one scale per tensor; a device of
+// kind NPU listing HETERO_DTYPE_I8 in dtype_mask): matmul outputs may carry
+// the worst case of both roundings instead of the float allowances.
+std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const uint8_t* const* ref_data, bool int8_matmul = false);
 
 // Allowances, exposed so tests and messages can name them.
 namespace allowance {

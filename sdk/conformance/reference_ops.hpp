@@ -20,4 +20,12 @@ void run_node(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_
 // runs its nodes in order. Every tensor, internal ones included, needs memory.
 void run_graph(const hetero_graph& graph, uint8_t* const* tensor_data);
 
+// The W8A8 matmul of an int8 NPU, defined exactly: x [n, k] f32 times W^T,
+// W [m, k] of any weight dtype. Steps s = max|.|/127 in f32 over each W row
+// (over all of W when w_per_tensor) and over all of x; q(v) =
+// clamp(round-half-away(v / s), -127, 127), 0 when s = 0; y = f32(int32 sum
+// of q(x) q(w)) * (s_x * s_w). Not part of run_node: the ABI's matmul is a
+// float op and an int8 device answers it within the W8A8 error bound.
+void matmul_w8a8(const float* x, int64_t n, const hetero_tensor_desc& w, const uint8_t* w_data, bool w_per_tensor, float* y);
+
 }  // namespace hetero::reference

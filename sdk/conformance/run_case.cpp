@@ -55,7 +55,14 @@ struct Session {
     std::vector<hetero_buffer*> buffers;
     hetero_executable* exe = nullptr;
 
-    Session(const hetero_ep_api& a, hetero_ep* e, uint32_t d) : api(a), ep(e), device(d) {}
+    Session(const hetero_ep_api& a, hetero_ep* e, uint32_t d) : api(a), ep(e), device(d) {
+        hetero_device_props p{};
+        p.struct_size = sizeof p;
+        p.abi_version = HETERO_ABI_VERSION;
+        if (api.device_props(ep, device, &p) == HETERO_OK)
+            int8_matmul = p.kind == HETERO_DEVICE_NPU && (p.dtype_mask & HETERO_DTYPE_BIT(HETERO_DTYPE_I8)) != 0;
+    }
+    bool int8_matmul = false;  // W8A8 matmuls (error_bounds)
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
     ~Session() {
@@ -278,7 +285,7 @@ CaseResult run_compare(Session& s, const Case& c) {
     } catch (const sdk::Error& e) {
         throw CaseFailure{std::string("the reference rejected the case (a kit bug): ") + e.what()};
     }
-    const auto bounds = error_bounds(g.graph, ptrs.data());
+    const auto bounds = error_bounds(g.graph, ptrs.data(), s.int8_matmul);
 
     std::vector<bool> is_output(c.tensors.size(), false);
     for (const auto& n : c.nodes)

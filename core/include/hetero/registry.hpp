@@ -4,6 +4,8 @@
 #pragma once
 
 #include <hetero/ep_api.h>
+
+#include <cstddef>
 #include <hetero/error.hpp>
 
 #include <atomic>
@@ -37,6 +39,10 @@ public:
     const std::string& name() const { return name_; }
     const std::string& path() const { return path_; }
     const hetero_ep_api& api() const { return *api_; }
+    // The table's event_seconds where the plugin's table has one (ABI 1.1), else null.
+    decltype(hetero_ep_api::event_seconds) event_seconds() const {
+        return api_->struct_size >= offsetof(hetero_ep_api, event_seconds) + sizeof(void*) ? api_->event_seconds : nullptr;
+    }
     hetero_ep* ep() const { return ep_; }
 
     // The first call lets the provider discover its devices (it may load its

@@ -55,6 +55,10 @@ struct SegmentStats {
     std::string label;
     double seconds = 0;  // host-side seconds its worker spent submitting and waiting for its tasks
     int64_t runs = 0;    // executes
+    // Device seconds the provider reported for its executes (event_seconds),
+    // and whether they are modelled (a simulated device); < 0 = none reported.
+    double device_seconds = -1;
+    bool simulated = false;
 };
 
 class Session {

@@ -13,7 +13,7 @@ namespace hetero::sdk {
 
 inline constexpr uint64_t kHostAlign = 64;
 
-class HostBuffer final : public Buffer {
+class HostBuffer : public Buffer {
 public:
     // Owned, 64-byte aligned allocation.
     HostBuffer(uint32_t device, uint64_t size) : Buffer(device, size) {

@@ -129,6 +129,12 @@ public:
     virtual ~Event() = default;
     // Blocks until done; throws Error when the execution failed.
     virtual void wait() = 0;
+    // Device seconds of the completed execution (event_seconds, ABI 1.1);
+    // negative when unknown. `simulated`: the figure comes from a model.
+    virtual double device_seconds(bool& simulated) const {
+        simulated = false;
+        return -1.0;
+    }
 };
 
 // Runs a provider's device discovery once, by the first call that needs
@@ -401,13 +407,23 @@ struct Table {
         });
     }
     static void event_release(hetero_ep*, hetero_event* ev) { delete reinterpret_cast<Event*>(ev); }
+    static hetero_status event_seconds(hetero_ep*, hetero_event* ev, double* seconds, uint32_t* flags) {
+        return guarded([&] {
+            if (!ev || !seconds) fail(HETERO_ERR_INVALID_ARGUMENT, "event_seconds: null event or output");
+            bool simulated = false;
+            const double s = reinterpret_cast<Event*>(ev)->device_seconds(simulated);
+            if (s < 0) fail(HETERO_ERR_UNSUPPORTED, "this provider does not time its executions");
+            *seconds = s;
+            if (flags) *flags = simulated ? HETERO_TIME_SIMULATED : 0u;
+        });
+    }
 
     static const hetero_ep_api* api(const char* name, const char* version) {
         static const hetero_ep_api table = {
             sizeof(hetero_ep_api), HETERO_ABI_VERSION, name, version, &last_error_fn, &create, &destroy, &device_count,
             &device_props, &op_supported, &buffer_alloc, &buffer_import_host, &buffer_host_ptr, &buffer_write,
             &buffer_read, &buffer_copy, &buffer_release, &compile, &executable_release, &execute, &event_wait,
-            &event_release};
+            &event_release, &event_seconds};
         return &table;
     }
 };

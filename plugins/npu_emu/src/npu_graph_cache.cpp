@@ -1,0 +1,61 @@
+#include "npu_graph_cache.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace hetero::npu {
+
+namespace fs = std::filesystem;
+
+uint64_t fnv1a(const void* data, size_t size, uint64_t h) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+std::string default_cache_dir() {
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "hetero" / "npu_emu").string();
+    if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "hetero" / "npu_emu").string();
+    return "";
+}
+
+std::string GraphCache::file_of(uint64_t key, const std::string& profile_id) const {
+    char name[64];
+    std::snprintf(name, sizeof name, "%016llx.graph", static_cast<unsigned long long>(key ^ fnv1a(profile_id.data(), profile_id.size())));
+    return (fs::path(dir_) / name).string();
+}
+
+CacheHit GraphCache::lookup(uint64_t key, const std::string& profile_id) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (built_.count(key)) return CacheHit::memory;
+    }
+    std::error_code ec;
+    if (!dir_.empty() && fs::is_regular_file(file_of(key, profile_id), ec)) return CacheHit::disk;
+    return CacheHit::none;
+}
+
+CacheHit GraphCache::prepare(uint64_t key, const std::string& profile_id) {
+    const CacheHit hit = lookup(key, profile_id);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        built_.insert(key);
+    }
+    if (hit != CacheHit::none || dir_.empty()) return hit;
+    // Written beside its name, then renamed: a reader never sees half a record.
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    const std::string path = file_of(key, profile_id), tmp = path + ".tmp" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp);
+        out << "hetero npu_emu graph 1\n" << profile_id << "\n";
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) fs::remove(tmp, ec);  // a cache that cannot be written only costs a rebuild later
+    return hit;
+}
+
+}  // namespace hetero::npu
