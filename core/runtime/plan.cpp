@@ -142,27 +142,38 @@ std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i
 }
 
 std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vector<DeviceRef>& devices, int32_t n_ctx) {
-    std::vector<DeviceRef> keep;
+    std::vector<DeviceRef> keep, helpers;
     std::string reasons;
     for (const DeviceRef& d : devices) {
         // One layer and the head at decode shape ask every question a layer
         // asks; the cache type is the one a session would give this device.
         const uint32_t cache = d.props.kind == HETERO_DEVICE_CPU ? HETERO_DTYPE_F32 : HETERO_DTYPE_F16;
         const ModelGraph g = build_model_graph(model, 1, n_ctx, std::vector<uint32_t>(size_t(model.hparams.n_layer), cache));
+        // Matrices may differ in dtype between layers: ask every matmul.
+        std::string why_matmul;
+        for (size_t i = 0; i < g.nodes.size() && why_matmul.empty(); ++i)
+            if (g.nodes[i].node.op == HETERO_OP_MATMUL) why_matmul = unsupported_reason(d, g, i);
         std::string why;
         for (size_t i = 0; i < g.nodes.size() && why.empty(); ++i)
-            if (g.nodes[i].layer == 0 || g.nodes[i].layer == g.n_layer) why = unsupported_reason(d, g, i);
-        // Matrices may differ in dtype between layers: ask every matmul.
-        for (size_t i = 0; i < g.nodes.size() && why.empty(); ++i)
-            if (g.nodes[i].node.op == HETERO_OP_MATMUL) why = unsupported_reason(d, g, i);
-        if (why.empty()) {
+            if ((g.nodes[i].layer == 0 || g.nodes[i].layer == g.n_layer) && !is_matmul_role(g.nodes[i].role)) why = unsupported_reason(d, g, i);
+        if (why.empty() && why_matmul.empty()) {
             keep.push_back(d);
+        } else if (why_matmul.empty()) {
+            // Runs the matmuls but not a whole layer (an NPU without
+            // attention): it can take matmuls from the layers' home devices.
+            log(LogLevel::info, fmt::format("{} ({}) can take this model's matmuls but not whole layers: {}", d.label(), d.props.name, why));
+            helpers.push_back(d);
         } else {
+            if (why.empty()) why = why_matmul;
             log(LogLevel::warn, fmt::format("not using {} ({}) for this model: {}", d.label(), d.props.name, why));
             reasons += fmt::format("\n  {}: {}", d.label(), why);
         }
     }
-    if (keep.empty()) throw Error("no device can run this model:" + reasons);
+    if (keep.empty()) {
+        for (const DeviceRef& h : helpers) reasons += fmt::format("\n  {}: runs the matmuls only", h.label());
+        throw Error("no device can run this model:" + reasons);
+    }
+    keep.insert(keep.end(), helpers.begin(), helpers.end());
     return keep;
 }
 

@@ -122,6 +122,16 @@ timeout 20 "$hetero" bench -p 100000 -n 0 >/dev/null 2>"$tmp/err"; rc=$?
 "$hetero" run --providers cpu -c 16 -n 100 -q >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 0 ]] && grep -q "the context (16 tokens) is full" "$tmp/err"; check "a run that fills its context says so" $?
 
+# The NPU emulation: every matmul pinned to npu_emu, the rest on cpu; its time is labelled simulated.
+if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
+  pins=""
+  for op in attn_q attn_k attn_v attn_output ffn_gate ffn_up ffn_down; do pins="$pins{\"layers\": \"all\", \"op\": \"$op\", \"device\": \"npu_emu:0\"},"; done
+  echo "{\"plan\": {\"pin\": [$pins {\"layers\": \"head\", \"op\": \"output\", \"device\": \"npu_emu:0\"}]}}" >"$tmp/npu.json"
+  XDG_CACHE_HOME="$tmp/cache" "$hetero" run --config "$tmp/npu.json" --providers npu_emu,cpu -p "Once upon a time" -n 20 --temp 0 >"$tmp/npu_out" 2>"$tmp/err"; rc=$?
+  [[ $rc == 0 ]] && grep -q "^npu_emu:0: .*runs.*(simulated)" <(sed 's/^ *//' "$tmp/err") && grep -q "attn_q: npu_emu:0" "$tmp/err" && grep -q "^Once upon a time" "$tmp/npu_out"
+  check "every matmul on npu_emu: the run completes and its device time says simulated" $?
+fi
+
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
 "$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc
