@@ -69,6 +69,11 @@ void profile(const ProfileCmdOptions& o) {
                hp.n_head, hp.n_head_kv, hp.n_vocab);
     const int32_t cap = profile_token_cap(m.file, po);
     for (const DeviceRef& d : devices) {
+        if (d.props.flags & HETERO_DEVICE_FLAG_SIMULATED_TIME) {
+            // Its wall time is an emulation's; its provider's estimates are the model.
+            fmt::print("{} ({}): simulated device, its times come from its own model; nothing to measure\n", d.label(), d.props.name);
+            continue;
+        }
         std::optional<DeviceProfile> cached = o.force && !o.show ? std::nullopt : load_profile(d, m.file);
         if (o.show) {
             if (cached) fmt::print("{}: {}", d.label(), describe_profile(*cached));

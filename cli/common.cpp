@@ -55,7 +55,11 @@ Runtime open_runtime(const ProviderFlags& flags) {
             throw Error(fmt::format("provider '{}' is not available\n{}", wanted, rt.registry->describe_search()));
     }
     // Providers discover their devices here (GPU drivers load now, not when the plugins load).
+    // A device whose times are simulated (npu_emu) would plan real runs
+    // with a phone's clock: it is used only when asked for by name.
+    const bool explicit_list = !rt.config.providers.empty();
     rt.devices = available_devices(rt.registry->providers(), [&](const Provider& p, uint32_t d, const hetero_device_props& props) {
+        if ((props.flags & HETERO_DEVICE_FLAG_SIMULATED_TIME) && !explicit_list) return false;
         return rt.config.device_allowed(p.name(), d, props.name);
     });
     if (rt.devices.empty())
