@@ -61,6 +61,7 @@ void run(const RunOptions& o) {
     std::fflush(stdout);
     if (r.stats.context_full)
         fmt::print(stderr, "stopped after {} of {} tokens: the context ({} tokens) is full\n", r.stats.n_generated, o.n_predict, session.n_ctx());
+    if (!o.trace.empty()) write_trace(trace, o.trace);
     if (o.quiet) return;
     const auto& s = r.stats;
     fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);
@@ -73,7 +74,6 @@ void run(const RunOptions& o) {
         if (st.device_seconds >= 0) fmt::print(stderr, "; device {:.1f} ms{}", st.device_seconds * 1e3, st.simulated ? " (simulated)" : "");
         fmt::print(stderr, "\n");
     }
-    if (!o.trace.empty()) write_trace(trace, o.trace);
 }
 
 }  // namespace

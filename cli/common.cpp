@@ -85,8 +85,8 @@ void write_trace(const TraceRecorder& trace, const std::string& path) {
     trace.write(path);
     fmt::print(stderr, "trace written to {}\n", path);
     for (const auto& a : trace.accuracy())
-        fmt::print(stderr, "  {}: {} executables, measured {:.2f} ms, predicted {:.2f} ms, median |error| {:.1f} %\n", a.track, a.count,
-                   a.measured * 1e3, a.predicted * 1e3, a.median_abs_error * 100);
+        fmt::print(stderr, "  {}: {} executables, {} {:.2f} ms, predicted {:.2f} ms, median |error| {:.1f} %\n", a.track, a.count,
+                   a.simulated ? "simulated" : "measured", a.measured * 1e3, a.predicted * 1e3, a.median_abs_error * 100);
 }
 
 void add_cache_type_option(CLI::App& cmd, std::string& value) {

@@ -504,13 +504,16 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
     TraceRecorder* trace = options_.trace;
     std::vector<hetero_event*> pending;
     const auto event_seconds = dv.p->event_seconds();
+    double last_device_seconds = -1;  // of the event finished last; < 0 = not reported
     auto finish = [&](hetero_event* ev, const std::string& what) {
         const hetero_status st = api.event_wait(ep, ev);
         double s = 0;
         uint32_t flags = 0;
+        last_device_seconds = -1;
         if (st == HETERO_OK && event_seconds && event_seconds(ep, ev, &s, &flags) == HETERO_OK) {
             dv.stats.device_seconds = std::max(0.0, dv.stats.device_seconds) + s;
             dv.stats.simulated = (flags & HETERO_TIME_SIMULATED) != 0;
+            last_device_seconds = s;
         }
         api.event_release(ep, ev);
         dv.p->check(st, what);
@@ -581,6 +584,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
             dv.stats.runs += 1;
             if (trace) {
                 // Each task is waited for, so its slice is its device time.
+                last_device_seconds = -1;
                 if (ev) finish(ev, "running " + t.name);
                 ev = nullptr;
                 double predicted = -1;
@@ -593,7 +597,14 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                         predicted += v > 0 ? v : 0;
                     }
                 }
-                trace->add({dv.ref.label(), t.name, "execute", t0, seconds_since(t0), predicted});
+                TraceRecorder::Slice slice{dv.ref.label(), t.name, "execute", t0, seconds_since(t0), predicted};
+                if (dv.stats.simulated && last_device_seconds >= 0) {
+                    // A simulated device: its modelled time is the slice; the emulation's wall time is kept beside it.
+                    slice.host_seconds = slice.seconds;
+                    slice.seconds = last_device_seconds;
+                    slice.simulated = true;
+                }
+                trace->add(slice);
             } else if (ev) {
                 pending.push_back(ev);
             }

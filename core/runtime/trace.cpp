@@ -29,6 +29,7 @@ std::vector<TraceRecorder::Accuracy> TraceRecorder::accuracy(const std::string& 
         a.track = s.track;
         a.count += 1;
         a.measured += s.seconds;
+        a.simulated = a.simulated || s.simulated;
         a.predicted += s.predicted_seconds;
         errors[s.track].push_back(std::abs(s.seconds - s.predicted_seconds) / s.seconds);
     }
@@ -62,7 +63,11 @@ std::string TraceRecorder::to_json() const {
                   {"cat", s.category},
                   {"ts", std::chrono::duration<double, std::micro>(s.start - origin_).count()},
                   {"dur", s.seconds * 1e6}};
-        json args = {{"measured_us", s.seconds * 1e6}};
+        json args = {{s.simulated ? "simulated_us" : "measured_us", s.seconds * 1e6}};
+        if (s.simulated) {
+            args["simulated"] = true;
+            if (s.host_seconds >= 0) args["host_us"] = s.host_seconds * 1e6;
+        }
         if (s.predicted_seconds >= 0) args["predicted_us"] = s.predicted_seconds * 1e6;
         e["args"] = args;
         events.push_back(e);

@@ -118,7 +118,8 @@ public:
         p.peak_bandwidth_gbs = profile_.bandwidth_gbs;
         p.compute_units = 1;
         sdk::set_resource(p, "device:npu_emu");
-        p.launch_seconds_hint = profile_.launch_us * 1e-6;
+        // A run alternates the layers' graphs: every execute also switches graphs.
+        p.launch_seconds_hint = (profile_.launch_us + profile_.graph_switch_us) * 1e-6;
         // One layer's graphs at the default chunk, 7 matmuls of 4096 x 4096.
         p.compile_seconds_hint = 7 * compile_seconds(profile_, 2.0 * double(profile_.default_chunk_tokens) * 4096.0 * 4096.0 / 1e6);
     }

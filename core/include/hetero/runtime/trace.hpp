@@ -22,6 +22,10 @@ public:
         Clock::time_point start;
         double seconds = 0;
         double predicted_seconds = -1;  // < 0 = no prediction
+        // The device's own figure replaced the host's clock: a simulated
+        // device's modelled seconds (host_seconds keeps the emulation's wall time).
+        bool simulated = false;
+        double host_seconds = -1;
     };
 
     TraceRecorder() : origin_(Clock::now()) {}
@@ -33,6 +37,7 @@ public:
         int count = 0;
         double median_abs_error = 0;  // median of |measured - predicted| / measured
         double measured = 0, predicted = 0;
+        bool simulated = false;  // the track's times are simulated
     };
     std::vector<Accuracy> accuracy(const std::string& category = "execute") const;
     std::string to_json() const;
