@@ -72,6 +72,41 @@ uint32_t Provider::device_count() const {
     return device_count_;
 }
 
+namespace {
+
+// Provider names appear in configs, labels and JSON: [a-z0-9_]+, bounded.
+bool valid_provider_name(const char* name) {
+    if (!name || !*name) return false;
+    size_t n = 0;
+    for (const char* c = name; *c; ++c, ++n)
+        if (n >= 64 || !((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+    return true;
+}
+
+// A plugin's string as printable ASCII (others as '?'), at most 64 characters.
+std::string printable(const char* s) {
+    std::string out;
+    for (; s && *s && out.size() < 64; ++s) out += (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+    return out;
+}
+
+// Replaces bytes that are not valid UTF-8 with '?' (props strings go into JSON).
+void make_utf8(char* s) {
+    auto* p = reinterpret_cast<unsigned char*>(s);
+    while (*p) {
+        int len = *p < 0x80 ? 1 : (*p >> 5) == 0x6 ? 2 : (*p >> 4) == 0xe ? 3 : (*p >> 3) == 0x1e ? 4 : 0;
+        for (int i = 1; i < len; ++i)
+            if ((p[i] & 0xc0) != 0x80) len = 0;
+        if (len == 0) {
+            *p++ = '?';
+            continue;
+        }
+        p += len;
+    }
+}
+
+}  // namespace
+
 void Provider::discover() const {
     std::call_once(discover_once_, [this] {
         const auto t0 = std::chrono::steady_clock::now();
@@ -106,6 +141,9 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     std::memset(reinterpret_cast<char*>(&p) + filled, 0, sizeof(p) - filled);
     p.struct_size = uint32_t(filled);
     p.name[sizeof(p.name) - 1] = p.driver[sizeof(p.driver) - 1] = p.resource[sizeof(p.resource) - 1] = '\0';
+    make_utf8(p.name);
+    make_utf8(p.driver);
+    make_utf8(p.resource);
     return p;
 }
 
@@ -195,6 +233,10 @@ Registry::Registry(const RegistryOptions& options) {
                 refuse("function table is incomplete");
                 continue;
             }
+            if (!valid_provider_name(api->name)) {
+                refuse(fmt::format("provider name '{}' is not [a-z0-9_]+ (at most 64 characters)", printable(api->name)));
+                continue;
+            }
             rec.provider = api->name;
             rec.version = api->version ? api->version : "";
             if (find(rec.provider)) {
@@ -218,7 +260,8 @@ Registry::Registry(const RegistryOptions& options) {
             const hetero_status st = api->create(opts.data(), opts.size(), &ep);
             rec.create_seconds = seconds_since(t_create);
             if (st != HETERO_OK || !ep) {
-                refuse(fmt::format("create failed: {}", api->last_error()));
+                const char* why = api->last_error();
+                refuse(fmt::format("create failed: {}", why && *why ? why : "no reason given"));
                 continue;
             }
             p->api_ = api;

@@ -7,7 +7,11 @@
 HETERO_EP_EXPORT int hetero_something_else(void) { return 42; }
 #else
 
+#if defined(BAD_NULL_ERROR)
+static const char* last_error(void) { return NULL; } /* the ABI says never NULL */
+#else
 static const char* last_error(void) { return "creation refused on purpose"; }
+#endif
 static hetero_status create(const hetero_option* o, size_t n, hetero_ep** out) {
     (void)o;
     (void)n;
@@ -23,7 +27,12 @@ static hetero_ep_api table = {
 #else
     HETERO_ABI_VERSION,
 #endif
-    "broken", "0.0.0", last_error, create, destroy,
+#if defined(BAD_NAME)
+    "Bad-Name!",
+#else
+    "broken",
+#endif
+    "0.0.0", last_error, create, destroy,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 HETERO_EP_EXPORT const hetero_ep_api* hetero_ep_init(const hetero_host_api* host, uint32_t abi, const char** reason) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 namespace {
@@ -21,7 +22,8 @@ std::atomic<int> g_discoveries{0};
 class LazyTestProvider final : public sdk::HostMemoryProvider {
 public:
     explicit LazyTestProvider(const sdk::Options& o) {
-        sdk::require_known_options(o, {"devices", "fail", "discover_ms"}, "lazytest");
+        sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings"}, "lazytest");
+        bad_strings_ = sdk::option_int(o, "bad_strings", 0, 0, 1) == 1;
         wanted_ = uint32_t(sdk::option_int(o, "devices", 1, 0, 8));
         fail_ = sdk::option_int(o, "fail", 0, 0, 1) == 1;
         delay_ms_ = sdk::option_int(o, "discover_ms", 0, 0, 1000);
@@ -38,6 +40,11 @@ public:
         p.flags = HETERO_DEVICE_FLAG_UNIFIED_MEMORY;
         std::snprintf(p.name, sizeof p.name, "lazy test device %u", device);
         std::snprintf(p.driver, sizeof p.driver, "counts discoveries");
+        if (bad_strings_) {
+            // Invalid UTF-8 in the name, and a driver string with no terminator.
+            std::snprintf(p.name, sizeof p.name, "bad \xff\xfe name \xc3");
+            std::memset(p.driver, 'x', sizeof p.driver);
+        }
         p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32);
     }
 
@@ -59,6 +66,7 @@ private:
         found_ = wanted_;
     }
 
+    bool bad_strings_ = false;
     uint32_t wanted_ = 1, found_ = 0;
     bool fail_ = false;
     int64_t delay_ms_ = 0;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -87,6 +89,15 @@ TEST(LazyDiscovery, LoadingCreatesButDoesNotDiscover) {
     EXPECT_EQ(std::string(p->device_props(0).name), "lazy test device 0");
     EXPECT_EQ(counters.discoveries(), discoveries + 1) << "discovery ran again";
     EXPECT_TRUE(contains(reg.describe_search(), "libhetero-ep-lazytest.so: loaded, 1 device"));
+}
+
+TEST(LazyDiscovery, PluginStringsAreTerminatedAndValidUtf8) {
+    hetero::Registry reg(lazy_options({{"bad_strings", "1"}}));
+    hetero::Provider* p = reg.find("lazytest");
+    ASSERT_NE(p, nullptr) << reg.describe_search();
+    const hetero_device_props props = p->device_props(0);
+    EXPECT_EQ(std::string(props.name), "bad ?? name ?");
+    EXPECT_EQ(std::strlen(props.driver), sizeof(props.driver) - 1) << "the driver string is cut at its field";
 }
 
 TEST(LazyDiscovery, ConcurrentFirstCallsDiscoverOnce) {

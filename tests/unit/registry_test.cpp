@@ -39,6 +39,8 @@ TEST(Registry, BadPluginsAreRefusedWithReasonsAndOthersLoad) {
         {"libhetero-ep-futureabi.so", "built for ABI 2.0"},
         {"libhetero-ep-initfails.so", "this device is on fire"},
         {"libhetero-ep-createfails.so", "creation refused on purpose"},
+        {"libhetero-ep-badname.so", "provider name 'Bad-Name!' is not [a-z0-9_]+"},
+        {"libhetero-ep-nullerror.so", "create failed: no reason given"},
         {"libhetero-ep-notelf.so", "cannot load shared object"},
         {"libhetero-ep-empty.so", "cannot load shared object"},
     };
