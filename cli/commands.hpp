@@ -12,5 +12,7 @@ void add_convert_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // also gen-model
 void add_profile_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_perplexity_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace hetero::cli

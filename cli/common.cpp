@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 namespace hetero::cli {
@@ -23,6 +25,18 @@ void ProviderFlags::add_to(CLI::App& app) {
             return "";
         });
     app.add_option("--threads", threads, "threads for the cpu provider")->check(CLI::PositiveNumber);
+}
+
+std::string read_text_file(const std::string& path) {
+    constexpr uint64_t kMaxBytes = 64u << 20;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) throw Error(fmt::format("text {}: not a regular file", path));
+    if (std::filesystem::file_size(path, ec) > kMaxBytes) throw Error(fmt::format("text {}: larger than {} bytes", path, kMaxBytes));
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    if (!in && !in.eof()) throw Error(fmt::format("text {}: cannot be read", path));
+    return s.str();
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -49,6 +63,8 @@ Runtime open_runtime(const ProviderFlags& flags) {
     rt.config = flags.load_config();
     RegistryOptions ro = rt.config.registry_options();
     if (flags.threads > 0) ro.provider_options["cpu"]["threads"] = std::to_string(flags.threads);
+    for (const auto& [provider, options] : flags.option_overrides)
+        for (const auto& [k, v] : options) ro.provider_options[provider][k] = v;
     rt.registry = std::make_unique<Registry>(ro);
     for (const std::string& wanted : ro.enabled) {
         if (!wanted.empty() && !rt.registry->find(wanted))
@@ -68,10 +84,14 @@ Runtime open_runtime(const ProviderFlags& flags) {
 }
 
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request) {
+    return plan_on_devices(rt.devices, rt.config.plan, model, request);
+}
+
+PlannedRun plan_on_devices(const std::vector<DeviceRef>& all, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request) {
     PlannedRun r;
-    const std::vector<DeviceRef> devices = devices_for_model(model, rt.devices, request.n_ctx);
+    const std::vector<DeviceRef> devices = devices_for_model(model, all, request.n_ctx);
     r.cost = make_cost_model(devices, model);
-    request.constraints = rt.config.plan;
+    request.constraints = constraints;
     r.plan = solve_plan(model, devices, *r.cost, request);
     return r;
 }
@@ -102,9 +122,10 @@ uint32_t weight_type_from_name(const std::string& name) {
     throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0)");
 }
 
-std::string default_model_path() {
+std::string default_model_path() { return shipped_file_path("stories260K.gguf"); }
+
+std::string shipped_file_path(const std::string& name) {
     namespace fs = std::filesystem;
-    const char* name = "stories260K.gguf";
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@ struct ProviderFlags {
     std::optional<std::string> config_path;
     std::string providers;  // comma-separated, empty = config / all
     int threads = 0;        // 0 = provider default
+    // Provider options a command sets on top of the config's (provider -> key -> value).
+    std::map<std::string, std::map<std::string, std::string>> option_overrides;
     void add_to(CLI::App& app);
     Config load_config() const;
 };
@@ -43,6 +46,8 @@ struct PlannedRun {
     Plan plan;
 };
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request);
+// The same on a chosen set of devices, with the given pins and splits.
+PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request);
 
 // HETERO_SYNC=block makes devices wait for each other on a condition
 // variable instead of sleeping for the predicted time and polling.
@@ -53,8 +58,13 @@ void write_trace(const TraceRecorder& trace, const std::string& path);
 
 // The shipped default model: next to an installed binary or in the source tree.
 std::string default_model_path();
+// A shipped file (models/NAME, e.g. "text/calibration.txt"), found the same way.
+std::string shipped_file_path(const std::string& name);
 
 std::vector<std::string> split_list(const std::string& s);
+
+// A text file (a regular file of at most 64 MiB); errors name it.
+std::string read_text_file(const std::string& path);
 
 // "f32", "f16", "q8_0", "q4_0" -> hetero_dtype (the choices CLI11 checks against).
 inline const std::vector<std::string> kWeightTypeNames = {"f32", "f16", "q8_0", "q4_0"};

@@ -74,7 +74,7 @@ void parse_layers(const json& v, const std::string& source, const std::string& k
 std::optional<Role> parse_op(const json& v, const std::string& source, const std::string& key) {
     Role r;
     if (!v.is_string() || !role_from_name(v.get<std::string>(), r) || !is_matmul_role(r))
-        bad(source, key, "must name a matmul: attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down or output");
+        bad(source, key, "must name a matmul: attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down or output (a pin also takes \"matmuls\": all of them)");
     return r;
 }
 
@@ -93,7 +93,7 @@ PlanConstraints parse_plan(const json& value, const std::string& source) {
                 if (!v[i].is_object()) bad(source, base, "must be an object");
                 PlanConstraints::Pin pin;
                 PlanConstraints::Split split;
-                bool has_layers = false, has_device = false;
+                bool has_layers = false, has_device = false, all_matmuls = false;
                 for (const auto& [ek, ev] : v[i].items()) {
                     const std::string ekey = base + "." + ek;
                     if (ek == "layers") {
@@ -101,6 +101,8 @@ PlanConstraints parse_plan(const json& value, const std::string& source) {
                         split.first = pin.first;
                         split.last = pin.last;
                         has_layers = true;
+                    } else if (ek == "op" && key == "pin" && ev.is_string() && ev.get<std::string>() == "matmuls") {
+                        all_matmuls = true;
                     } else if (ek == "op") {
                         pin.role = split.role = parse_op(ev, source, ekey);
                     } else if (ek == "device" && key == "pin") {
@@ -126,7 +128,8 @@ PlanConstraints parse_plan(const json& value, const std::string& source) {
                 if (!has_device) bad(source, base + (key == "pin" ? ".device" : ".devices"), "is required");
                 if (key == "split" && !split.ratio.empty() && split.ratio.size() != split.devices.size())
                     bad(source, base + ".ratio", "must have one entry per device");
-                if (key == "pin") c.pins.push_back(pin);
+                if (key == "pin" && all_matmuls) c.pin_matmuls(pin.first, pin.last, pin.device);
+                else if (key == "pin") c.pins.push_back(pin);
                 else c.splits.push_back(split);
             }
         } else {

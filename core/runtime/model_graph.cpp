@@ -73,7 +73,7 @@ int ModelGraph::node_index(int layer, Role r) const {
     return -1;
 }
 
-ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head) {
+ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head, bool all_logits) {
     const LlamaHParams& hp = model.hparams;
     if (n < 1) throw Error("model graph: no tokens");
     if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
@@ -151,10 +151,12 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
     g.final_hidden = x;
     if (with_head) {
         const int hl = int(hp.n_layer);
-        g.last_hidden = g.add_tensor(HETERO_DTYPE_F32, {1, D}, TensorUse::last_hidden, hl, "hidden_last");
+        g.head_rows = all_logits ? n : 1;
+        const int64_t r = g.head_rows;
+        g.last_hidden = g.add_tensor(HETERO_DTYPE_F32, {r, D}, TensorUse::last_hidden, hl, "hidden_last");
         const int32_t hn = node(hl, Role::out_norm, HETERO_OP_RMSNORM, {g.last_hidden, W("output_norm.weight")},
-                                act({1, D}, hl, "final_norm"), eps);
-        g.logits = g.add_tensor(HETERO_DTYPE_F32, {1, hp.n_vocab}, TensorUse::logits, hl, "logits");
+                                act({r, D}, hl, "final_norm"), eps);
+        g.logits = g.add_tensor(HETERO_DTYPE_F32, {r, hp.n_vocab}, TensorUse::logits, hl, "logits");
         node(hl, Role::output, HETERO_OP_MATMUL, {hn, W(model.has("output.weight") ? "output.weight" : "token_embd.weight")}, g.logits);
     }
     return g;

@@ -258,7 +258,7 @@ Session::Program& Session::program(int32_t n) {
     P.phase = n > 1 ? kPrefill : kDecode;
     std::vector<uint32_t> cache(size_t(hp.n_layer));
     for (int l = 0; l < int(hp.n_layer); ++l) cache[size_t(l)] = cache_dtype(options_.cache_type, plan_.devices[plan_.layers[size_t(l)].home].props);
-    P.graph = build_model_graph(model_, n, n_ctx_, cache);
+    P.graph = build_model_graph(model_, n, n_ctx_, cache, true, options_.all_logits);
     const ModelGraph& g = P.graph;
 
     // 1. Tasks: runs of consecutive nodes on one device; a split matmul is one
@@ -359,7 +359,7 @@ Session::Program& Session::program(int32_t n) {
     {
         Exchange& lh = *P.exchanges[size_t(exchange_of[size_t(g.last_hidden)])];
         lh.alias_of = exchange_of[size_t(g.final_hidden)];
-        lh.alias_offset = uint64_t(n - 1) * uint64_t(hp.n_embd) * 4;
+        lh.alias_offset = uint64_t(n - g.head_rows) * uint64_t(hp.n_embd) * 4;
     }
     // A device's binding of an exchange: imported host memory, or its own buffer.
     auto bind_on = [&](int x, size_t d) -> Exchange::OnDevice& {
@@ -687,7 +687,9 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
         P.cv.wait(lock, [&] { return P.running == 0; });
         if (!P.error.empty()) throw Error(P.error);
     }
-    std::memcpy(logits_.data(), P.exchanges[size_t(P.logits)]->host->data, logits_.size() * 4);
+    const size_t row = size_t(model_.hparams.n_vocab);
+    const size_t rows = size_t(P.graph.head_rows);
+    std::memcpy(logits_.data() + logits_.size() - rows * row, P.exchanges[size_t(P.logits)]->host->data, rows * row * 4);
 }
 
 const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, int32_t pos) {
@@ -696,9 +698,11 @@ const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, i
         throw Error(fmt::format("context is full: {} tokens at position {} exceed the context of {}", tokens.size(), pos, n_ctx_));
     for (int32_t t : tokens)
         if (t < 0 || t >= model_.hparams.n_vocab) throw Error(fmt::format("token id {} outside the vocabulary of {}", t, model_.hparams.n_vocab));
+    if (options_.all_logits) logits_.clear();
     for (size_t off = 0; off < tokens.size(); off += size_t(options_.max_batch)) {
         const int32_t n = int32_t(std::min<size_t>(size_t(options_.max_batch), tokens.size() - off));
         const auto t0 = Clock::now();
+        if (options_.all_logits) logits_.resize(logits_.size() + size_t(n) * size_t(model_.hparams.n_vocab));
         evaluate_chunk(tokens.data() + off, n, pos + int32_t(off));
         if (options_.trace) options_.trace->add({"host", fmt::format("forward {} tokens at {}", n, pos + int32_t(off)), "forward", t0, seconds_since(t0), -1});
     }

@@ -130,6 +130,27 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   XDG_CACHE_HOME="$tmp/cache" "$hetero" run --config "$tmp/npu.json" --providers npu_emu,cpu -p "Once upon a time" -n 20 --temp 0 >"$tmp/npu_out" 2>"$tmp/err"; rc=$?
   [[ $rc == 0 ]] && grep -q "^npu_emu:0: .*runs.*(simulated)" <(sed 's/^ *//' "$tmp/err") && grep -q "attn_q: npu_emu:0" "$tmp/err" && grep -q "^Once upon a time" "$tmp/npu_out"
   check "every matmul on npu_emu: the run completes and its device time says simulated" $?
+
+  # Shadow outlier execution: per-tensor int8 over 256-token chunks, with and
+  # without the calibrated outlier channels computed in float, against cpu float.
+  text="$(dirname "$0")/../../models/text/tiny-stories-sample.txt"
+  ppl() {  # ppl NAME NPU_OPTIONS_JSON
+    echo "{\"providers\": [{\"name\": \"npu_emu\", \"options\": {$2}}, {\"name\": \"cpu\"}], \"plan\": {\"pin\": [{\"layers\": \"all\", \"op\": \"matmuls\", \"device\": \"npu_emu:0\"}]}}" >"$tmp/ppl_$1.json"
+    XDG_CACHE_HOME="$tmp/cache" "$hetero" perplexity --config "$tmp/ppl_$1.json" --providers npu_emu,cpu --reference cpu --window 256 -f "$text" --json >"$tmp/ppl_$1" 2>"$tmp/ppl_$1.err"
+  }
+  field() { sed -n "s/.*\"$2\": \([0-9.e-]*\).*/\1/p" "$tmp/ppl_$1"; }
+  ppl uncalibrated ''; rc=$?
+  [[ $rc == 0 ]] && grep -q "no outlier calibration" "$tmp/ppl_uncalibrated.err"; check "npu_emu without a calibration says so" $?
+  XDG_CACHE_HOME="$tmp/cache" "$hetero" calibrate >"$tmp/cal" 2>&1; rc=$?
+  [[ $rc == 0 ]] && [[ $(ls "$tmp/cache/hetero/npu_emu/outliers" | wc -l) == 36 ]]; check "calibrate records the ranges of every matmul (5 layers x 7 + head)" $?
+  ppl off '"outliers": "off"' && ppl shadow '"outlier_quantile": "0.9"' && ppl default ''; rc=$?
+  awk -v off_p="$(field off perplexity)" -v sh_p="$(field shadow perplexity)" -v ref="$(field off reference_perplexity)" \
+      -v off_kl="$(field off mean_kl)" -v sh_kl="$(field shadow mean_kl)" -v def_kl="$(field default mean_kl)" \
+      -v off_t="$(field off top1_agreement)" -v sh_t="$(field shadow top1_agreement)" 'BEGIN {
+        d_off = log(off_p / ref); d_sh = log(sh_p / ref); if (d_off < 0) d_off = -d_off; if (d_sh < 0) d_sh = -d_sh
+        printf "     off: ppl %.4f kl %.5f top1 %.4f; shadow q0.9: ppl %.4f kl %.5f top1 %.4f; default: kl %.5f; float ppl %.4f\n", off_p, off_kl, off_t, sh_p, sh_kl, sh_t, def_kl, ref
+        exit !(d_sh < 0.5 * d_off && sh_kl < 0.6 * off_kl && sh_t >= off_t && def_kl < off_kl) }'
+  [[ $rc == 0 && $? == 0 ]]; check "shadow outliers bring perplexity, KL and top-1 closer to cpu float" $?
 fi
 
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.

@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,6 +39,12 @@ struct Plugin {
     }
     ~Plugin() {
         if (handle) dlclose(handle);
+    }
+    void outlier_stats(uint64_t& shadow, uint64_t& uncalibrated, uint64_t& channels) const {
+        using Fn = void (*)(uint64_t*, uint64_t*, uint64_t*);
+        auto fn = reinterpret_cast<Fn>(dlsym(handle, "hetero_npu_emu_outlier_stats"));
+        ASSERT_NE(fn, nullptr);
+        fn(&shadow, &uncalibrated, &channels);
     }
     void stats(uint64_t& compiles, uint64_t& mem, uint64_t& disk, double& seconds) const {
         using Fn = void (*)(uint64_t*, uint64_t*, uint64_t*, double*);
@@ -265,6 +273,156 @@ TEST_F(NpuEmu, TimesFollowTilesOrderAndShape) {
     run_matmul(inst.ep, x, 32, 64, HETERO_DTYPE_Q8_0, w, 32, &s, &flags);
     EXPECT_GT(s, 0.0);
     EXPECT_EQ(flags & HETERO_TIME_SIMULATED, HETERO_TIME_SIMULATED);
+}
+
+// Shadow outlier execution, defined independently of the provider: with
+// threshold T (the quantile of the calibration's channel maxima), the int8
+// part is the W8A8 reference on x clamped to min(T, max|x|); the part beyond
+// is accumulated in f32 over outlier channels in ascending order (float
+// weights) and added.
+std::vector<float> shadow_reference(const std::vector<float>& x, int64_t n, int64_t k, const std::vector<float>& calib, int64_t calib_rows,
+                                    double quantile, uint32_t wdtype, const std::vector<uint8_t>& w, int64_t m) {
+    std::vector<float> cmax(size_t(k), 0.f);
+    for (int64_t i = 0; i < calib_rows; ++i)
+        for (int64_t c = 0; c < k; ++c) cmax[size_t(c)] = std::max(cmax[size_t(c)], std::fabs(calib[size_t(i * k + c)]));
+    std::sort(cmax.begin(), cmax.end());
+    const float T = cmax[size_t(std::floor(quantile * double(k - 1)))];
+    float amax = 0.f;
+    for (float v : x) amax = std::max(amax, std::fabs(v));
+    const float t = std::min(T, amax);
+    std::vector<float> clamped(x.size());
+    for (size_t i = 0; i < x.size(); ++i) clamped[i] = std::clamp(x[i], -t, t);
+    std::vector<float> y(size_t(n * m));
+    hetero::reference::matmul_w8a8(clamped.data(), n, desc(wdtype, HETERO_TENSOR_CONSTANT, m, k), w.data(), false, y.data());
+    const uint64_t rb = hetero::sdk::row_bytes(wdtype, k);
+    std::vector<float> wf(size_t(m * k));
+    for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(wdtype, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+    std::vector<float> acc(size_t(n * m), 0.f);
+    for (int64_t c = 0; c < k; ++c) {
+        bool any = false;
+        for (int64_t i = 0; i < n; ++i) any = any || std::fabs(x[size_t(i * k + c)]) > t;
+        if (!any) continue;
+        for (int64_t i = 0; i < n; ++i) {
+            const float beyond = x[size_t(i * k + c)] - clamped[size_t(i * k + c)];
+            if (beyond == 0.f) continue;
+            for (int64_t r = 0; r < m; ++r) acc[size_t(i * m + r)] += beyond * wf[size_t(r * k + c)];
+        }
+    }
+    for (size_t i = 0; i < y.size(); ++i) y[i] += acc[i];
+    return y;
+}
+
+// Activations with a few large channels, as LLM activations have.
+std::vector<float> activations(int64_t n, int64_t k, std::mt19937& rng, std::initializer_list<int64_t> outlier_channels, float scale) {
+    std::normal_distribution<float> g(0.f, 1.f);
+    std::vector<float> x(size_t(n * k));
+    for (auto& v : x) v = g(rng);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t c : outlier_channels) x[size_t(i * k + c)] *= scale;
+    return x;
+}
+
+TEST_F(NpuEmu, ShadowOutliersAreExactFromACalibration) {
+    const std::string dir = temp_dir("outliers");
+    std::mt19937 rng(11);
+    const int64_t k = 96, m = 40;
+    std::vector<uint8_t> w = make_weights(HETERO_DTYPE_Q8_0, m, k, rng);
+    const std::vector<float> calib = activations(48, k, rng, {5, 40}, 30.f);
+    uint64_t shadow0, uncal0, ch0, shadow1, uncal1, ch1;
+    plugin().outlier_stats(shadow0, uncal0, ch0);
+    {
+        // Calibration: float results (the model's own activations flow on), ranges recorded.
+        Instance cal(Opts{{"cache_dir", dir}, {"outliers", "calibrate"}});
+        ASSERT_EQ(cal.status, HETERO_OK) << plugin().api->last_error();
+        const std::vector<float> y = run_matmul(cal.ep, calib, 48, k, HETERO_DTYPE_Q8_0, w, m);
+        std::vector<float> wf(size_t(m * k));
+        const uint64_t rb = hetero::sdk::row_bytes(HETERO_DTYPE_Q8_0, k);
+        for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(HETERO_DTYPE_Q8_0, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+        for (int64_t i = 0; i < 48; ++i)
+            for (int64_t r = 0; r < m; ++r) {
+                double want = 0;
+                for (int64_t c = 0; c < k; ++c) want += double(calib[size_t(i * k + c)]) * double(wf[size_t(r * k + c)]);
+                ASSERT_NEAR(y[size_t(i * m + r)], want, 1e-3 * (1 + std::fabs(want)));
+            }
+    }
+    ASSERT_EQ(std::distance(std::filesystem::directory_iterator(dir + "/outliers"), std::filesystem::directory_iterator{}), 1)
+        << "one record per weight tensor";
+    for (int64_t n : {1, 16, 64}) {
+        for (double q : {0.9, 0.99}) {
+            Instance run(Opts{{"cache_dir", dir}, {"outlier_quantile", std::to_string(q)}});
+            ASSERT_EQ(run.status, HETERO_OK) << plugin().api->last_error();
+            const std::vector<float> x = activations(n, k, rng, {5, 40, 77}, 40.f);
+            double seconds = 0;
+            const std::vector<float> got = run_matmul(run.ep, x, n, k, HETERO_DTYPE_Q8_0, w, m, &seconds);
+            const std::vector<float> want = shadow_reference(x, n, k, calib, 48, q, HETERO_DTYPE_Q8_0, w, m);
+            ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0) << "n=" << n << " q=" << q;
+            // The same input without outliers: no CPU share, no hand-over.
+            const std::vector<float> calm = activations(n, k, rng, {}, 1.f);
+            double calm_seconds = 0;
+            run_matmul(run.ep, calm, n, k, HETERO_DTYPE_Q8_0, w, m, &calm_seconds);
+            EXPECT_GT(seconds, calm_seconds) << "outlier channels add the CPU share's sync to the modelled time";
+        }
+    }
+    plugin().outlier_stats(shadow1, uncal1, ch1);
+    EXPECT_GT(shadow1, shadow0);
+    EXPECT_GT(ch1, ch0) << "outlier channels went to the CPU";
+    // Shadow outliers bring the result closer to float than per-tensor int8 alone.
+    {
+        Instance shadow(Opts{{"cache_dir", dir}});
+        Instance off(Opts{{"cache_dir", dir}, {"outliers", "off"}});
+        const std::vector<float> x = activations(64, k, rng, {5, 40}, 40.f);
+        const std::vector<float> a = run_matmul(shadow.ep, x, 64, k, HETERO_DTYPE_Q8_0, w, m);
+        const std::vector<float> b = run_matmul(off.ep, x, 64, k, HETERO_DTYPE_Q8_0, w, m);
+        std::vector<float> wf(size_t(m * k));
+        const uint64_t rb = hetero::sdk::row_bytes(HETERO_DTYPE_Q8_0, k);
+        for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(HETERO_DTYPE_Q8_0, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+        double ea = 0, eb = 0;
+        for (int64_t i = 0; i < 64; ++i)
+            for (int64_t r = 0; r < m; ++r) {
+                double f = 0;
+                for (int64_t c = 0; c < k; ++c) f += double(x[size_t(i * k + c)]) * double(wf[size_t(r * k + c)]);
+                ea += std::pow(a[size_t(i * m + r)] - f, 2);
+                eb += std::pow(b[size_t(i * m + r)] - f, 2);
+            }
+        EXPECT_LT(ea, 0.5 * eb) << "shadow " << ea << " vs per-tensor " << eb;
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_F(NpuEmu, ACorruptCalibrationIsIgnoredAndBadOutlierOptionsAreNamed) {
+    const std::string dir = temp_dir("corrupt");
+    std::mt19937 rng(5);
+    const int64_t k = 64, m = 8;
+    std::vector<uint8_t> w = make_weights(HETERO_DTYPE_Q8_0, m, k, rng);
+    const std::vector<float> x = activations(4, k, rng, {3}, 30.f);
+    {
+        Instance cal(Opts{{"cache_dir", dir}, {"outliers", "calibrate"}});
+        run_matmul(cal.ep, x, 4, k, HETERO_DTYPE_Q8_0, w, m);
+    }
+    for (const auto& f : std::filesystem::directory_iterator(dir + "/outliers")) {
+        std::ofstream(f.path()) << "hetero npu_emu channel ranges 1\n64 4\nnot-a-number\n";
+    }
+    uint64_t s0, u0, c0, s1, u1, c1;
+    plugin().outlier_stats(s0, u0, c0);
+    {
+        Instance run(Opts{{"cache_dir", dir}});
+        const std::vector<float> got = run_matmul(run.ep, x, 4, k, HETERO_DTYPE_Q8_0, w, m);
+        std::vector<float> want(got.size());
+        hetero::reference::matmul_w8a8(x.data(), 4, desc(HETERO_DTYPE_Q8_0, HETERO_TENSOR_CONSTANT, m, k), w.data(), false, want.data());
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0) << "no usable calibration: plain per-tensor W8A8";
+    }
+    plugin().outlier_stats(s1, u1, c1);
+    EXPECT_EQ(u1, u0 + 1);
+    EXPECT_EQ(s1, s0);
+    Instance bad(Opts{{"outliers", "sometimes"}});
+    EXPECT_NE(bad.status, HETERO_OK);
+    EXPECT_NE(std::string(plugin().api->last_error()).find("outliers"), std::string::npos) << plugin().api->last_error();
+    Instance nowhere(Opts{{"outliers", "calibrate"}, {"cache_dir", "none"}});
+    EXPECT_NE(nowhere.status, HETERO_OK);
+    Instance quantile(Opts{{"outlier_quantile", "1.5"}});
+    EXPECT_NE(quantile.status, HETERO_OK);
+    EXPECT_NE(std::string(plugin().api->last_error()).find("outlier_quantile"), std::string::npos) << plugin().api->last_error();
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@
 //
 // "plan" constrains the partition solver: "pin" puts layers (their home:
 // norms, attention and KV cache) or one matmul of them ("op": attn_q, attn_k,
-// attn_v, attn_output, ffn_gate, ffn_up, ffn_down, output) on a device;
+// attn_v, attn_output, ffn_gate, ffn_up, ffn_down, output; or "matmuls",
+// every one of them) on a device;
 // "split" cuts matmuls (all of a layer's, or "op") by output rows across
 // devices in the given proportions (equal when "ratio" is absent); "splits":
 // false forbids the solver's own row splits. "layers" is "all", "head", "N"

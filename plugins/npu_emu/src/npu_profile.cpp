@@ -101,6 +101,13 @@ NpuProfile load_npu_profile(const std::string& name_or_path, const std::string& 
         const std::string wq = n.value("weight_quant", "per_channel");
         if (wq != "per_channel" && wq != "per_tensor") bad(p.path, wn + ".weight_quant", "must be \"per_channel\" or \"per_tensor\"");
         p.weight_per_tensor = wq == "per_tensor";
+        if (j["units"].contains("cpu")) {
+            const json& c = j["units"]["cpu"];
+            p.cpu_fp32_gflops = number(c, "fp32_gflops", p.path, "units.cpu", 1e-6);
+            p.cpu_bandwidth_gbs = number(c, "bandwidth_gbs", p.path, "units.cpu", 1e-6);
+            p.cpu_launch_us = number(c, "launch_us", p.path, "units.cpu", 0);
+        }
+        if (j.contains("memory") && j["memory"].contains("sync_us")) p.sync_us = number(j["memory"], "sync_us", p.path, "memory", 0);
         if (n.value("activation_quant", "per_tensor") != "per_tensor") bad(p.path, wn + ".activation_quant", "only \"per_tensor\" is emulated");
     } catch (const json::exception& e) {
         bad(p.path, "(structure)", e.what());

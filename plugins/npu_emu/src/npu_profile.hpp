@@ -18,6 +18,9 @@ struct NpuProfile {
     uint64_t map_limit_bytes = 0;
     int64_t default_chunk_tokens = 256;
     bool weight_per_tensor = false;  // weight_quant "per_tensor" (else per output channel)
+    // The CPU that runs shadow outlier matmuls, and the NPU-CPU hand-over
+    // (units.cpu, memory.sync_us); 0 = the profile has no CPU section.
+    double cpu_fp32_gflops = 0, cpu_bandwidth_gbs = 0, cpu_launch_us = 0, sync_us = 0;
 
     bool runs(const std::string& op) const;
 };

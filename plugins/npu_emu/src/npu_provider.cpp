@@ -4,6 +4,7 @@
 // NPU of a SoC profile would take. Its times are simulated; its results are
 // exact functions of the inputs (npu_quant.hpp).
 #include "npu_graph_cache.hpp"
+#include "npu_outliers.hpp"
 #include "npu_profile.hpp"
 #include "npu_quant.hpp"
 #include "npu_timing.hpp"
@@ -28,6 +29,15 @@ using sdk::fail;
 // Counters for tests and diagnostics (hetero_npu_emu_stats below).
 std::atomic<uint64_t> g_compiles{0}, g_memory_hits{0}, g_disk_hits{0};
 std::atomic<uint64_t> g_modelled_compile_us{0};
+// Shadow outlier execution: matmuls run with a calibrated threshold, those
+// without a calibration, and outlier channels sent to the CPU.
+std::atomic<uint64_t> g_shadow_matmuls{0}, g_uncalibrated_matmuls{0}, g_outlier_channels{0};
+
+// How activations are quantised. shadow: calibrated threshold + float
+// outliers on the CPU (per-tensor max scale where no calibration exists);
+// off: per-tensor max scale; calibrate: float matmuls that record channel
+// ranges for later shadow runs.
+enum class OutlierMode { shadow, off, calibrate };
 
 std::string plugin_dir() {
     Dl_info info{};
@@ -71,9 +81,17 @@ class NpuExecutable final : public sdk::HostExecutable {
 public:
     NpuExecutable(MapBudget& b, uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants)
         : HostExecutable(device, std::move(graph), constants), budget_(b) {}
-    ~NpuExecutable() override { budget_.give(weight_bytes); }
+    ~NpuExecutable() override {
+        for (size_t i = 0; i < ranges.size(); ++i) save_ranges(ranges_dir, weight_keys[i], ranges[i]);
+        budget_.give(weight_bytes);
+    }
     std::vector<Int8Weights> weights;  // per node (empty for f16 matmuls)
     std::vector<double> node_seconds;  // modelled, per node
+    std::vector<std::unique_ptr<ShadowWeights>> shadow;  // per node; null = no shadow outliers
+    std::vector<uint64_t> weight_keys;                   // per node: the weight tensor's bytes, hashed
+    std::vector<ChannelRanges> ranges;                   // calibrate mode: per node
+    std::string ranges_dir;                              // calibrate mode: saved there when released
+    std::mutex ranges_mu;
     uint64_t weight_bytes = 0;
     uint64_t key = 0;
     double compile_modelled = 0;
@@ -101,7 +119,13 @@ class NpuProvider final : public sdk::HostMemoryProvider {
 public:
     explicit NpuProvider(const sdk::Options& o)
         : profile_(load(o)), limit_(uint64_t(sdk::option_int(o, "map_limit", int64_t(profile_.map_limit_bytes), 1, INT64_MAX))),
-          budget_(limit_, profile_.id), cache_(cache_dir(o)) {}
+          budget_(limit_, profile_.id), cache_(cache_dir(o)), outliers_(outlier_mode(o)),
+          quantile_(sdk::option_double(o, "outlier_quantile", 0.99, 0.0, 1.0)) {
+        if (outliers_ == OutlierMode::calibrate && cache_.dir().empty())
+            sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "npu_emu: outliers=calibrate records its calibration in cache_dir, which is none");
+        if (outliers_ == OutlierMode::shadow && profile_.cpu_fp32_gflops <= 0)
+            sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "npu_emu: profile " + profile_.id + " has no units.cpu section for shadow outliers; use outliers=off");
+    }
 
     uint32_t device_count() override { return 1; }
 
@@ -163,15 +187,25 @@ public:
         exe->key = key;
         for (const hetero_node& n : exe->graph().nodes) {
             const hetero_tensor_desc& w = tensors[size_t(n.inputs[1])];
+            const uint8_t* wdata = sdk::host_data(constants[size_t(n.inputs[1])]);
             exe->node_seconds.push_back(matmul_seconds(profile_, n, tensors.data()));
+            uint64_t wkey = fnv1a(&w.dtype, sizeof w.dtype);
+            wkey = fnv1a(w.shape, sizeof(int64_t) * w.ndim, wkey);
+            exe->weight_keys.push_back(fnv1a(wdata, sdk::tensor_bytes(w), wkey));
+            exe->shadow.emplace_back();
             if (runs_w8a8(w.dtype)) {
-                exe->weights.push_back(quantize_weights(w, sdk::host_data(constants[size_t(n.inputs[1])]), profile_.weight_per_tensor));
+                exe->weights.push_back(quantize_weights(w, wdata, profile_.weight_per_tensor));
                 const uint64_t bytes = uint64_t(exe->weights.back().q.size()) + exe->weights.back().scale.size() * 4;
                 budget_.take(bytes, "int8 weights");
                 exe->weight_bytes += bytes;
+                if (outliers_ == OutlierMode::shadow) attach_shadow(*exe, w, wdata);
             } else {
                 exe->weights.emplace_back();
             }
+        }
+        if (outliers_ == OutlierMode::calibrate) {
+            exe->ranges.resize(exe->graph().nodes.size());
+            exe->ranges_dir = cache_.dir();
         }
         const CacheHit hit = cache_.prepare(key, profile_.id);
         if (hit == CacheHit::none) {
@@ -200,21 +234,65 @@ public:
             const int64_t rows = xd.shape[0], k = sdk::row_width(xd), m = wd.shape[0];
             const float* in = reinterpret_cast<const float*>(ptrs[size_t(n.inputs[0])]);
             float* out = reinterpret_cast<float*>(ptrs[size_t(n.output)]);
-            if (runs_w8a8(wd.dtype)) {
+            double node_seconds = x.node_seconds[i];
+            if (outliers_ == OutlierMode::calibrate) {
+                matmul_f32(in, rows, wd, ptrs[size_t(n.inputs[1])], out);
+                std::lock_guard<std::mutex> lock(x.ranges_mu);
+                x.ranges[i].observe(in, rows, k);
+            } else if (x.shadow[i]) {
+                std::vector<int8_t> qx;
+                const ShadowResult r = matmul_shadow(in, rows, x.weights[i], *x.shadow[i], qx, out);
+                g_outlier_channels += uint64_t(r.outlier_channels);
+                if (r.outlier_channels > 0) {
+                    // The CPU's share runs beside the NPU's; the sum waits for both.
+                    const double cpu = profile_.cpu_launch_us * 1e-6 + 2.0 * double(rows * r.outlier_channels * m) / (profile_.cpu_fp32_gflops * 1e9) +
+                                       double(r.outlier_channels * m * 4) / (profile_.cpu_bandwidth_gbs * 1e9);
+                    node_seconds = std::max(node_seconds, cpu) + profile_.sync_us * 1e-6;
+                }
+            } else if (runs_w8a8(wd.dtype)) {
                 std::vector<int8_t> qx(size_t(rows * k));
                 const float sx = quantize_activations(in, rows * k, qx.data());
                 matmul_w8a8(qx.data(), sx, rows, x.weights[i], out);
             } else {
                 matmul_f16(in, rows, k, wd, ptrs[size_t(n.inputs[1])], m, out);
             }
-            seconds += x.node_seconds[i];
+            seconds += node_seconds;
         }
         return std::make_unique<NpuEvent>(seconds);
     }
 
 private:
+    // Shadow outliers for one int8 matmul, from the weight's calibration.
+    void attach_shadow(NpuExecutable& exe, const hetero_tensor_desc& w, const uint8_t* wdata) {
+        std::string warning;
+        const std::optional<ChannelRanges> r = load_ranges(cache_.dir(), exe.weight_keys.back(), sdk::row_width(w), warning);
+        if (!warning.empty()) sdk::log(HETERO_LOG_WARN, "npu_emu", warning);
+        if (!r) {
+            g_uncalibrated_matmuls += 1;
+            if (!warned_uncalibrated_.exchange(true))
+                sdk::log(HETERO_LOG_WARN, "npu_emu",
+                         "no outlier calibration for this model's weights: per-tensor activation scales without shadow outliers "
+                         "(hetero calibrate -m MODEL records one)");
+            return;
+        }
+        g_shadow_matmuls += 1;
+        auto sw = std::make_unique<ShadowWeights>(w, wdata, outlier_threshold(*r, quantile_), *r);
+        const uint64_t bytes = sw->bytes();
+        budget_.take(bytes, "float weights of hot outlier channels");
+        exe.weight_bytes += bytes;
+        exe.shadow.back() = std::move(sw);
+    }
+
+    static OutlierMode outlier_mode(const sdk::Options& o) {
+        const auto it = o.find("outliers");
+        if (it == o.end() || it->second == "shadow") return OutlierMode::shadow;
+        if (it->second == "off") return OutlierMode::off;
+        if (it->second == "calibrate") return OutlierMode::calibrate;
+        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "npu_emu: option 'outliers' must be shadow, off or calibrate, got '" + it->second + "'");
+    }
+
     static NpuProfile load(const sdk::Options& o) {
-        sdk::require_known_options(o, {"profile", "map_limit", "cache_dir"}, "npu_emu");
+        sdk::require_known_options(o, {"profile", "map_limit", "cache_dir", "outliers", "outlier_quantile"}, "npu_emu");
         const auto it = o.find("profile");
         return load_npu_profile(it == o.end() ? "snapdragon-8-gen-3" : it->second, plugin_dir());
     }
@@ -244,6 +322,9 @@ private:
     uint64_t limit_;
     MapBudget budget_;
     GraphCache cache_;
+    OutlierMode outliers_;
+    double quantile_;
+    std::atomic<bool> warned_uncalibrated_{false};
     std::atomic<uint64_t> last_key_{0};
 };
 
@@ -260,6 +341,15 @@ extern "C" HETERO_EP_EXPORT void hetero_npu_emu_stats(uint64_t* compiles, uint64
     if (memory_hits) *memory_hits = hetero::npu::g_memory_hits.load();
     if (disk_hits) *disk_hits = hetero::npu::g_disk_hits.load();
     if (modelled_compile_seconds) *modelled_compile_seconds = double(hetero::npu::g_modelled_compile_us.load()) / 1e6;
+}
+
+// Shadow outlier counters since the plugin was loaded: int8 matmuls built
+// with a calibrated threshold, those built without one, and outlier
+// channels sent to the CPU over all executes.
+extern "C" HETERO_EP_EXPORT void hetero_npu_emu_outlier_stats(uint64_t* shadow_matmuls, uint64_t* uncalibrated_matmuls, uint64_t* outlier_channels) {
+    if (shadow_matmuls) *shadow_matmuls = hetero::npu::g_shadow_matmuls.load();
+    if (uncalibrated_matmuls) *uncalibrated_matmuls = hetero::npu::g_uncalibrated_matmuls.load();
+    if (outlier_channels) *outlier_channels = hetero::npu::g_outlier_channels.load();
 }
 
 HETERO_SDK_EXPORT_PROVIDER(hetero::npu::NpuProvider, "npu_emu", "0.1.0", hetero::npu::probe)

@@ -53,8 +53,8 @@ enum class TensorUse : uint8_t {
     v_cache,      // layer's V cache
     tokens,       // token ids [n] (input)
     positions,    // positions [n] (input)
-    last_hidden,  // [1, D]: the last row of the final layer's output (the head's input)
-    logits,       // [1, n_vocab] (output)
+    last_hidden,  // [r, D]: the last r rows of the final layer's output (the head's input; r = 1 or all)
+    logits,       // [r, n_vocab] (output)
 };
 
 struct ModelTensor {
@@ -83,8 +83,9 @@ public:
     std::vector<ModelTensor> tensors;
     std::vector<ModelNode> nodes;  // a valid topological order: embedding, layers 0.., head
     int32_t final_hidden = -1;     // [n, D] output of the last layer
-    int32_t last_hidden = -1;      // [1, D] view of final_hidden's last row
+    int32_t last_hidden = -1;      // [head_rows, D] view of final_hidden's last rows
     int32_t logits = -1;
+    int32_t head_rows = 1;         // rows the head computes logits for: 1 (the last) or n_tokens
 
     int32_t add_tensor(uint32_t dtype, const std::vector<int64_t>& shape, TensorUse use, int layer, std::string name);
     const char* name(int32_t tensor) const { return tensors[size_t(tensor)].desc.name; }
@@ -97,9 +98,9 @@ private:
 
 // Builds the graph for `n_tokens` rows at context n_ctx. cache_dtype[l] is
 // layer l's KV cache type (F32 or F16). with_head adds out_norm + output over
-// the last row.
+// the last row, or over every row with all_logits (perplexity, scoring).
 ModelGraph build_model_graph(const ModelFile& model, int32_t n_tokens, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype,
-                             bool with_head = true);
+                             bool with_head = true, bool all_logits = false);
 
 // What a node's cost depends on, in a form the cost models key and
 // interpolate on. The token count `n` is the axis profiles are measured along.

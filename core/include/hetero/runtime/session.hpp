@@ -43,6 +43,7 @@ struct SessionOptions {
     SyncMode sync = SyncMode::predicted_poll;
     const CostModel* cost = nullptr;  // when set, traces show each task's predicted time
     TraceRecorder* trace = nullptr;   // when set, every task, transfer and wait is recorded (tasks are waited for one by one)
+    bool all_logits = false;          // forward returns every token's logits (perplexity), not only the last one's
 };
 
 // The context a session uses: `requested` when > 0, else the training
@@ -69,7 +70,8 @@ public:
     Session& operator=(const Session&) = delete;
 
     // Evaluates tokens at positions pos, pos+1, ...; returns the logits of the
-    // last token (valid until the next call).
+    // last token, or with SessionOptions::all_logits those of every token
+    // ([tokens.size(), n_vocab]); valid until the next call.
     const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos);
 
     int32_t n_ctx() const { return n_ctx_; }

@@ -27,6 +27,13 @@ struct PlanConstraints {
     std::vector<Pin> pins;
     std::vector<Split> splits;
     bool allow_splits = true;  // "splits": false keeps every matmul whole
+
+    // Pins every matmul of layers [first, last] (last -1: through the head,
+    // whose output matmul is pinned too) to `device`: "op": "matmuls".
+    void pin_matmuls(int first, int last, const std::string& device) {
+        for (Role r : kLayerMatmuls) pins.push_back({first, last, r, device});
+        if (last == -1) pins.push_back({1 << 30, -1, Role::output, device});
+    }
 };
 
 }  // namespace hetero

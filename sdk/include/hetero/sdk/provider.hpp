@@ -51,6 +51,20 @@ inline int64_t option_int(const Options& o, const std::string& key, int64_t fall
                                           std::to_string(hi) + "], got '" + it->second + "'");
 }
 
+// Parses a number option in [lo, hi]; names the key in the error.
+inline double option_double(const Options& o, const std::string& key, double fallback, double lo, double hi) {
+    auto it = o.find(key);
+    if (it == o.end()) return fallback;
+    try {
+        size_t used = 0;
+        const double v = std::stod(it->second, &used);
+        if (used == it->second.size() && v >= lo && v <= hi) return v;
+    } catch (const std::exception&) {
+    }
+    fail(HETERO_ERR_INVALID_ARGUMENT, "option '" + key + "' must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+                                          it->second + "'");
+}
+
 // Whether environment variable `name` is set to exactly `value` (the
 // providers' diagnostic switches: "1" turns a profiler on, "0" a path off).
 inline bool env_equals(const char* name, const char* value) {
