@@ -207,6 +207,14 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
     n_ctx_ = context_length(hp, options.n_ctx);
     if (options_.max_batch < 1) throw Error("max_batch must be at least 1");
     options_.max_batch = std::min(options_.max_batch, n_ctx_);
+    // A static-shape device builds one graph per chunk size: prompts are cut
+    // into the chunks it is built for, so every full chunk shares its graphs.
+    for (size_t d : plan_.used_devices())
+        if (d < plan_.devices.size()) {
+            const hetero_device_props& p = plan_.devices[d].props;
+            if ((p.flags & HETERO_DEVICE_FLAG_STATIC_SHAPES) && HETERO_HAS_FIELD(hetero_device_props, &p, chunk_tokens) && p.chunk_tokens > 0)
+                options_.max_batch = std::min(options_.max_batch, int32_t(p.chunk_tokens));
+        }
     if (plan_.layers.size() != size_t(hp.n_layer + 1))
         throw Error(fmt::format("the plan has {} layer entries, the model needs {}", plan_.layers.size(), hp.n_layer + 1));
     devices_.resize(plan_.devices.size());

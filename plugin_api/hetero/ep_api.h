@@ -260,6 +260,11 @@ typedef struct hetero_device_props {
      * provider's on-disk caches as they are now into account; 0 = negligible
      * or unknown. since 1.1 */
     double compile_seconds_hint;
+    /* Tokens per forward pass the device's graphs are built for (a
+     * static-shape device: one graph per shape, shared across chunks and
+     * layers); the host cuts prompts into chunks of this many tokens when the
+     * device runs part of a model; 0 = any. since 1.1 */
+    uint32_t chunk_tokens;
 } hetero_device_props;
 
 /* Whether a struct the other side returned covers `field` (for fields added

@@ -151,6 +151,14 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
         printf "     off: ppl %.4f kl %.5f top1 %.4f; shadow q0.9: ppl %.4f kl %.5f top1 %.4f; default: kl %.5f; float ppl %.4f\n", off_p, off_kl, off_t, sh_p, sh_kl, sh_t, def_kl, ref
         exit !(d_sh < 0.5 * d_off && sh_kl < 0.6 * off_kl && sh_t >= off_t && def_kl < off_kl) }'
   [[ $rc == 0 && $? == 0 ]]; check "shadow outliers bring perplexity, KL and top-1 closer to cpu float" $?
+
+  # Chunk-sharing graphs: 300-token windows run as chunks of the profile's
+  # 256 (+ remainders); each matmul graph is built once per chunk size and
+  # shared by the five layers (5 graphs x 3 sizes, not x 5 layers).
+  XDG_CACHE_HOME="$tmp/cache2" HETERO_LOG=debug "$hetero" perplexity --config "$tmp/ppl_off.json" --providers npu_emu,cpu --window 300 -f "$text" >/dev/null 2>"$tmp/chunks"; rc=$?
+  built=$(grep -c "npu_emu\] graph built" "$tmp/chunks"); hits=$(grep -c "npu_emu\] graph cache hit (memory)" "$tmp/chunks")
+  echo "     npu_emu graphs built: $built, memory hits: $hits"
+  [[ $rc == 0 && $built -le 15 && $hits -ge $((3 * built)) ]]; check "npu_emu graphs are shared across chunks and layers" $?
 fi
 
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.

@@ -211,6 +211,33 @@ TEST_F(NpuEmu, ANewShapeBuildsAGraphAndARepeatHitsTheCaches) {
     std::filesystem::remove_all(dir);
 }
 
+TEST_F(NpuEmu, LayersOfOneShapeShareOneGraph) {
+    // Two layers' matmuls: same shape, other weights. The graph is built once
+    // (weights are bound per execute), each result is its own weights'.
+    Instance a(Opts{{"cache_dir", "none"}});
+    ASSERT_EQ(a.status, HETERO_OK);
+    std::mt19937 rng(9);
+    std::vector<float> x(32 * 64);
+    for (auto& v : x) v = std::normal_distribution<float>(0.f, 1.f)(rng);
+    std::vector<uint8_t> w0 = make_weights(HETERO_DTYPE_Q8_0, 48, 64, rng), w1 = make_weights(HETERO_DTYPE_Q8_0, 48, 64, rng);
+    uint64_t c0, m0, d0, c1, m1, d1;
+    double s0, s1;
+    plugin().stats(c0, m0, d0, s0);
+    const std::vector<float> y0 = run_matmul(a.ep, x, 32, 64, HETERO_DTYPE_Q8_0, w0, 48);
+    const std::vector<float> y1 = run_matmul(a.ep, x, 32, 64, HETERO_DTYPE_Q8_0, w1, 48);
+    plugin().stats(c1, m1, d1, s1);
+    EXPECT_EQ(c1, c0 + 1) << "one build for both layers";
+    EXPECT_EQ(m1, m0 + 1) << "the second layer hits the built graph";
+    std::vector<float> want(y1.size());
+    hetero::reference::matmul_w8a8(x.data(), 32, desc(HETERO_DTYPE_Q8_0, HETERO_TENSOR_CONSTANT, 48, 64), w1.data(), false, want.data());
+    EXPECT_EQ(std::memcmp(y1.data(), want.data(), want.size() * 4), 0) << "the second layer computes with its own weights";
+    EXPECT_NE(std::memcmp(y0.data(), y1.data(), y0.size() * 4), 0);
+    hetero_device_props p{};
+    p.struct_size = sizeof p;
+    ASSERT_EQ(plugin().api->device_props(a.ep, 0, &p), HETERO_OK);
+    EXPECT_EQ(p.chunk_tokens, 256u) << "the profile's default chunk";
+}
+
 TEST_F(NpuEmu, TheMapLimitRefusesWithTheBytes) {
     Instance inst(Opts{{"cache_dir", "none"}, {"map_limit", "1000"}});
     ASSERT_EQ(inst.status, HETERO_OK);

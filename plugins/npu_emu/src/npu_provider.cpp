@@ -120,7 +120,8 @@ public:
     explicit NpuProvider(const sdk::Options& o)
         : profile_(load(o)), limit_(uint64_t(sdk::option_int(o, "map_limit", int64_t(profile_.map_limit_bytes), 1, INT64_MAX))),
           budget_(limit_, profile_.id), cache_(cache_dir(o)), outliers_(outlier_mode(o)),
-          quantile_(sdk::option_double(o, "outlier_quantile", 0.99, 0.0, 1.0)) {
+          quantile_(sdk::option_double(o, "outlier_quantile", 0.99, 0.0, 1.0)),
+          chunk_tokens_(sdk::option_int(o, "chunk", profile_.default_chunk_tokens, 0, 1 << 20)) {
         if (outliers_ == OutlierMode::calibrate && cache_.dir().empty())
             sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "npu_emu: outliers=calibrate records its calibration in cache_dir, which is none");
         if (outliers_ == OutlierMode::shadow && profile_.cpu_fp32_gflops <= 0)
@@ -146,6 +147,7 @@ public:
         p.launch_seconds_hint = (profile_.launch_us + profile_.graph_switch_us) * 1e-6;
         // One layer's graphs at the default chunk, 7 matmuls of 4096 x 4096.
         p.compile_seconds_hint = 7 * compile_seconds(profile_, 2.0 * double(profile_.default_chunk_tokens) * 4096.0 * 4096.0 / 1e6);
+        p.chunk_tokens = uint32_t(chunk_tokens_);
     }
 
     void check_supported(uint32_t, const hetero_node& node, const hetero_tensor_desc* t, uint32_t, double* est) override {
@@ -174,7 +176,10 @@ public:
         for (const hetero_node& n : graph.nodes) check_supported(device, n, graph.tensors.data(), uint32_t(graph.tensors.size()), nullptr);
         auto exe = std::make_unique<NpuExecutable>(budget_, device, std::move(graph), constants);
         const auto& tensors = exe->graph().tensors;
-        // A graph is its structure and its weights: equal ones are built once.
+        // A graph is its structure: ops, shapes, dtypes. Weights are bound to
+        // it at execute (as graph inputs), so the layers' equal graphs are
+        // one graph, built once and shared across chunks and layers
+        // (llm.npu §3.2's chunk-sharing graph).
         uint64_t key = 1469598103934665603ull;
         for (const hetero_tensor_desc& d : tensors) {
             key = fnv1a(&d.dtype, sizeof d.dtype, key);
@@ -182,8 +187,6 @@ public:
             key = fnv1a(d.shape, sizeof(int64_t) * d.ndim, key);
         }
         for (const hetero_node& n : exe->graph().nodes) key = fnv1a(&n, sizeof n, key);
-        for (size_t t = 0; t < tensors.size(); ++t)
-            if (tensors[t].kind == HETERO_TENSOR_CONSTANT) key = fnv1a(sdk::host_data(constants[t]), sdk::tensor_bytes(tensors[t]), key);
         exe->key = key;
         for (const hetero_node& n : exe->graph().nodes) {
             const hetero_tensor_desc& w = tensors[size_t(n.inputs[1])];
@@ -226,7 +229,8 @@ public:
         const std::vector<uint8_t*>& ptrs = x.pointers(bound);
         const auto& tensors = x.graph().tensors;
         double seconds = profile_.launch_us * 1e-6;
-        if (last_key_.exchange(x.key) != x.key) seconds += profile_.graph_switch_us * 1e-6;
+        // Another graph, or the same graph with another layer's weights bound.
+        if (last_exe_.exchange(&x) != &x) seconds += profile_.graph_switch_us * 1e-6;
         for (size_t i = 0; i < x.graph().nodes.size(); ++i) {
             const hetero_node& n = x.graph().nodes[i];
             const hetero_tensor_desc& xd = tensors[size_t(n.inputs[0])];
@@ -292,7 +296,7 @@ private:
     }
 
     static NpuProfile load(const sdk::Options& o) {
-        sdk::require_known_options(o, {"profile", "map_limit", "cache_dir", "outliers", "outlier_quantile"}, "npu_emu");
+        sdk::require_known_options(o, {"profile", "map_limit", "cache_dir", "outliers", "outlier_quantile", "chunk"}, "npu_emu");
         const auto it = o.find("profile");
         return load_npu_profile(it == o.end() ? "snapdragon-8-gen-3" : it->second, plugin_dir());
     }
@@ -324,8 +328,9 @@ private:
     GraphCache cache_;
     OutlierMode outliers_;
     double quantile_;
+    int64_t chunk_tokens_;
     std::atomic<bool> warned_uncalibrated_{false};
-    std::atomic<uint64_t> last_key_{0};
+    std::atomic<const NpuExecutable*> last_exe_{nullptr};
 };
 
 // Runs on any CPU (plain C++).

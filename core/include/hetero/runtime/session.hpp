@@ -38,7 +38,7 @@ enum class SyncMode { predicted_poll, block };
 
 struct SessionOptions {
     int32_t n_ctx = 0;        // 0 = the training context, clamped to [512, 4096]
-    int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size
+    int32_t max_batch = 512;  // longer prompts are evaluated in chunks of this size (or of a static-shape device's chunk_tokens, when smaller)
     CacheType cache_type = CacheType::automatic;
     SyncMode sync = SyncMode::predicted_poll;
     const CostModel* cost = nullptr;  // when set, traces show each task's predicted time
