@@ -12,7 +12,7 @@ packages=(
   libvulkan-dev glslang-tools mesa-vulkan-drivers
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools)
+  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang)
 fi
 
 SUDO=""
@@ -26,4 +26,15 @@ if (( ${#missing[@]} )); then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# libFuzzer ships with clang's runtime libraries, packaged per clang version
+# (Debian 12: libclang-rt-14-dev).
+if [[ "${1:-}" == "--test" ]]; then
+  v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  rt="libclang-rt-$v-dev"
+  if ! dpkg-query -W -f='${Status}' "$rt" 2>/dev/null | grep -q "install ok installed"; then
+    echo "installing: $rt"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$rt"
+  fi
 fi

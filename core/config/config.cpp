@@ -145,7 +145,7 @@ Config Config::parse(const std::string& text, const std::string& source) {
     json root;
     try {
         root = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax, and numbers out of range
         throw Error(fmt::format("config {}: invalid JSON: {}", source, e.what()));
     }
     if (!root.is_object()) throw Error(fmt::format("config {}: top level must be an object", source));

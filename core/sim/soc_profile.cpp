@@ -175,7 +175,7 @@ SocProfile parse_soc_profile(const std::string& text, const std::string& origin)
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw Error(fmt::format("{}: not valid JSON: {}", origin, e.what()));
     }
     if (!j.is_object()) r.fail("(top level)", "must be an object");
