@@ -49,6 +49,19 @@ TEST(Config, UnknownKeysAndWrongTypesNameTheKeyAndFile) {
     EXPECT_NE(error_of(R"({"providers": [{"name": "cpu"}, {"name": "cpu"}]})").find("repeats provider 'cpu'"), std::string::npos);
     EXPECT_NE(error_of("{not json").find("test.json: invalid JSON"), std::string::npos);
     EXPECT_NE(error_of("[1,2]").find("top level must be an object"), std::string::npos);
+    // A number beyond double's range (found by fuzz_config) is a config error naming the file.
+    EXPECT_NE(error_of(R"({"providers": [88888888888888888889e888]})").find("test.json: invalid JSON"), std::string::npos);
+    // "op": "matmuls" pins every matmul; elsewhere an op must be one matmul.
+    EXPECT_NE(error_of(R"({"plan": {"split": [{"layers": "all", "op": "matmuls", "devices": ["a:0", "b:0"]}]}})").find("must name a matmul"),
+              std::string::npos);
+}
+
+TEST(Config, PinningMatmulsPinsEachOfThem) {
+    const hetero::Config c = hetero::Config::parse(R"({"plan": {"pin": [{"layers": "all", "op": "matmuls", "device": "npu_emu:0"}]}})", "t.json");
+    ASSERT_EQ(c.plan.pins.size(), 8u) << "7 per layer and the head's output";
+    for (const auto& p : c.plan.pins) EXPECT_EQ(p.device, "npu_emu:0");
+    const hetero::Config d = hetero::Config::parse(R"({"plan": {"pin": [{"layers": "1-2", "op": "matmuls", "device": "cpu:0"}]}})", "t.json");
+    ASSERT_EQ(d.plan.pins.size(), 7u) << "no head in layers 1-2";
 }
 
 TEST(Config, MissingFileIsAnError) {
