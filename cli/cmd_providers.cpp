@@ -74,7 +74,10 @@ void list(const ProviderFlags& flags, bool as_json) {
         return;
     }
     fmt::print("ABI {}\nplugin directories:\n", j["abi_version"].get<std::string>());
-    for (const auto& d : reg.searched_dirs()) fmt::print("  {}\n", d);
+    for (const auto& d : reg.searched_dirs()) {
+        const std::string st = reg.dir_status(d);
+        fmt::print("  {}{}\n", d, st.empty() ? "" : " (" + st + ")");
+    }
     fmt::print("plugins:\n");
     for (const auto& pj : j["plugins"]) {
         fmt::print("  {} (open {:.1f} ms, create {:.1f} ms{})\n    {}{}\n", pj["path"].get<std::string>(), pj["open_ms"].get<double>(),

@@ -3,6 +3,8 @@
 #include <hetero/log.hpp>
 #include <hetero/registry.hpp>
 
+#include "plugin_probe.hpp"
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
@@ -13,6 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -163,7 +168,7 @@ std::vector<std::string> Registry::default_dirs() {
     // looks into the tree it was built in.
     if (!ec) append_unique(dirs, (fs::path(self.string()).parent_path() / HETERO_PLUGIN_SUBDIR_FROM_LIB).string());
     else append_unique(dirs, HETERO_BUILD_PLUGIN_DIR);
-    if (const char* env = std::getenv("HETERO_PLUGIN_PATH")) {
+    if (const char* env = ::getauxval(AT_SECURE) ? nullptr : std::getenv("HETERO_PLUGIN_PATH")) {
         std::string s = env;
         size_t start = 0;
         while (start <= s.size()) {
@@ -176,14 +181,44 @@ std::vector<std::string> Registry::default_dirs() {
     return dirs;
 }
 
+namespace {
+
+// Why a plugin file or directory must not be trusted, or "": the rule ld.so
+// and sudo apply. Writable by others, or by a group that is not the user's
+// own, lets someone else put code into every later run; so does an owner
+// other than root or the user.
+std::string untrusted(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "";
+    if (st.st_mode & S_IWOTH) return fmt::format("{} is writable by anyone (fix: chmod o-w {})", path, path);
+    if ((st.st_mode & S_IWGRP) && st.st_gid != ::getegid() && st.st_gid != 0)
+        return fmt::format("{} is writable by group {} (fix: chmod g-w {})", path, unsigned(st.st_gid), path);
+    if (st.st_uid != 0 && st.st_uid != ::geteuid())
+        return fmt::format("{} is owned by another user (uid {}; fix: chown to yourself or root)", path, unsigned(st.st_uid));
+    return "";
+}
+
+}  // namespace
+
 Registry::Registry(const RegistryOptions& options) {
     if (options.use_default_dirs) dirs_ = default_dirs();
-    for (const auto& d : options.plugin_dirs) append_unique(dirs_, d);
+    // A setuid or otherwise secure-execution process takes no directions
+    // from the environment or a user's config.
+    if (!::getauxval(AT_SECURE))
+        for (const auto& d : options.plugin_dirs) append_unique(dirs_, d);
 
     std::set<std::string> seen_files;
     for (const auto& dir : dirs_) {
         std::error_code ec;
-        if (!fs::is_directory(dir, ec)) continue;
+        if (!fs::is_directory(dir, ec)) {
+            if (fs::exists(dir, ec)) refused_dirs_[dir] = "not a directory";
+            continue;
+        }
+        if (std::string why = untrusted(dir); !why.empty()) {
+            refused_dirs_[dir] = why;
+            log(LogLevel::warn, fmt::format("not searching plugin directory {}", why));
+            continue;
+        }
         std::vector<fs::path> files;
         for (const auto& entry : fs::directory_iterator(dir, ec))
             if (is_plugin_name(entry.path().filename().string())) files.push_back(entry.path());
@@ -198,6 +233,31 @@ Registry::Registry(const RegistryOptions& options) {
                 log(LogLevel::warn, fmt::format("skipping plugin {}: {}", rec.path, why));
                 records_.push_back(rec);
             };
+            // With a list of providers, a file is opened only when its name
+            // (libhetero-ep-NAME.so) is on it: nothing else runs any code.
+            const std::string fname = file.filename().string();
+            const std::string file_provider = fname.substr(std::strlen(kPluginPrefix), fname.size() - std::strlen(kPluginPrefix) - std::strlen(kPluginSuffix));
+            if (!options.enabled.empty() && std::find(options.enabled.begin(), options.enabled.end(), file_provider) == options.enabled.end()) {
+                rec.provider = file_provider;
+                rec.status = "not enabled (not opened)";
+                records_.push_back(rec);
+                continue;
+            }
+            if (std::string why = untrusted(rec.path); !why.empty()) {
+                refuse("refused: " + why);
+                continue;
+            }
+            // A plugin that crashes, hangs or exits while loading is found
+            // out in a child process first (once per file version).
+            {
+                static const std::map<std::string, std::string> kNoOptions;
+                const auto oit = options.provider_options.find(file_provider);
+                const registry_detail::ProbeVerdict v = registry_detail::probe_plugin(rec.path, oit == options.provider_options.end() ? kNoOptions : oit->second);
+                if (!v.safe) {
+                    refuse(fmt::format("{}; skipped until the file changes (HETERO_PLUGIN_PROBE=0 loads it anyway)", v.reason));
+                    continue;
+                }
+            }
             const auto t_open = std::chrono::steady_clock::now();
             auto seconds_since = [](std::chrono::steady_clock::time_point t) {
                 return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -295,11 +355,19 @@ Provider* Registry::find(const std::string& name) const {
     return nullptr;
 }
 
+std::string Registry::dir_status(const std::string& d) const {
+    const auto r = refused_dirs_.find(d);
+    if (r != refused_dirs_.end()) return "not searched: " + r->second;
+    std::error_code ec;
+    return fs::is_directory(d, ec) ? "" : "missing";
+}
+
 std::string Registry::describe_search() const {
     std::string s = "searched plugin directories:";
     for (const auto& d : dirs_) {
         std::error_code ec;
-        s += fmt::format("\n  {}{}", d, fs::is_directory(d, ec) ? "" : " (missing)");
+        const std::string st = dir_status(d);
+        s += fmt::format("\n  {}{}", d, st.empty() ? "" : " (" + st + ")");
     }
     if (records_.empty()) s += "\nno file named libhetero-ep-*.so found";
     for (const auto& r : records_) {

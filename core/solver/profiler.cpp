@@ -381,10 +381,19 @@ struct FamilyPlan {
     bool head_only = true;
 };
 
+// Bytes one forward pass touches: every weight, and the KV cache at the
+// profile's context (f32, the larger case).
+uint64_t working_set_bytes(const ModelFile& m, const ProfileOptions& o) {
+    uint64_t bytes = 0;
+    for (const auto& [name, w] : m.weights) bytes += w.bytes;
+    const LlamaHParams& hp = m.hparams;
+    return bytes + 2 * uint64_t(hp.n_layer) * uint64_t(context_length(hp, o.n_ctx)) * uint64_t(hp.n_head_kv * hp.head_dim) * 4;
+}
+
 class Profiler {
 public:
     Profiler(const DeviceRef& d, const ModelFile& m, const ProfileOptions& o, const ProfileProgressFn& progress)
-        : d_(d), model_(m), o_(o), progress_(progress), work_(d) {}
+        : d_(d), model_(m), o_(o), progress_(progress), work_(d), cold_caches_(working_set_bytes(m, o) > kEvictBytes / 2) {}
 
     DeviceProfile run() {
         const auto t0 = Clock::now();
@@ -590,7 +599,7 @@ private:
             }
             const std::string what = fmt::format("layer 0 n={}", n);
             hetero_executable* exe = s.compile(g.view(), constants, what);
-            const double measured = std::max(work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, true) - p.launch_seconds,
+            const double measured = std::max(work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold_caches_) - p.launch_seconds,
                                              kMinNodeSeconds);
             s.release(exe);
             double predicted = 0;
@@ -671,7 +680,7 @@ private:
                     s.write(positions, pos.data(), pos.size() * 4, "positions");
                 }
                 hetero_executable* exe = s.compile(g.view(), constants, what);
-                const double t = work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold);
+                const double t = work_.median_run(exe, bound, what, o_.target_seconds, o_.min_runs, o_.max_runs, cold && cold_caches_);
                 s.release(exe);
                 const double own = std::max(t - p.launch_seconds, kMinNodeSeconds);
                 if (it.held_out) table.held_out.push_back({it.x, own, 0});
@@ -692,6 +701,10 @@ private:
     const ProfileOptions& o_;
     const ProfileProgressFn& progress_;
     DeviceWork work_;
+    // Whether a forward pass's weights and KV cache outgrow the caches, so
+    // that a node meets its data cold (else the whole model stays cache-hot
+    // between tokens, and so is timed).
+    bool cold_caches_;
     double done_ = 0, total_ = 0;
 };
 

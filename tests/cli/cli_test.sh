@@ -122,6 +122,27 @@ timeout 20 "$hetero" bench -p 100000 -n 0 >/dev/null 2>"$tmp/err"; rc=$?
 "$hetero" run --providers cpu -c 16 -n 100 -q >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 0 ]] && grep -q "the context (16 tokens) is full" "$tmp/err"; check "a run that fills its context says so" $?
 
+# Hostile plugins (crash, abort, hang, exit, exception, short table) are
+# probed in a child process: the listing survives and names each cause, and
+# a run naming its providers does not open them at all.
+hostile="$(dirname "$hetero")/../tests/hostile_plugins"
+if [[ -d "$hostile" ]]; then
+  XDG_CACHE_HOME="$tmp/probe" HETERO_PLUGIN_PATH="$hostile" HETERO_PLUGIN_PROBE_SECONDS=3 timeout 120 "$hetero" providers >"$tmp/hostile" 2>&1; rc=$?
+  [[ $rc == 0 ]] && grep -q "libhetero-ep-cpu.so" "$tmp/hostile" && grep -q "signal 11" "$tmp/hostile" && grep -q "signal 6 (Aborted)" "$tmp/hostile" &&
+    grep -q "did not finish loading within 3 s" "$tmp/hostile" && grep -q "ended the process while loading (exit status 0)" "$tmp/hostile" &&
+    [[ $(grep -c "^ *crashed while loading with signal 6" "$tmp/hostile") == 2 ]] && grep -q "function table is incomplete" "$tmp/hostile"
+  check "hostile plugins: the listing survives a segfault, abort, hang, exit and exception, naming each" $?
+  start=$(date +%s%N)
+  XDG_CACHE_HOME="$tmp/probe" HETERO_PLUGIN_PATH="$hostile" "$hetero" providers >/dev/null 2>&1; rc=$?
+  [[ $rc == 0 && $(( ($(date +%s%N) - start) / 1000000 )) -lt 2500 ]]; check "probe verdicts are cached (no second 3 s wait for the hanging plugin)" $?
+  XDG_CACHE_HOME="$tmp/probe2" HETERO_PLUGIN_PATH="$hostile" "$hetero" run --providers cpu -p "Once upon a time" -n 8 --temp 0 -q >"$tmp/hrun" 2>"$tmp/herr"; rc=$?
+  [[ $rc == 0 ]] && grep -q "^Once upon a time" "$tmp/hrun" && [[ ! -d "$tmp/probe2/hetero/plugin-probes" || $(ls "$tmp/probe2/hetero/plugin-probes" | wc -l) == 1 ]]
+  check "run --providers cpu opens only the cpu plugin file" $?
+fi
+mkdir -p "$tmp/open_dir" && chmod 777 "$tmp/open_dir"
+HETERO_PLUGIN_PATH="$tmp/open_dir" "$hetero" providers >"$tmp/ww" 2>&1; rc=$?
+[[ $rc == 0 ]] && grep -q "open_dir (not searched: .*writable by anyone (fix: chmod o-w" "$tmp/ww"; check "a world-writable plugin directory is not searched, with the fix" $?
+
 # The NPU emulation: every matmul pinned to npu_emu, the rest on cpu; its time is labelled simulated.
 if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   pins=""

@@ -102,7 +102,8 @@ TEST(Registry, EnabledListOrdersAndFiltersProviders) {
     EXPECT_EQ(reg.providers()[0]->name(), "cpu");
     for (const auto& r : reg.records()) {
         if (r.provider != "cpu" && !r.provider.empty()) {
-            EXPECT_EQ(r.status, "not enabled");
+            EXPECT_EQ(r.status, "not enabled (not opened)") << "a file not named by the list runs no code";
+            EXPECT_FALSE(r.loaded);
         }
     }
 }

@@ -98,6 +98,9 @@ public:
     const std::vector<PluginRecord>& records() const { return records_; }
     // Directories searched, in order.
     const std::vector<std::string>& searched_dirs() const { return dirs_; }
+    // Why a directory was not searched ("" when it was): missing, not a
+    // directory, or writable by others.
+    std::string dir_status(const std::string& dir) const;
     // Loaded providers in priority order, whether or not they have devices
     // (asking would make each discover them; see available_devices in plan.hpp).
     const std::vector<Provider*>& providers() const { return ordered_; }
@@ -112,6 +115,7 @@ public:
 private:
     std::vector<PluginRecord> records_;
     std::vector<std::string> dirs_;
+    std::map<std::string, std::string> refused_dirs_;  // directory -> why it was not searched
     std::vector<std::unique_ptr<Provider>> owned_;
     std::vector<Provider*> ordered_;
 };
