@@ -4,7 +4,7 @@
 #      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens).
 #   2. ASan + UBSan build of core, CPU provider and unit tests; ctest -L unit.
 #   3. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.
-#   4. libFuzzer harnesses (clang, ASan + UBSan), FUZZ_SECONDS (20) each.
+#   4. libFuzzer harnesses (clang, ASan + UBSan), FUZZ_SECONDS (60) each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packaging/install-deps.sh --test
@@ -27,5 +27,5 @@ cmake -S . -B build-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build build-aarch64 -j"$jobs"
 tests/cpu/run_isa_matrix.sh build build-aarch64
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-20} tests/fuzz/run.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-60} tests/fuzz/run.sh
 echo "all tests passed"
