@@ -31,6 +31,15 @@ uint32_t file_type_of(uint32_t dtype) {
     }
 }
 
+// The output must not be one of the inputs (they are read while it is written).
+void refuse_overwriting(const std::string& out, std::initializer_list<std::string> inputs) {
+    for (const std::string& in : inputs) {
+        std::error_code ec;
+        if (std::filesystem::equivalent(out, in, ec))
+            throw Error(fmt::format("output {} is the input {}: choose another output name", out, in));
+    }
+}
+
 void check_out_dtype(uint32_t dtype) {
     if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_0)
         throw Error(fmt::format("cannot write weights as {} (choose f32, f16, q8_0 or q4_0)", sdk::dtype_name(dtype)));
@@ -96,6 +105,7 @@ void add_llama_hparams(GgufWriter& w, const LlamaHParams& hp) {
 void convert_llama2c_to_gguf(const std::string& bin, const std::string& tokenizer_bin, const std::string& out_gguf,
                              uint32_t out_dtype) {
     check_out_dtype(out_dtype);
+    refuse_overwriting(out_gguf, {bin, tokenizer_bin});
     const ModelFile m = load_llama2c_model(bin);
     const LlamaHParams& hp = m.hparams;
     const Llama2cVocab vocab = read_llama2c_tokenizer(tokenizer_bin, int32_t(hp.n_vocab));
@@ -154,6 +164,7 @@ void convert_llama2c_to_gguf(const std::string& bin, const std::string& tokenize
 }
 
 void quantize_gguf(const std::string& in_gguf, const std::string& out_gguf, uint32_t out_dtype) {
+    refuse_overwriting(out_gguf, {in_gguf});
     check_out_dtype(out_dtype);
     const ModelFile m = load_model(in_gguf);  // validates architecture, shapes and dtypes
     if (!m.gguf) throw Error(fmt::format("{}: not a GGUF file", in_gguf));

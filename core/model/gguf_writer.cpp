@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 
 namespace hetero {
 
@@ -162,11 +164,35 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
 
 void GgufWriter::write(const std::string& path) const {
     const std::vector<uint8_t> bytes = to_bytes();
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) throw Error(fmt::format("{}: write failed", path));
+    // Written beside the target, then renamed over it: a failed or
+    // interrupted write never leaves a partial file under the target's name,
+    // and a target that was one of the inputs stays whole until the end.
+    const std::filesystem::path target(path);
+    std::error_code ec;
+    if (std::filesystem::exists(target, ec) && !std::filesystem::is_regular_file(target, ec)) {
+        // A device or FIFO cannot be replaced: write into it.
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        if (!f) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+        bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+        ok = std::fflush(f) == 0 && ok;
+        const int err = errno;
+        ok = std::fclose(f) == 0 && ok;
+        if (!ok) throw Error(fmt::format("{}: write failed ({})", path, std::strerror(err ? err : EIO)));
+        return;
+    }
+    const std::filesystem::path tmp = target.parent_path() / fmt::format(".{}.tmp{}", target.filename().string(), ::getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw Error(fmt::format("{}: cannot create {}: {}", path, tmp.string(), std::strerror(errno)));
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    ok = std::fflush(f) == 0 && ok;
+    const int err = ok ? 0 : errno;
+    ok = ::fsync(::fileno(f)) == 0 && ok;
+    ok = std::fclose(f) == 0 && ok;
+    if (ok) std::filesystem::rename(tmp, target, ec);
+    if (!ok || ec) {
+        std::filesystem::remove(tmp, ec);
+        throw Error(fmt::format("{}: write failed ({}); nothing was written under that name", path, std::strerror(err ? err : EIO)));
+    }
 }
 
 }  // namespace hetero

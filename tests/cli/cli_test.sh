@@ -182,6 +182,17 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   [[ $rc == 0 && $built -le 15 && $hits -ge $((3 * built)) ]]; check "npu_emu graphs are shared across chunks and layers" $?
 fi
 
+# Nothing lost: an output that is an input is refused, and a failed write
+# (a file-size limit, /dev/full) leaves nothing under the target name.
+cp "$shared/stories260K.bin" "$tmp/in.bin"
+"$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" "$tmp/in.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "is the input" "$tmp/err" && cmp -s "$tmp/in.bin" "$shared/stories260K.bin"; check "convert refuses to overwrite its input" $?
+(trap '' XFSZ; ulimit -f 200; "$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" "$tmp/limited.gguf" >/dev/null 2>"$tmp/err"); rc=$?
+[[ $rc != 0 && ! -e "$tmp/limited.gguf" ]] && grep -q "nothing was written under that name" "$tmp/err" && [[ -z $(ls -A "$tmp" | grep "limited.gguf.tmp") ]]
+check "a failed write leaves no partial file" $?
+"$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" /dev/full >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "No space left" "$tmp/err" && [[ -c /dev/full ]]; check "convert to /dev/full fails naming the cause" $?
+
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
 "$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc
