@@ -6,6 +6,7 @@
 #include <hetero/model/model.hpp>
 
 #include "mapped_file.hpp"
+#include "value_checks.hpp"
 
 #include <fmt/format.h>
 
@@ -156,6 +157,7 @@ ModelFile load_llama2c_model(const std::string& path) {
     if (p != map->data() + map->size())  // parse_header checked the size against the same layout
         throw Error(fmt::format("{}: internal error: checkpoint layout does not cover the file", path));
     m.storage = map;
+    model_detail::check_weight_values(m);
     return m;
 }
 

@@ -3,6 +3,8 @@
 // shape and dtype).
 #include <hetero/model/model.hpp>
 
+#include "value_checks.hpp"
+
 #include <hetero/ep_api.h>
 #include <hetero/error.hpp>
 #include <hetero/model/ggml_types.hpp>
@@ -12,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 
 namespace hetero {
@@ -73,8 +76,10 @@ LlamaHParams read_hparams(const GgufFile& f) {
                                 hp.head_dim));
     hp.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
     hp.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
-    if (!(hp.rope_freq_base > 0.f)) throw Error(fmt::format("{}: rope.freq_base {} must be positive", path, hp.rope_freq_base));
-    if (!(hp.norm_eps >= 0.f)) throw Error(fmt::format("{}: layer_norm_rms_epsilon {} is invalid", path, hp.norm_eps));
+    if (!(hp.rope_freq_base > 0.f) || !std::isfinite(hp.rope_freq_base))
+        throw Error(fmt::format("{}: rope.freq_base {} must be a finite positive number", path, hp.rope_freq_base));
+    if (!(hp.norm_eps >= 0.f) || !std::isfinite(hp.norm_eps) || hp.norm_eps > 1.f)
+        throw Error(fmt::format("{}: layer_norm_rms_epsilon {} must be finite, in [0, 1]", path, hp.norm_eps));
     if (f.has(a + "rope.scaling.type")) {
         const auto t = f.get_string(a + "rope.scaling.type");
         if (t && *t != "none" && *t != "")
@@ -161,7 +166,15 @@ ModelFile load_model_from_gguf(GgufFile gguf) {
         }
         maybe(b + "attn_output.bias", {D}, true);
     }
+    // Tensors of layers the metadata does not count: the file and its
+    // block_count disagree (running the first layers only would be wrong).
+    for (const GgufTensorInfo& t : gguf.tensors()) {
+        unsigned layer = 0;
+        if (std::sscanf(t.name.c_str(), "blk.%u.", &layer) == 1 && int64_t(layer) >= hp.n_layer)
+            throw Error(fmt::format("{}: tensor '{}' belongs to layer {}, but {}block_count is {}", path, t.name, layer, a, hp.n_layer));
+    }
     m.gguf.emplace(std::move(gguf));  // the views point into its mapping, which does not move
+    model_detail::check_weight_values(m);
     return m;
 }
 

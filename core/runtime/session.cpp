@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -697,7 +698,14 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
     }
     const size_t row = size_t(model_.hparams.n_vocab);
     const size_t rows = size_t(P.graph.head_rows);
-    std::memcpy(logits_.data() + logits_.size() - rows * row, P.exchanges[size_t(P.logits)]->host->data, rows * row * 4);
+    float* out = logits_.data() + logits_.size() - rows * row;
+    std::memcpy(out, P.exchanges[size_t(P.logits)]->host->data, rows * row * 4);
+    // NaN or Inf here would be sampled as some token and give fluent-looking garbage.
+    for (size_t i = 0; i < rows * row; ++i)
+        if (!std::isfinite(out[i]))
+            throw Error(fmt::format("non-finite logits ({}) at position {}: a weight matrix of {} holds NaN/Inf, or its activations "
+                                    "overflow on these devices",
+                                    out[i], pos + int32_t(n - int32_t(rows) + int32_t(i / row)), model_.path));
 }
 
 const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, int32_t pos) {

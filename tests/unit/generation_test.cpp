@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -145,6 +148,51 @@ TEST(Generation, ContextOverflowIsAnError) {
     EXPECT_THROW(s.forward({1}, 8), hetero::Error);
     EXPECT_THROW(s.forward({100000}, 0), hetero::Error);
     EXPECT_NO_THROW(s.forward({1, 2, 3}, 0));
+}
+
+TEST(Generation, NonFiniteLogitsAreAnError) {
+    // A matrix value the load-time sample missed: the first forward reports it.
+    hetero::Provider* p = registry().find("cpu");
+    ASSERT_NE(p, nullptr);
+    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
+    hetero::WeightView& w = m.file.weights.at("blk.2.ffn_up.weight");
+    ASSERT_EQ(w.dtype, HETERO_DTYPE_F32);
+    std::vector<float> poisoned(w.bytes / 4);
+    std::memcpy(poisoned.data(), w.data, w.bytes);
+    for (float& v : poisoned) v = std::numeric_limits<float>::infinity();
+    w.data = reinterpret_cast<const uint8_t*>(poisoned.data());
+    std::vector<hetero::DeviceRef> devs = {{p, 0, p->device_props(0)}};
+    hetero::Session s(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs));
+    try {
+        s.forward({1, 400, 401}, 0);
+        ADD_FAILURE() << "non-finite logits were returned";
+    } catch (const hetero::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("non-finite logits"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Generation, AllLogitsMatchTokenByToken) {
+    // The rows of one chunk (perplexity's view) are the logits one-token steps give.
+    hetero::Provider* p = registry().find("cpu");
+    ASSERT_NE(p, nullptr);
+    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
+    std::vector<hetero::DeviceRef> devs = {{p, 0, p->device_props(0)}};
+    const hetero::Plan plan = hetero::plan_even_layers(int(m.file.hparams.n_layer), devs);
+    hetero::SessionOptions all;
+    all.all_logits = true;
+    all.cache_type = hetero::CacheType::f32;
+    hetero::Session chunk(m.file, plan, all);
+    const std::vector<int32_t> tokens = m.tokenizer->encode("Once upon a time, there was a cat", true);
+    const std::vector<float> rows = chunk.forward(tokens, 0);
+    const size_t V = size_t(m.file.hparams.n_vocab);
+    ASSERT_EQ(rows.size(), tokens.size() * V);
+    hetero::SessionOptions one;
+    one.cache_type = hetero::CacheType::f32;
+    hetero::Session step(m.file, plan, one);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::vector<float>& l = step.forward({tokens[i]}, int32_t(i));
+        for (size_t v = 0; v < V; ++v) ASSERT_NEAR(rows[i * V + v], l[v], 1e-3f * (1.f + std::fabs(l[v]))) << "row " << i << " token " << v;
+    }
 }
 
 TEST(Sampler, SeededSamplingIsReproducibleAndRespectsTopK) {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
+#include <tuple>
 
 namespace hetero {
 namespace {
@@ -74,6 +76,9 @@ struct TinySpec {
     uint32_t matrix_type = GGML_TYPE_ID_F32;
     std::function<void(GgufWriter&)> extra_meta;
     std::function<bool(const std::string&, std::vector<int64_t>&, uint32_t&)> edit_tensor;  // false drops it
+    std::function<void(const std::string&, std::vector<uint8_t>&)> edit_data;                 // a tensor's bytes
+    float freq_base = 1e6f, eps = 1e-6f;
+    int64_t extra_layers = 0;  // tensors of this many layers beyond block_count
 };
 
 std::string write_tiny(const TinySpec& s, const std::string& file) {
@@ -86,8 +91,8 @@ std::string write_tiny(const TinySpec& s, const std::string& file) {
     w.add_uint32(a + "attention.head_count_kv", uint32_t(s.Hkv));
     w.add_uint32(a + "feed_forward_length", uint32_t(s.F));
     w.add_uint32(a + "context_length", 256);
-    w.add_float32(a + "rope.freq_base", 1e6f);
-    w.add_float32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+    w.add_float32(a + "rope.freq_base", s.freq_base);
+    w.add_float32(a + "attention.layer_norm_rms_epsilon", s.eps);
     if (s.extra_meta) s.extra_meta(w);
     const int64_t hd = s.D / s.H;
     auto tensor = [&](const std::string& name, std::vector<int64_t> ne, uint32_t type) {
@@ -102,12 +107,25 @@ std::string write_tiny(const TinySpec& s, const std::string& file) {
                 const float v = float(i % 13) * 0.01f;
                 std::memcpy(data.data() + 4 * i, &v, 4);
             }
+        // Finite values for every type (the loader refuses NaN/Inf): f16/bf16
+        // halves and the f16 scale of each quantized block.
+        if (type == GGML_TYPE_ID_F16 || type == GGML_TYPE_ID_BF16)
+            for (size_t i = 0; i + 1 < data.size(); i += 2) {
+                const uint16_t h = type == GGML_TYPE_ID_F16 ? uint16_t(0x2e66 + i % 64) : uint16_t(0x3dcc + i % 64);
+                std::memcpy(data.data() + i, &h, 2);
+            }
+        if (type == GGML_TYPE_ID_Q8_0 || type == GGML_TYPE_ID_Q4_0)
+            for (size_t b = 0; b < data.size(); b += t.block_bytes) {
+                const uint16_t h = 0x2e66;  // 0.1
+                std::memcpy(data.data() + b, &h, 2);
+            }
+        if (s.edit_data) s.edit_data(name, data);
         w.add_tensor(name, type, ne, data.data(), data.size());
     };
     const uint32_t mt = s.matrix_type;
     tensor("token_embd.weight", {s.D, s.V}, mt);
     tensor("output_norm.weight", {s.D}, GGML_TYPE_ID_F32);
-    for (int64_t l = 0; l < s.L; ++l) {
+    for (int64_t l = 0; l < s.L + s.extra_layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         tensor(b + "attn_norm.weight", {s.D}, GGML_TYPE_ID_F32);
         tensor(b + "attn_q.weight", {s.D, s.H * hd}, mt);
@@ -269,6 +287,49 @@ TEST(ModelLoader, HyperParameterChecks) {
     w3.add_uint64("llama.embedding_length", uint64_t(1) << 62);
     w3.write(path);
     EXPECT_NE(load_error(path).find("out of range"), std::string::npos);
+}
+
+// Values checked, not trusted: NaN/Inf in norms, biases, the embedding or a
+// sampled matrix block, absurd hyper-parameters and layers beyond
+// block_count are load errors naming the tensor or key.
+TEST(ModelLoader, NonFiniteValuesAndMismatchesAreNamed) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    auto poisoned = [&](const std::string& target, size_t element, float value, uint32_t matrix_type = GGML_TYPE_ID_F32) {
+        TinySpec s;
+        s.matrix_type = matrix_type;
+        s.edit_data = [=](const std::string& name, std::vector<uint8_t>& d) {
+            if (name != target) return;
+            if (matrix_type == GGML_TYPE_ID_F32 || name.find("norm") != std::string::npos) {
+                std::memcpy(d.data() + 4 * element, &value, 4);
+            } else {  // Q8_0: the f16 scale of block `element`
+                const uint16_t h = value != value ? 0x7e00 : 0x7c00;
+                std::memcpy(d.data() + 34 * element, &h, 2);
+            }
+        };
+        return load_error(write_tiny(s, "poisoned.gguf"));
+    };
+    for (const auto& [tensor, element, value] : {std::tuple{std::string("output_norm.weight"), size_t(3), nan},
+                                                 {std::string("blk.1.ffn_norm.weight"), size_t(63), inf},
+                                                 {std::string("token_embd.weight"), size_t(1000), -inf},
+                                                 {std::string("blk.0.attn_q.weight"), size_t(0), nan},
+                                                 {std::string("blk.1.ffn_down.weight"), size_t(64 * 96 - 1), inf}}) {
+        const std::string e = poisoned(tensor, element, value);
+        EXPECT_NE(e.find("tensor '" + tensor + "' holds a non-finite value"), std::string::npos) << tensor << ": " << e;
+    }
+    // Quantized: a block scale of Inf or NaN (the embedding is read whole, matrices by sample: first and last block).
+    EXPECT_NE(poisoned("token_embd.weight", 7, inf, GGML_TYPE_ID_Q8_0).find("'token_embd.weight' holds a non-finite"), std::string::npos);
+    EXPECT_NE(poisoned("blk.0.ffn_gate.weight", 0, nan, GGML_TYPE_ID_Q8_0).find("'blk.0.ffn_gate.weight' holds a non-finite"), std::string::npos);
+    // Hyper-parameters.
+    TinySpec inf_base;
+    inf_base.freq_base = inf;
+    EXPECT_NE(load_error(write_tiny(inf_base, "hp.gguf")).find("rope.freq_base inf must be a finite positive number"), std::string::npos);
+    TinySpec inf_eps;
+    inf_eps.eps = inf;
+    EXPECT_NE(load_error(write_tiny(inf_eps, "hp.gguf")).find("layer_norm_rms_epsilon"), std::string::npos);
+    // More layers in the file than block_count says.
+    TinySpec extra;
+    extra.extra_layers = 1;
+    EXPECT_NE(load_error(write_tiny(extra, "extra.gguf")).find("belongs to layer 2, but llama.block_count is 2"), std::string::npos);
 }
 
 }  // namespace

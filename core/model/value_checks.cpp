@@ -1,0 +1,54 @@
+#include "value_checks.hpp"
+
+#include <hetero/error.hpp>
+#include <hetero/sdk/quant.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace hetero::model_detail {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Elements per storage block and the bytes of one block.
+void block_of(uint32_t dtype, int64_t& elems, uint64_t& bytes) {
+    elems = dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0 ? 32 : 1;
+    bytes = sdk::row_bytes(dtype, elems);
+}
+
+// Checks block `b` of the tensor (its values decoded to f32).
+void check_block(const ModelFile& m, const WeightView& w, uint64_t b, int64_t elems, uint64_t block_bytes) {
+    float v[32];
+    sdk::row_to_f32(w.dtype, w.data + b * block_bytes, v, elems);
+    for (int64_t i = 0; i < elems; ++i)
+        if (!std::isfinite(v[i]))
+            throw Error(fmt::format("{}: tensor '{}' holds a non-finite value ({}) at element {}: the file is damaged or was written wrong",
+                                    m.path, w.name, v[i], b * uint64_t(elems) + uint64_t(i)));
+}
+
+}  // namespace
+
+void check_weight_values(const ModelFile& m) {
+    // Blocks sampled per matrix, spread over it.
+    constexpr uint64_t kSamples = 64;
+    for (const auto& [name, w] : m.weights) {
+        int64_t elems = 1;
+        uint64_t block_bytes = 0;
+        block_of(w.dtype, elems, block_bytes);
+        if (block_bytes == 0 || !w.data) continue;
+        const uint64_t blocks = w.bytes / block_bytes;
+        const bool whole = ends_with(name, "norm.weight") || ends_with(name, ".bias") || name == "token_embd.weight";
+        if (whole || blocks <= kSamples) {
+            for (uint64_t b = 0; b < blocks; ++b) check_block(m, w, b, elems, block_bytes);
+        } else {
+            for (uint64_t s = 0; s < kSamples; ++s) check_block(m, w, s * (blocks - 1) / (kSamples - 1), elems, block_bytes);
+        }
+    }
+}
+
+}  // namespace hetero::model_detail
