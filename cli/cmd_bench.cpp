@@ -52,12 +52,7 @@ void bench(const BenchOptions& o) {
     so.max_batch = std::max<int32_t>(1, o.n_prompt);
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
-    PlanRequest req;
-    req.n_ctx = so.n_ctx;
-    req.prompt_len = std::max<int32_t>(1, o.n_prompt);
-    req.n_generate = std::max<int32_t>(1, o.n_gen);
-    req.max_batch = so.max_batch;
-    req.cache_type = so.cache_type;
+    PlanRequest req = plan_request(so, so.n_ctx, std::max<int32_t>(1, o.n_prompt), std::max<int32_t>(1, o.n_gen));
     req.count_compile = false;  // after the warm-up run
     const PlannedRun planned = plan_model(rt, model, req);
     const Plan& plan = planned.plan;

@@ -42,11 +42,7 @@ void calibrate(CalibrateOptions o) {
     so.max_batch = window;
     so.cache_type = CacheType::f32;
     so.all_logits = true;  // the head sees every row, as the layers do
-    PlanRequest req;
-    req.n_ctx = so.n_ctx;
-    req.prompt_len = window;
-    req.max_batch = window;
-    req.cache_type = so.cache_type;
+    const PlanRequest req = plan_request(so, so.n_ctx, window, 0);
     PlanConstraints pins = rt.config.plan;
     pins.pin_matmuls(0, -1, dev->label());
     const PlannedRun planned = plan_on_devices(rt.devices, pins, m.file, req);

@@ -86,12 +86,7 @@ void perplexity(const PerplexityOptions& o) {
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
     so.all_logits = true;
-    PlanRequest req;
-    req.n_ctx = so.n_ctx;
-    req.prompt_len = o.window;
-    req.n_generate = 0;
-    req.max_batch = so.max_batch;
-    req.cache_type = so.cache_type;
+    const PlanRequest req = plan_request(so, so.n_ctx, o.window, 0);
     const PlannedRun planned = plan_model(rt, m.file, req);
     Session run(m.file, planned.plan, so);
 

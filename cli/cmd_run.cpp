@@ -35,12 +35,8 @@ void run(const RunOptions& o) {
     so.n_ctx = o.ctx;
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
-    PlanRequest req;
-    req.n_ctx = context_length(m.file.hparams, o.ctx);
-    req.prompt_len = int32_t(m.tokenizer->encode(o.prompt, true).size());
-    req.n_generate = o.n_predict;
-    req.max_batch = so.max_batch;
-    req.cache_type = so.cache_type;
+    const PlanRequest req =
+        plan_request(so, context_length(m.file.hparams, o.ctx), int32_t(m.tokenizer->encode(o.prompt, true).size()), o.n_predict);
     const PlannedRun planned = plan_model(rt, m.file, req);
     const Plan& plan = planned.plan;
     TraceRecorder trace;

@@ -87,6 +87,16 @@ PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest req
     return plan_on_devices(rt.devices, rt.config.plan, model, request);
 }
 
+PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt_len, int32_t n_generate) {
+    PlanRequest req;
+    req.n_ctx = n_ctx;
+    req.prompt_len = prompt_len;
+    req.n_generate = n_generate;
+    req.max_batch = so.max_batch;
+    req.cache_type = so.cache_type;
+    return req;
+}
+
 PlannedRun plan_on_devices(const std::vector<DeviceRef>& all, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request) {
     PlannedRun r;
     const std::vector<DeviceRef> devices = devices_for_model(model, all, request.n_ctx);

@@ -5,6 +5,7 @@
 #include <hetero/config.hpp>
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
+#include <hetero/runtime/session.hpp>
 #include <hetero/runtime/trace.hpp>
 #include <hetero/solver/planner.hpp>
 
@@ -46,6 +47,9 @@ struct PlannedRun {
     Plan plan;
 };
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request);
+// The plan request matching a session's options (context, chunk, cache type).
+PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt_len, int32_t n_generate);
+
 // The same on a chosen set of devices, with the given pins and splits.
 PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request);
 
