@@ -596,6 +596,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                 last_device_seconds = -1;
                 if (ev) finish(ev, "running " + t.name);
                 ev = nullptr;
+                const double measured = seconds_since(t0);  // before the prediction below costs host time
                 double predicted = -1;
                 if (options_.cost) {
                     predicted = options_.cost->launch_seconds(device);
@@ -606,7 +607,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                         predicted += v > 0 ? v : 0;
                     }
                 }
-                TraceRecorder::Slice slice{dv.ref.label(), t.name, "execute", t0, seconds_since(t0), predicted};
+                TraceRecorder::Slice slice{dv.ref.label(), t.name, "execute", t0, measured, predicted};
                 if (dv.stats.simulated && last_device_seconds >= 0) {
                     // A simulated device: its modelled time is the slice; the emulation's wall time is kept beside it.
                     slice.host_seconds = slice.seconds;
