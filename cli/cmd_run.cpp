@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 
 namespace hetero::cli {
@@ -27,7 +29,21 @@ struct RunOptions {
     std::string trace;
 };
 
+// SIGINT / SIGTERM: the generation stops before its next token, the text so
+// far and the stats are printed, and the exit code is 128 + the signal.
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+void on_signal(int sig) {
+    g_signal.store(sig);
+    g_stop.store(true);
+}
+
 void run(const RunOptions& o) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
     const auto t0 = std::chrono::steady_clock::now();
     Runtime rt = open_runtime(o.providers);
     OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
@@ -52,9 +68,14 @@ void run(const RunOptions& o) {
     const GenerationResult r = generate(session, *m.tokenizer, o.prompt, o.n_predict, sampler, [](const std::string& piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
-    });
+    }, &g_stop);
     std::fputc('\n', stdout);
     std::fflush(stdout);
+    if (r.stats.interrupted) {
+        const int sig = g_signal.load();
+        fmt::print(stderr, "interrupted by {} after {} of {} tokens\n", sig == SIGINT ? "SIGINT" : "SIGTERM", r.stats.n_generated, o.n_predict);
+        exit_code() = 128 + sig;
+    }
     if (r.stats.context_full)
         fmt::print(stderr, "stopped after {} of {} tokens: the context ({} tokens) is full\n", r.stats.n_generated, o.n_predict, session.n_ctx());
     if (!o.trace.empty()) write_trace(trace, o.trace);

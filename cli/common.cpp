@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "commands.hpp"
 
 #include <hetero/solver/profile.hpp>
 
@@ -37,6 +38,11 @@ std::string read_text_file(const std::string& path) {
     s << in.rdbuf();
     if (!in && !in.eof()) throw Error(fmt::format("text {}: cannot be read", path));
     return s.str();
+}
+
+int& exit_code() {
+    static int code = 0;
+    return code;
 }
 
 std::vector<std::string> split_list(const std::string& s) {

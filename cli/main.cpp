@@ -34,5 +34,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hetero: error: %s\n", e.what());
         return 1;
     }
-    return 0;
+    return hetero::cli::exit_code();
 }

@@ -13,7 +13,8 @@ double since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 GenerationResult generate(Session& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
-                          Sampler& sampler, const std::function<void(const std::string&)>& on_text) {
+                          Sampler& sampler, const std::function<void(const std::string&)>& on_text,
+                          const std::atomic<bool>* stop) {
     GenerationResult r;
     const auto start = std::chrono::steady_clock::now();
     r.tokens = tokenizer.encode(prompt, true);
@@ -31,6 +32,10 @@ GenerationResult generate(Session& session, const Tokenizer& tokenizer, const st
     r.stats.prefill_seconds = since(t_prefill);
     const auto t_decode = std::chrono::steady_clock::now();
     for (int32_t i = 0; i < n_predict; ++i) {
+        if (stop && stop->load()) {
+            r.stats.interrupted = true;
+            break;
+        }
         const int32_t next = sampler.sample(*logits);
         if (i == 0) r.stats.first_token_seconds = since(start);
         if (next == tokenizer.eos() || next == tokenizer.bos()) break;

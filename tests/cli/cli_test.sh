@@ -182,6 +182,16 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   [[ $rc == 0 && $built -le 15 && $hits -ge $((3 * built)) ]]; check "npu_emu graphs are shared across chunks and layers" $?
 fi
 
+# SIGINT / SIGTERM during a run: the text so far and the stats are printed, exit 128 + signal.
+"$hetero" gen-model "$tmp/s15.gguf" --shape stories15m --type f32 >/dev/null 2>&1
+for sig in INT TERM; do
+  "$hetero" run -m "$tmp/s15.gguf" --providers cpu --threads 1 -c 4096 -n 4000 -p "Once" >"$tmp/sig_out" 2>"$tmp/sig_err" &
+  pid=$!; sleep 1; kill -$sig $pid; wait $pid; rc=$?
+  want=$([[ $sig == INT ]] && echo 130 || echo 143)
+  [[ $rc == $want ]] && grep -q "interrupted by SIG$sig after [0-9]* of 4000 tokens" "$tmp/sig_err" && grep -q "^decode: " "$tmp/sig_err" && [[ -s "$tmp/sig_out" ]]
+  check "SIG$sig during run: text and stats printed, exit $want" $?
+done
+
 # Nothing lost: an output that is an input is refused, and a failed write
 # (a file-size limit, /dev/full) leaves nothing under the target name.
 cp "$shared/stories260K.bin" "$tmp/in.bin"

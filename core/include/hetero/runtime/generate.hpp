@@ -7,6 +7,7 @@
 #include <hetero/runtime/session.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct GenerationStats {
     double prefill_seconds = 0, decode_seconds = 0;
     double first_token_seconds = 0;  // from the start of generate() to the first sampled token
     bool context_full = false;       // stopped because the context was full, before n_predict
+    bool interrupted = false;        // stopped because *stop became true
 };
 
 struct GenerationResult {
@@ -27,8 +29,10 @@ struct GenerationResult {
 };
 
 // Calls on_text with each piece of text as it becomes known: first the prompt,
-// then every generated token.
+// then every generated token. When `stop` becomes true (e.g. from a signal
+// handler), generation ends before the next token.
 GenerationResult generate(Session& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
-                          Sampler& sampler, const std::function<void(const std::string&)>& on_text = {});
+                          Sampler& sampler, const std::function<void(const std::string&)>& on_text = {},
+                          const std::atomic<bool>* stop = nullptr);
 
 }  // namespace hetero
