@@ -1,6 +1,7 @@
 #include "plugin_probe.hpp"
 
 #include <hetero/log.hpp>
+#include <hetero/sdk/hash.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
@@ -29,27 +30,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 // What identifies the file as it is now, and the options it is created with.
 std::string identity(const std::string& path, const std::map<std::string, std::string>& options) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return "";
     std::ifstream in(path, std::ios::binary);
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = sdk::kFnvOffset;
     std::vector<char> buf(1 << 16);
     while (in) {
         in.read(buf.data(), std::streamsize(buf.size()));
-        h = fnv1a(buf.data(), size_t(in.gcount()), h);
+        h = sdk::fnv1a(buf.data(), size_t(in.gcount()), h);
     }
     for (const auto& [k, v] : options) {
-        h = fnv1a(k.data(), k.size(), h);
-        h = fnv1a("=", 1, h);
-        h = fnv1a(v.data(), v.size(), h);
+        h = sdk::fnv1a(v, sdk::fnv1a(std::string_view("="), sdk::fnv1a(k, h)));
     }
     return fmt::format("{} {} {} {:016x}", path, uint64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, h);
 }
@@ -161,7 +154,7 @@ ProbeVerdict probe_plugin(const std::string& path, const std::map<std::string, s
     }
     const std::string id = identity(path, options);
     const std::string dir = cache_dir();
-    const std::string record = dir.empty() || id.empty() ? "" : (fs::path(dir) / fmt::format("{:016x}", fnv1a(path.data(), path.size()))).string();
+    const std::string record = dir.empty() || id.empty() ? "" : (fs::path(dir) / fmt::format("{:016x}", sdk::fnv1a(path))).string();
     if (!record.empty()) {
         std::ifstream in(record);
         std::string line, verdict, reason;

@@ -5,6 +5,8 @@
 #include <hetero/sdk/quant.hpp>
 #include <hetero/solver/profile.hpp>
 
+#include <hetero/sdk/hash.hpp>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -27,15 +29,6 @@ namespace {
 // Bumped when the layout below changes; older files are then reported stale.
 constexpr int kFormatVersion = 2;  // 2: layer_scale
 constexpr const char* kFormatName = "hetero-profile";
-
-uint64_t fnv1a(const std::string& s) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 std::string sanitise(const std::string& s, size_t max_len) {
     std::string out;
@@ -171,7 +164,7 @@ std::string profile_path(const ProfileKey& key) {
     const std::string identity = key.provider + '\n' + key.device_name + '\n' + key.model_shape;
     const std::string arch = key.model_shape.substr(0, key.model_shape.find(' '));
     const std::string name = fmt::format("{}-{}-{}-{:016x}.json", sanitise(key.provider, 16), sanitise(key.device_name, 48),
-                                         sanitise(arch, 16), fnv1a(identity));
+                                         sanitise(arch, 16), sdk::fnv1a(identity));
     return (fs::path(profile_cache_dir()) / name).string();
 }
 

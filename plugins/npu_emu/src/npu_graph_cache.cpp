@@ -10,12 +10,6 @@ namespace hetero::npu {
 
 namespace fs = std::filesystem;
 
-uint64_t fnv1a(const void* data, size_t size, uint64_t h) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 std::string default_cache_dir() {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "hetero" / "npu_emu").string();
     if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "hetero" / "npu_emu").string();
@@ -24,7 +18,7 @@ std::string default_cache_dir() {
 
 std::string GraphCache::file_of(uint64_t key, const std::string& profile_id) const {
     char name[64];
-    std::snprintf(name, sizeof name, "%016llx.graph", static_cast<unsigned long long>(key ^ fnv1a(profile_id.data(), profile_id.size())));
+    std::snprintf(name, sizeof name, "%016llx.graph", static_cast<unsigned long long>(key ^ fnv1a(profile_id)));
     return (fs::path(dir_) / name).string();
 }
 

@@ -3,6 +3,8 @@
 // graphs the same way). A hit costs no modelled build time.
 #pragma once
 
+#include <hetero/sdk/hash.hpp>
+
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -32,7 +34,6 @@ private:
 // The default disk cache: $XDG_CACHE_HOME/hetero/npu_emu, else ~/.cache/hetero/npu_emu.
 std::string default_cache_dir();
 
-// FNV-1a over bytes, chained.
-uint64_t fnv1a(const void* data, size_t size, uint64_t h = 1469598103934665603ull);
+using sdk::fnv1a;  // graph and weight keys (hetero/sdk/hash.hpp)
 
 }  // namespace hetero::npu

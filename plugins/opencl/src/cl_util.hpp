@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CL/cl.h>
+#include <hetero/sdk/hash.hpp>
 #include <hetero/sdk/provider.hpp>
 
 #include <string>
@@ -90,12 +91,6 @@ inline bool has_extension(const std::string& extensions, const char* name) {
     return padded.find(std::string(" ") + name + " ") != std::string::npos;
 }
 
-// FNV-1a, 64 bit: a stable hash for cache keys (not for security).
-inline uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-inline uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) { return fnv1a(s.data(), s.size(), h); }
+using sdk::fnv1a;  // cache keys (hetero/sdk/hash.hpp)
 
 }  // namespace hetero::opencl
