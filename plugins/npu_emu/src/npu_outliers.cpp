@@ -107,8 +107,10 @@ float outlier_threshold(const ChannelRanges& r, double quantile) {
 ShadowWeights::ShadowWeights(const hetero_tensor_desc& w, const uint8_t* data, float threshold, const ChannelRanges& ranges)
     : desc_(w), data_(data), threshold_(threshold), rows_(w.shape[0]), k_(sdk::row_width(w)) {
     columns_.resize(size_t(k_));
+    std::vector<int64_t> hot;
     for (int64_t c = 0; c < k_ && c < int64_t(ranges.channel_max.size()); ++c)
-        if (ranges.channel_max[size_t(c)] > threshold_) column(c);
+        if (ranges.channel_max[size_t(c)] > threshold_) hot.push_back(c);
+    load(hot);
 }
 
 size_t ShadowWeights::hot_channels() const {
@@ -118,21 +120,21 @@ size_t ShadowWeights::hot_channels() const {
 
 uint64_t ShadowWeights::bytes() const { return uint64_t(hot_channels()) * uint64_t(rows_) * 4; }
 
-const float* ShadowWeights::column(int64_t c) {
+void ShadowWeights::load(const std::vector<int64_t>& channels) {
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<float>& col = columns_[size_t(c)];
-    if (col.empty()) {
-        // Rows are stored whole (blocks of 32 for Q8_0/Q4_0): dequantise the
-        // row's block holding c. Rare after calibration: once per new channel.
-        col.resize(size_t(rows_));
-        const uint64_t row_bytes = sdk::row_bytes(desc_.dtype, k_);
-        std::vector<float> row(static_cast<size_t>(k_));
-        for (int64_t r = 0; r < rows_; ++r) {
-            sdk::row_to_f32(desc_.dtype, data_ + uint64_t(r) * row_bytes, row.data(), k_);
-            col[size_t(r)] = row[size_t(c)];
-        }
+    std::vector<int64_t> missing;
+    for (int64_t c : channels)
+        if (columns_[size_t(c)].empty()) missing.push_back(c);
+    if (missing.empty()) return;
+    for (int64_t c : missing) columns_[size_t(c)].resize(size_t(rows_));
+    // Each row dequantised once for all missing channels (rows are stored
+    // whole: blocks of 32 for Q8_0/Q4_0).
+    const uint64_t row_bytes = sdk::row_bytes(desc_.dtype, k_);
+    std::vector<float> row(static_cast<size_t>(k_));
+    for (int64_t r = 0; r < rows_; ++r) {
+        sdk::row_to_f32(desc_.dtype, data_ + uint64_t(r) * row_bytes, row.data(), k_);
+        for (int64_t c : missing) columns_[size_t(c)][size_t(r)] = row[size_t(c)];
     }
-    return col.data();
 }
 
 ShadowResult matmul_shadow(const float* x, int64_t n, const Int8Weights& w, ShadowWeights& shadow, std::vector<int8_t>& qx, float* y) {
@@ -146,13 +148,16 @@ ShadowResult matmul_shadow(const float* x, int64_t n, const Int8Weights& w, Shad
     matmul_w8a8(qx.data(), s, n, w, y);
     ShadowResult res;
     if (amax <= t) return res;
-    std::vector<float> acc;
+    std::vector<int64_t> channels;
     for (int64_t c = 0; c < k; ++c) {
         bool outlier = false;
         for (int64_t i = 0; i < n && !outlier; ++i) outlier = std::fabs(x[i * k + c]) > t;
-        if (!outlier) continue;
-        res.outlier_channels += 1;
-        if (acc.empty()) acc.assign(size_t(n * m), 0.0f);
+        if (outlier) channels.push_back(c);
+    }
+    res.outlier_channels = int64_t(channels.size());
+    shadow.load(channels);
+    std::vector<float> acc(size_t(n * m), 0.0f);
+    for (int64_t c : channels) {
         const float* col = shadow.column(c);
         for (int64_t i = 0; i < n; ++i) {
             const float v = x[i * k + c];
@@ -162,8 +167,7 @@ ShadowResult matmul_shadow(const float* x, int64_t n, const Int8Weights& w, Shad
             for (int64_t r = 0; r < m; ++r) a[r] += beyond * col[r];
         }
     }
-    if (!acc.empty())
-        for (int64_t i = 0; i < n * m; ++i) y[i] += acc[size_t(i)];
+    for (int64_t i = 0; i < n * m; ++i) y[i] += acc[size_t(i)];
     return res;
 }
 

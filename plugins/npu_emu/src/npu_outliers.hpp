@@ -55,8 +55,10 @@ public:
     float threshold() const { return threshold_; }
     size_t hot_channels() const;
     uint64_t bytes() const;
-    // Column c of W (m floats), loaded on first use.
-    const float* column(int64_t c);
+    // Loads the columns of `channels` not loaded yet, in one pass over W.
+    void load(const std::vector<int64_t>& channels);
+    // Column c of W (m floats); load() it first.
+    const float* column(int64_t c) const { return columns_[size_t(c)].data(); }
 
 private:
     hetero_tensor_desc desc_;

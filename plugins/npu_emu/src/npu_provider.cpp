@@ -88,7 +88,7 @@ public:
     std::vector<Int8Weights> weights;  // per node (empty for f16 matmuls)
     std::vector<double> node_seconds;  // modelled, per node
     std::vector<std::unique_ptr<ShadowWeights>> shadow;  // per node; null = no shadow outliers
-    std::vector<uint64_t> weight_keys;                   // per node: the weight tensor's bytes, hashed
+    std::vector<uint64_t> weight_keys;                   // per node: the weight tensor's bytes, hashed (0 with outliers=off)
     std::vector<ChannelRanges> ranges;                   // calibrate mode: per node
     std::string ranges_dir;                              // calibrate mode: saved there when released
     std::mutex ranges_mu;
@@ -180,7 +180,7 @@ public:
         // it at execute (as graph inputs), so the layers' equal graphs are
         // one graph, built once and shared across chunks and layers
         // (llm.npu §3.2's chunk-sharing graph).
-        uint64_t key = 1469598103934665603ull;
+        uint64_t key = sdk::kFnvOffset;
         for (const hetero_tensor_desc& d : tensors) {
             key = fnv1a(&d.dtype, sizeof d.dtype, key);
             key = fnv1a(&d.kind, sizeof d.kind, key);
@@ -192,9 +192,9 @@ public:
             const hetero_tensor_desc& w = tensors[size_t(n.inputs[1])];
             const uint8_t* wdata = sdk::host_data(constants[size_t(n.inputs[1])]);
             exe->node_seconds.push_back(matmul_seconds(profile_, n, tensors.data()));
-            uint64_t wkey = fnv1a(&w.dtype, sizeof w.dtype);
-            wkey = fnv1a(w.shape, sizeof(int64_t) * w.ndim, wkey);
-            exe->weight_keys.push_back(fnv1a(wdata, sdk::tensor_bytes(w), wkey));
+            // Calibrations are filed under the weight's bytes; hashing them is
+            // only worth it when outliers are recorded or used.
+            exe->weight_keys.push_back(outliers_ == OutlierMode::off ? 0 : weight_key(w, wdata));
             exe->shadow.emplace_back();
             if (runs_w8a8(w.dtype)) {
                 exe->weights.push_back(quantize_weights(w, wdata, profile_.weight_per_tensor));
@@ -266,6 +266,11 @@ public:
     }
 
 private:
+    static uint64_t weight_key(const hetero_tensor_desc& w, const uint8_t* data) {
+        const uint64_t h = fnv1a(w.shape, sizeof(int64_t) * w.ndim, fnv1a(&w.dtype, sizeof w.dtype));
+        return fnv1a(data, sdk::tensor_bytes(w), h);
+    }
+
     // Shadow outliers for one int8 matmul, from the weight's calibration.
     void attach_shadow(NpuExecutable& exe, const hetero_tensor_desc& w, const uint8_t* wdata) {
         std::string warning;
