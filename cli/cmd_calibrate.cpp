@@ -49,10 +49,7 @@ void calibrate(CalibrateOptions o) {
     {
         // The device records when its executables are released, with the session.
         Session session(m.file, planned.plan, so);
-        for (size_t start = 0; start < tokens.size(); start += size_t(window)) {
-            const size_t len = std::min(size_t(window), tokens.size() - start);
-            session.forward(std::vector<int32_t>(tokens.begin() + long(start), tokens.begin() + long(start + len)), 0);
-        }
+        for (const std::vector<int32_t>& w : token_windows(tokens, window)) session.forward(w, 0);
     }
     fmt::print("calibrated the matmuls of {} on {} over {} tokens of {} (windows of {})\n", m.path, dev->label(), tokens.size(), text_path, window);
 }
@@ -62,8 +59,7 @@ void calibrate(CalibrateOptions o) {
 void add_calibrate_command(CLI::App& app) {
     auto o = std::make_shared<CalibrateOptions>();
     CLI::App* cmd = app.add_subcommand("calibrate", "record activation ranges for npu_emu's shadow outlier execution");
-    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
-    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("-f,--file", o->text_file, "calibration text (default: the shipped models/text/calibration.txt)");
     cmd->add_option("--window", o->window, "tokens per forward pass")->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--device", o->device, "the device to calibrate (default: the npu_emu device)");

@@ -49,13 +49,12 @@ Score score(Session& run, Session* reference, const std::vector<int32_t>& tokens
     Score s;
     std::vector<double> lp, lq;
     const size_t V = size_t(n_vocab);
-    for (size_t start = 0; start + 1 < tokens.size(); start += size_t(window)) {
-        const size_t len = std::min(size_t(window), tokens.size() - start);
-        if (len < 2) break;
-        const std::vector<int32_t> w(tokens.begin() + long(start), tokens.begin() + long(start + len));
-        const std::vector<float> out = run.forward(w, 0);
+    for (const std::vector<int32_t>& w : token_windows(tokens, window)) {
+        if (w.size() < 2) break;  // a last single token has nothing to predict it
+        // Each session keeps its own logits until its next forward.
+        const std::vector<float>& out = run.forward(w, 0);
         const std::vector<float>* ref = reference ? &reference->forward(w, 0) : nullptr;
-        for (size_t j = 1; j < len; ++j) {
+        for (size_t j = 1; j < w.size(); ++j) {
             const float* row = out.data() + (j - 1) * V;
             log_softmax(row, V, lp);
             s.nll -= lp[size_t(w[j])];
@@ -128,8 +127,7 @@ void perplexity(const PerplexityOptions& o) {
 void add_perplexity_command(CLI::App& app) {
     auto o = std::make_shared<PerplexityOptions>();
     CLI::App* cmd = app.add_subcommand("perplexity", "score a text: perplexity, and top-1 agreement with a reference run");
-    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
-    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("-f,--file", o->text_file, "the text to score")->required();
     cmd->add_option("--window", o->window, "tokens per scored window (each starts at position 0)")->check(CLI::Range(2, 1 << 20));
     cmd->add_option("--batch", o->batch, "tokens per forward pass (default: the window)")->check(CLI::NonNegativeNumber);

@@ -20,8 +20,7 @@ void add_plan_command(CLI::App& app) {
     };
     auto o = std::make_shared<Opts>();
     CLI::App* cmd = app.add_subcommand("plan", "show how a model is split across devices");
-    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
-    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("--prompt-len", o->prompt_len, "prompt length the prefill plan is made for")->check(CLI::PositiveNumber);
     cmd->add_option("-n,--n-predict", o->n_generate, "tokens to generate, weighing decode against prefill")->check(CLI::PositiveNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);

@@ -107,8 +107,7 @@ void profile(const ProfileCmdOptions& o) {
 void add_profile_command(CLI::App& app) {
     auto o = std::make_shared<ProfileCmdOptions>();
     CLI::App* cmd = app.add_subcommand("profile", "measure what the model's ops cost on each device (cached for the planner)");
-    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
-    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("--max-tokens", o->max_tokens, "measure token counts up to this (default: the context, at most 4096)")
         ->check(CLI::PositiveNumber);
     cmd->add_flag("--force", o->force, "measure again even when a cached profile fits");

@@ -98,8 +98,7 @@ void run(const RunOptions& o) {
 void add_run_command(CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
     CLI::App* cmd = app.add_subcommand("run", "generate text with a model (default: the shipped TinyStories model)");
-    cmd->add_option("-m,--model", o->model, "GGUF file or llama2.c checkpoint (.bin)");
-    cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.bin for a llama2.c checkpoint");
+    add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("-p,--prompt", o->prompt, "prompt text");
     cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,13 @@ std::string read_text_file(const std::string& path) {
     s << in.rdbuf();
     if (!in && !in.eof()) throw Error(fmt::format("text {}: cannot be read", path));
     return s.str();
+}
+
+std::vector<std::vector<int32_t>> token_windows(const std::vector<int32_t>& tokens, int32_t window) {
+    std::vector<std::vector<int32_t>> out;
+    for (size_t start = 0; start < tokens.size(); start += size_t(window))
+        out.emplace_back(tokens.begin() + long(start), tokens.begin() + long(std::min(tokens.size(), start + size_t(window))));
+    return out;
 }
 
 int& exit_code() {
@@ -123,6 +131,11 @@ void write_trace(const TraceRecorder& trace, const std::string& path) {
     for (const auto& a : trace.accuracy())
         fmt::print(stderr, "  {}: {} executables, {} {:.2f} ms, predicted {:.2f} ms, median |error| {:.1f} %\n", a.track, a.count,
                    a.simulated ? "simulated" : "measured", a.measured * 1e3, a.predicted * 1e3, a.median_abs_error * 100);
+}
+
+void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer) {
+    cmd.add_option("-m,--model", model, "GGUF file or llama2.c checkpoint (.bin)");
+    cmd.add_option("--tokenizer", tokenizer, "tokenizer.bin for a llama2.c checkpoint");
 }
 
 void add_cache_type_option(CLI::App& cmd, std::string& value) {

@@ -67,12 +67,19 @@ std::string shipped_file_path(const std::string& name);
 
 std::vector<std::string> split_list(const std::string& s);
 
+// `tokens` cut into consecutive windows of at most `window` tokens (each is
+// evaluated from position 0: perplexity, calibration).
+std::vector<std::vector<int32_t>> token_windows(const std::vector<int32_t>& tokens, int32_t window);
+
 // A text file (a regular file of at most 64 MiB); errors name it.
 std::string read_text_file(const std::string& path);
 
 // "f32", "f16", "q8_0", "q4_0" -> hetero_dtype (the choices CLI11 checks against).
 inline const std::vector<std::string> kWeightTypeNames = {"f32", "f16", "q8_0", "q4_0"};
 uint32_t weight_type_from_name(const std::string& name);
+
+// -m/--model and --tokenizer of the commands that open a model.
+void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer);
 
 // --cache-type of `run` and `bench` (see hetero::CacheType).
 void add_cache_type_option(CLI::App& cmd, std::string& value);

@@ -97,6 +97,18 @@ struct NodeGraph {
     }
 };
 
+// y = a + b (b broadcast over a's rows): the profiler's filler work.
+NodeGraph add_graph(const hetero_tensor_desc& a, const hetero_tensor_desc& b) {
+    NodeGraph g;
+    g.tensors = {a, b, a};
+    g.node.op = HETERO_OP_ADD;
+    g.node.n_inputs = 2;
+    g.node.inputs[0] = 0;
+    g.node.inputs[1] = 1;
+    g.node.output = 2;
+    return g;
+}
+
 // What one profile run holds on a device; everything is released when it goes.
 class DeviceWork {
 public:
@@ -195,7 +207,6 @@ private:
         uint64_t bytes = kEvictBytes;
         if (d_.props.memory_bytes) bytes = std::min<uint64_t>(bytes, d_.props.memory_bytes / 8);
         const int64_t rows = std::max<int64_t>(1, int64_t(bytes / (kWidth * 4)));
-        NodeGraph g;
         hetero_tensor_desc big{}, row{};
         big.dtype = row.dtype = HETERO_DTYPE_F32;
         big.kind = row.kind = HETERO_TENSOR_BOUND;
@@ -204,12 +215,7 @@ private:
         big.shape[1] = kWidth;
         row.ndim = 1;
         row.shape[0] = kWidth;
-        g.tensors = {big, row, big};
-        g.node.op = HETERO_OP_ADD;
-        g.node.n_inputs = 2;
-        g.node.inputs[0] = 0;
-        g.node.inputs[1] = 1;
-        g.node.output = 2;
+        NodeGraph g = add_graph(big, row);
         const std::vector<uint8_t> zeros(uint64_t(rows) * kWidth * 4);  // zeros: no denormal slow paths
         for (int32_t t = 0; t < 3; ++t) {
             const uint64_t n = sdk::tensor_bytes(g.tensors[size_t(t)]);
@@ -477,19 +483,13 @@ private:
     // An ADD of one 32-float row: its round trip is submission + synchronisation.
     double measure_launch() {
         Scratch s(work_);
-        NodeGraph g;
         hetero_tensor_desc row{};
         row.dtype = HETERO_DTYPE_F32;
         row.kind = HETERO_TENSOR_BOUND;
         row.ndim = 2;
         row.shape[0] = 1;
         row.shape[1] = 32;
-        g.tensors = {row, row, row};
-        g.node.op = HETERO_OP_ADD;
-        g.node.n_inputs = 2;
-        g.node.inputs[0] = 0;
-        g.node.inputs[1] = 1;
-        g.node.output = 2;
+        const NodeGraph g = add_graph(row, row);
         std::vector<uint8_t> data(128);
         fill_random(data, HETERO_DTYPE_F32, 32);
         std::vector<hetero_binding> bound;

@@ -5,6 +5,8 @@
 #include <hetero/runtime/generate.hpp>
 #include <hetero/runtime/open_model.hpp>
 
+#include "build_tree_registry.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -49,15 +51,7 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
     return info.param.provider + "_" + m + (info.param.cache == hetero::CacheType::f16 ? "_f16_cache" : "");
 }
 
-hetero::Registry& registry() {
-    static hetero::Registry reg([] {
-        hetero::RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        return o;
-    }());
-    return reg;
-}
+hetero::Registry& registry() { return hetero::test::build_tree_registry(); }
 
 std::vector<Case> cases() {
     std::vector<Case> out;

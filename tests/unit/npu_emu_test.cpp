@@ -103,18 +103,32 @@ std::vector<uint8_t> make_weights(uint32_t dtype, int64_t m, int64_t k, std::mt1
     return out;
 }
 
-// Runs y = x W^T on the emulated NPU; returns y and the event's seconds.
-std::vector<float> run_matmul(hetero_ep* ep, const std::vector<float>& x, int64_t n, int64_t k, uint32_t wdtype,
-                              std::vector<uint8_t>& w, int64_t m, double* seconds = nullptr, uint32_t* flags = nullptr) {
-    const hetero_ep_api& api = *plugin().api;
-    hetero_tensor_desc t[3] = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, k), desc(wdtype, HETERO_TENSOR_CONSTANT, m, k),
-                               desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, m)};
+// y [n, m] = x [n, k] W^T, as one matmul node over tensors 0, 1 -> 2.
+hetero_node matmul_node() {
     hetero_node node{};
     node.op = HETERO_OP_MATMUL;
     node.n_inputs = 2;
     node.inputs[0] = 0;
     node.inputs[1] = 1;
     node.output = 2;
+    return node;
+}
+
+// W [m, k] of `dtype` as floats.
+std::vector<float> dequantized(uint32_t dtype, const std::vector<uint8_t>& w, int64_t m, int64_t k) {
+    const uint64_t rb = hetero::sdk::row_bytes(dtype, k);
+    std::vector<float> wf(size_t(m * k));
+    for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(dtype, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+    return wf;
+}
+
+// Runs y = x W^T on the emulated NPU; returns y and the event's seconds.
+std::vector<float> run_matmul(hetero_ep* ep, const std::vector<float>& x, int64_t n, int64_t k, uint32_t wdtype,
+                              std::vector<uint8_t>& w, int64_t m, double* seconds = nullptr, uint32_t* flags = nullptr) {
+    const hetero_ep_api& api = *plugin().api;
+    hetero_tensor_desc t[3] = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, k), desc(wdtype, HETERO_TENSOR_CONSTANT, m, k),
+                               desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, m)};
+    const hetero_node node = matmul_node();
     const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, t, &node};
     hetero_buffer *wb = nullptr, *xb = nullptr, *yb = nullptr;
     std::vector<float> y(size_t(n * m));
@@ -140,11 +154,7 @@ std::vector<float> run_matmul(hetero_ep* ep, const std::vector<float>& x, int64_
 double estimate(hetero_ep* ep, int64_t n, int64_t k, int64_t m) {
     hetero_tensor_desc t[3] = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, k), desc(HETERO_DTYPE_Q8_0, HETERO_TENSOR_CONSTANT, m, k),
                                desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, n, m)};
-    hetero_node node{};
-    node.op = HETERO_OP_MATMUL;
-    node.n_inputs = 2;
-    node.inputs[1] = 1;
-    node.output = 2;
+    const hetero_node node = matmul_node();
     double est = -1;
     EXPECT_EQ(plugin().api->op_supported(ep, 0, &node, t, 3, &est), HETERO_OK) << plugin().api->last_error();
     return est;
@@ -321,9 +331,7 @@ std::vector<float> shadow_reference(const std::vector<float>& x, int64_t n, int6
     for (size_t i = 0; i < x.size(); ++i) clamped[i] = std::clamp(x[i], -t, t);
     std::vector<float> y(size_t(n * m));
     hetero::reference::matmul_w8a8(clamped.data(), n, desc(wdtype, HETERO_TENSOR_CONSTANT, m, k), w.data(), false, y.data());
-    const uint64_t rb = hetero::sdk::row_bytes(wdtype, k);
-    std::vector<float> wf(size_t(m * k));
-    for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(wdtype, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+    const std::vector<float> wf = dequantized(wdtype, w, m, k);
     std::vector<float> acc(size_t(n * m), 0.f);
     for (int64_t c = 0; c < k; ++c) {
         bool any = false;
@@ -362,9 +370,7 @@ TEST_F(NpuEmu, ShadowOutliersAreExactFromACalibration) {
         Instance cal(Opts{{"cache_dir", dir}, {"outliers", "calibrate"}});
         ASSERT_EQ(cal.status, HETERO_OK) << plugin().api->last_error();
         const std::vector<float> y = run_matmul(cal.ep, calib, 48, k, HETERO_DTYPE_Q8_0, w, m);
-        std::vector<float> wf(size_t(m * k));
-        const uint64_t rb = hetero::sdk::row_bytes(HETERO_DTYPE_Q8_0, k);
-        for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(HETERO_DTYPE_Q8_0, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+        const std::vector<float> wf = dequantized(HETERO_DTYPE_Q8_0, w, m, k);
         for (int64_t i = 0; i < 48; ++i)
             for (int64_t r = 0; r < m; ++r) {
                 double want = 0;
@@ -400,9 +406,7 @@ TEST_F(NpuEmu, ShadowOutliersAreExactFromACalibration) {
         const std::vector<float> x = activations(64, k, rng, {5, 40}, 40.f);
         const std::vector<float> a = run_matmul(shadow.ep, x, 64, k, HETERO_DTYPE_Q8_0, w, m);
         const std::vector<float> b = run_matmul(off.ep, x, 64, k, HETERO_DTYPE_Q8_0, w, m);
-        std::vector<float> wf(size_t(m * k));
-        const uint64_t rb = hetero::sdk::row_bytes(HETERO_DTYPE_Q8_0, k);
-        for (int64_t r = 0; r < m; ++r) hetero::sdk::row_to_f32(HETERO_DTYPE_Q8_0, w.data() + uint64_t(r) * rb, wf.data() + r * k, k);
+        const std::vector<float> wf = dequantized(HETERO_DTYPE_Q8_0, w, m, k);
         double ea = 0, eb = 0;
         for (int64_t i = 0; i < 64; ++i)
             for (int64_t r = 0; r < m; ++r) {

@@ -5,19 +5,13 @@
 #include <hetero/runtime/open_model.hpp>
 #include <hetero/runtime/session.hpp>
 
+#include "build_tree_registry.hpp"
+
 #include <gtest/gtest.h>
 
 namespace {
 
-hetero::Registry& split_registry() {
-    static hetero::Registry reg([] {
-        hetero::RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        return o;
-    }());
-    return reg;
-}
+hetero::Registry& split_registry() { return hetero::test::build_tree_registry(); }
 
 std::vector<int32_t> greedy_tokens(const hetero::ModelFile& model, const hetero::Tokenizer& tok, const hetero::Plan& plan, int n) {
     hetero::SessionOptions so;
