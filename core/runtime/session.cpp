@@ -599,7 +599,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                 const double measured = seconds_since(t0);  // before the prediction below costs host time
                 double predicted = -1;
                 if (options_.cost) {
-                    predicted = options_.cost->launch_seconds(device);
+                    predicted = options_.cost->execute_seconds(device, P.n);
                     for (size_t i : t.nodes) {
                         OpShape s = op_shape(P.graph, i, int64_t(pos) + (P.n + 1) / 2);
                         if (t.share >= 0) s.m = t.share_rows;

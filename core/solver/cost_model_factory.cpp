@@ -14,6 +14,7 @@ public:
         : prior_(devices), profiled_(devices, std::move(profiles), &prior_) {}
     double node_seconds(size_t d, const OpShape& s) const override { return profiled_.node_seconds(d, s); }
     double launch_seconds(size_t d) const override { return profiled_.launch_seconds(d); }
+    double execute_seconds(size_t d, int64_t n) const override { return profiled_.execute_seconds(d, n); }
     double transfer_seconds(size_t a, size_t b, uint64_t bytes) const override { return profiled_.transfer_seconds(a, b, bytes); }
     double compile_seconds(size_t d) const override { return profiled_.compile_seconds(d); }
     std::string source(size_t d) const override { return profiled_.source(d); }

@@ -93,7 +93,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
     const uint64_t hidden_bytes = uint64_t(hp.n_embd) * 4;
     prob.handoff_seconds = [&, hidden_bytes](size_t a, size_t b, int p) {
         if (a == b) return 0.0;
-        return phase_repeat[p] * (cost.transfer_seconds(a, b, hidden_bytes * uint64_t(phase_n[p])) + cost.launch_seconds(b));
+        return phase_repeat[p] * (cost.transfer_seconds(a, b, hidden_bytes * uint64_t(phase_n[p])) + cost.execute_seconds(b, phase_n[p]));
     };
     const uint64_t cache_bytes = uint64_t(req.n_ctx) * uint64_t(hp.n_head_kv * hp.head_dim) * 4 * 2;
 
@@ -104,7 +104,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
         for (size_t d = 0; d < N; ++d) {
             for (int p = 0; p < kPhases; ++p) {
                 const ModelGraph& g = graphs[d][size_t(p)];
-                double t = (l == 0 || l == n_layer) ? cost.launch_seconds(d) : 0.0;  // the first task and the head's
+                double t = (l == 0 || l == n_layer) ? cost.execute_seconds(d, phase_n[p]) : 0.0;  // the first task and the head's
                 for (size_t i = 0; i < g.nodes.size(); ++i) {
                     const ModelNode& mn = g.nodes[i];
                     if (mn.layer != l || is_matmul_role(mn.role)) continue;
@@ -146,7 +146,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
             sm.copy_seconds = [&, in_width](size_t h, size_t d, int p, int64_t rows) {
                 const uint64_t n = uint64_t(phase_n[p]);
                 return phase_repeat[p] * (cost.transfer_seconds(h, d, n * uint64_t(in_width) * 4) +
-                                          cost.transfer_seconds(d, h, n * uint64_t(rows) * 4) + cost.launch_seconds(d));
+                                          cost.transfer_seconds(d, h, n * uint64_t(rows) * 4) + cost.execute_seconds(d, phase_n[p]));
             };
             // The home's own part of a hand-out: two more round trips (before
             // the shares, after the merge), the host merge of the whole output
@@ -155,7 +155,7 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
             const int64_t out_rows = sm.rows;
             sm.away_seconds = [&, out_rows](size_t h, int p) {
                 const double bytes = double(phase_n[p]) * double(out_rows) * 4;
-                double t = 2 * cost.launch_seconds(h) + bytes / PriorCostModel::kHostCopyBytesPerSecond;
+                double t = 2 * cost.execute_seconds(h, phase_n[p]) + bytes / PriorCostModel::kHostCopyBytesPerSecond;
                 if (!(devices[h].props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY)) t += 2 * bytes / PriorCostModel::kBusBytesPerSecond;
                 return phase_repeat[p] * t;
             };

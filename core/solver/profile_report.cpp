@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hetero {
 
@@ -44,6 +45,11 @@ std::string describe_profile(const DeviceProfile& p) {
     if (!p.layer_scale.empty()) {
         s += "  whole layer / sum of its nodes, n:";
         for (const ProfilePoint& pt : p.layer_scale.points) s += fmt::format(" {}:{:.2f}", pt.x, pt.seconds);
+        s += "\n";
+    }
+    if (!p.session_fit.empty()) {
+        s += "  session executables = launch + overhead + scale x nodes, n:";
+        for (const SessionFitPoint& f : p.session_fit) s += fmt::format(" {}:{}{}/{:.2f}", f.n, f.overhead_seconds < 0 ? "-" : "+", secs(std::abs(f.overhead_seconds)), f.scale);
         s += "\n";
     }
     s += fmt::format("  held-out error: {}\n", describe_held_out(p));

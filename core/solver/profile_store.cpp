@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,7 +28,7 @@ using nlohmann::json;
 namespace {
 
 // Bumped when the layout below changes; older files are then reported stale.
-constexpr int kFormatVersion = 2;  // 2: layer_scale
+constexpr int kFormatVersion = 3;  // 2: layer_scale; 3: session_fit
 constexpr const char* kFormatName = "hetero-profile";
 
 std::string sanitise(const std::string& s, size_t max_len) {
@@ -199,6 +200,15 @@ DeviceProfile read_profile_file(const std::string& path) {
         }
         if (p.families.empty()) throw Error("no op families");
         if (j.contains("layer_scale")) p.layer_scale = table_from_json(j.at("layer_scale"), "layer_scale");
+        if (j.contains("session_fit")) {
+            for (const auto& f : j.at("session_fit")) {
+                SessionFitPoint pt{f.at("n").get<int64_t>(), f.at("scale").get<double>(), f.at("overhead_seconds").get<double>()};
+                if (pt.n < 1 || !(pt.scale > 0) || !std::isfinite(pt.overhead_seconds) || std::abs(pt.overhead_seconds) > 1.0)
+                    throw Error(fmt::format("session_fit: bad point n={} scale={} overhead={}", pt.n, pt.scale, pt.overhead_seconds));
+                if (!p.session_fit.empty() && pt.n <= p.session_fit.back().n) throw Error("session_fit: points are not in ascending order");
+                p.session_fit.push_back(pt);
+            }
+        }
         p.file = path;
         return p;
     } catch (const json::exception& e) {
@@ -247,6 +257,11 @@ std::string save_profile(const DeviceProfile& p) {
                     {"compile_seconds", p.compile_seconds},
                     {"families", families}};
     if (!p.layer_scale.empty()) j["layer_scale"] = table_to_json(p.layer_scale);
+    if (!p.session_fit.empty()) {
+        json fit = json::array();
+        for (const SessionFitPoint& f : p.session_fit) fit.push_back({{"n", f.n}, {"scale", f.scale}, {"overhead_seconds", f.overhead_seconds}});
+        j["session_fit"] = fit;
+    }
     const std::string path = profile_path(p.key);
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);

@@ -27,6 +27,17 @@ double ProfileTable::predict(double x) const {
     return std::max(t, kMinNodeSeconds);
 }
 
+SessionFitPoint session_fit_at(const std::vector<SessionFitPoint>& fit, int64_t n) {
+    if (fit.empty()) return {n, 1.0, 0.0};
+    if (n <= fit.front().n) return fit.front();
+    if (n >= fit.back().n) return fit.back();
+    size_t i = 0;
+    while (fit[i + 1].n < n) ++i;
+    const SessionFitPoint &a = fit[i], &b = fit[i + 1];
+    const double t = double(n - a.n) / double(b.n - a.n);
+    return {n, a.scale + (b.scale - a.scale) * t, a.overhead_seconds + (b.overhead_seconds - a.overhead_seconds) * t};
+}
+
 HeldOutSummary held_out_summary(const DeviceProfile& p, double min_seconds) {
     std::vector<double> errs;
     HeldOutSummary s;
@@ -75,7 +86,8 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
             // A prefill chunk's attention (n > 1) reads the n table, which was
             // measured at position 0; chunks further into the context cost
             // more than it says.
-            const double scale = p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n));
+            const double scale = (p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n))) *
+                                 session_fit_at(p->session_fit, shape.n).scale;
             if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
             if (!f.by_n.empty()) return scale * f.by_n.predict(double(shape.n));
         }
@@ -86,6 +98,13 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
 double ProfiledCostModel::launch_seconds(size_t device) const {
     if (const auto& p = profiles_.at(device)) return p->launch_seconds;
     return fallback(device, "launch costs").launch_seconds(device);
+}
+
+double ProfiledCostModel::execute_seconds(size_t device, int64_t n) const {
+    if (const auto& p = profiles_.at(device))
+        // Never below a tenth of the launch test: a fit's negative overhead is a correction, not a free execute.
+        return std::max(0.1 * p->launch_seconds, p->launch_seconds + session_fit_at(p->session_fit, n).overhead_seconds);
+    return fallback(device, "launch costs").execute_seconds(device, n);
 }
 
 double ProfiledCostModel::transfer_seconds(size_t from, size_t to, uint64_t bytes) const {

@@ -6,6 +6,8 @@
 // bound buffers filled with plausible data. Nodes that read weights or a KV
 // cache are timed with the device's caches evicted first, as they are in a
 // forward pass.
+#include "session_fit.hpp"
+
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
 #include <hetero/runtime/model_graph.hpp>
@@ -411,7 +413,7 @@ public:
         const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), default_cache_dtype(d_.props));
         const ModelGraph mg = build_model_graph(model_, 1, p.n_ctx, cache, true);
         const std::vector<Item> items = plan_items(mg, p);
-        total_ = double(items.size() + 2 + layer_points_.size());
+        total_ = double(items.size() + 2 + layer_points_.size() + session_fit_points(p.max_tokens).size());
 
         report("launch", "", 0);
         p.launch_seconds = measure_launch();
@@ -442,6 +444,15 @@ public:
         } catch (const Error& e) {
             log(LogLevel::warn, fmt::format("{}: whole layers not measured (node figures stand alone): {}", d_.label(), e.what()));
             p.layer_scale = ProfileTable{};
+        }
+        try {
+            fit_session(d_, model_, p, o_, [&](int64_t n) {
+                report("session", "n", n);
+                ++done_;
+            });
+        } catch (const Error& e) {
+            log(LogLevel::warn, fmt::format("{}: no session fit (executables are predicted from the tables alone): {}", d_.label(), e.what()));
+            p.session_fit.clear();
         }
         if (!work_.compile_times.empty()) {
             p.first_compile_seconds = work_.compile_times.front();

@@ -175,6 +175,18 @@ TEST_F(Profile, MeasuredProfileRoundTripsThroughTheCache) {
         for (size_t i = 0; i < f.by_n.held_out.size(); ++i) EXPECT_EQ(g.by_n.held_out[i].predicted, f.by_n.held_out[i].predicted);
     }
     EXPECT_NE(describe_profile(*back).find("matmul"), std::string::npos);
+    // The session fit: decode and every prefill point up to the cap, each with a usable line.
+    ASSERT_EQ(p.session_fit.size(), 3u);  // n = 1, 16, 64
+    EXPECT_EQ(p.session_fit.front().n, 1);
+    EXPECT_EQ(p.session_fit.back().n, 64);
+    ASSERT_EQ(back->session_fit.size(), p.session_fit.size());
+    for (size_t i = 0; i < p.session_fit.size(); ++i) {
+        EXPECT_GT(p.session_fit[i].scale, 0);
+        EXPECT_GE(p.launch_seconds + p.session_fit[i].overhead_seconds, 0.1 * p.launch_seconds - 1e-12);
+        EXPECT_EQ(back->session_fit[i].scale, p.session_fit[i].scale);
+        EXPECT_EQ(back->session_fit[i].overhead_seconds, p.session_fit[i].overhead_seconds);
+    }
+    EXPECT_NE(describe_profile(*back).find("session executables"), std::string::npos);
 }
 
 TEST_F(Profile, NoFileIsAbsentWithoutWarning) {
@@ -281,4 +293,28 @@ TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
     EXPECT_DOUBLE_EQ(both.transfer_seconds(0, 1, 1000000), 1e-6 + 1e-3);
     EXPECT_DOUBLE_EQ(both.transfer_seconds(1, 0, 1000000), 2e-6 + 5e-4);
     EXPECT_THROW(both.node_seconds(0, matmul_shape(3, 65)), Error);
+}
+
+TEST_F(Profile, SessionFitScalesNodesAndAddsItsOverheadPerExecute) {
+    DeviceProfile p = hand_made();
+    p.session_fit = {{1, 2.0, 3e-6}, {16, 1.0, -5e-6}};
+    ProfiledCostModel cm({cpu_}, {p}, nullptr);
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, matmul_shape(1, 64)), 2 * 1e-5);      // the table's 1e-5 at n = 1, doubled
+    EXPECT_DOUBLE_EQ(cm.execute_seconds(0, 1), 1e-5 + 3e-6);
+    EXPECT_DOUBLE_EQ(cm.execute_seconds(0, 16), 1e-5 - 5e-6);
+    EXPECT_DOUBLE_EQ(cm.execute_seconds(0, 4096), 1e-5 - 5e-6);               // the last point beyond the grid
+    EXPECT_DOUBLE_EQ(session_fit_at(p.session_fit, 6).scale, 2.0 - 5.0 / 15);  // linear in n between points
+    p.session_fit = {{1, 1.0, -1e-3}};
+    EXPECT_DOUBLE_EQ(ProfiledCostModel({cpu_}, {p}, nullptr).execute_seconds(0, 1), 1e-6);  // never below a tenth of launch
+    EXPECT_EQ(session_fit_at({}, 7).scale, 1.0);
+
+    // A bad fit point in the file makes the whole file invalid (ignored with one warning).
+    p.session_fit = {{1, 1.0, 0.0}};
+    const std::string path = save_profile(p);
+    nlohmann::json j = nlohmann::json::parse(read_all(path));
+    j["session_fit"][0]["scale"] = -1;
+    write_all(path, j.dump());
+    Warnings w;
+    EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+    EXPECT_TRUE(mentions(w.lines, "session_fit"));
 }

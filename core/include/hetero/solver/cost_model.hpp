@@ -24,6 +24,10 @@ public:
     // Seconds of one execute whose completion the host waits for, beyond its
     // nodes' time: submission plus one synchronisation.
     virtual double launch_seconds(size_t device) const = 0;
+    // Seconds one executable of a chunk of n tokens costs beyond its nodes'
+    // time as a session runs it (launch_seconds plus the session's own
+    // per-execute work, where a profile has measured it).
+    virtual double execute_seconds(size_t device, int64_t /*n*/) const { return launch_seconds(device); }
     // Seconds to move `bytes` from one device's memory to another's (through
     // the host when they differ; ~0 when both share the host's memory).
     virtual double transfer_seconds(size_t from, size_t to, uint64_t bytes) const = 0;

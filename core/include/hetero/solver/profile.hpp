@@ -96,6 +96,22 @@ struct FamilyProfile {
     ProfileTable by_kv;  // attention only: one token attending to kv cache rows (decode)
 };
 
+// How a session's executables compare with the tables at n tokens: an
+// executable whose nodes the tables (layer_scale applied) predict at S seconds
+// measures launch_seconds + overhead_seconds + scale * S. Fitted to a real
+// session on the device alone (every layer and the head, as a single-device
+// plan runs them): its layers executable and its head executable, at a few
+// prefill chunk sizes and at decode. It holds what one-node and one-layer
+// graphs cannot show: the session's host work per execute (binding tables,
+// waking the provider's threads) and per node across many layers.
+struct SessionFitPoint {
+    int64_t n = 0;  // tokens of the chunk (1: decode)
+    double scale = 1;
+    double overhead_seconds = 0;  // may be negative: the launch test costs more than a session's execute
+};
+// Linear in n between points, the end values beyond them; {1, 0} when empty.
+SessionFitPoint session_fit_at(const std::vector<SessionFitPoint>& fit, int64_t n);
+
 struct DeviceProfile {
     ProfileKey key;
     std::string date;           // when it was measured, UTC, ISO 8601
@@ -121,6 +137,8 @@ struct DeviceProfile {
     // kernels inside an executable, which one-node graphs cannot show; node
     // predictions are multiplied by this ratio. Empty: not measured (1).
     ProfileTable layer_scale;
+    // See SessionFitPoint; ascending n. Empty: not measured.
+    std::vector<SessionFitPoint> session_fit;
     std::string file;  // where it was loaded from or saved to (not stored in the file)
 };
 
@@ -184,9 +202,11 @@ public:
                       const CostModel* fallback);
 
     // Attention with n == 1 reads the kv table (when measured), every other
-    // shape the n table.
+    // shape the n table; both times layer_scale and the session fit's scale.
     double node_seconds(size_t device, const OpShape& shape) const override;
     double launch_seconds(size_t device) const override;
+    // launch_seconds plus the session fit's overhead at n.
+    double execute_seconds(size_t device, int64_t n) const override;
     // Through the host: the source's read fit plus the destination's write
     // fit, where a side that shares the host's memory costs nothing (the
     // session imports host memory there instead of copying); 0 on one device.

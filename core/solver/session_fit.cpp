@@ -1,0 +1,153 @@
+// Session fit: one-node and one-layer graphs leave out what a session adds
+// around them (the binding tables of an execute, waking the provider's
+// threads, many layers' nodes in one executable). Here the model runs as a
+// single-device plan runs it, with a trace, and each executable's measured
+// time is set against what the tables predict for its nodes; a line through
+// the layers executable and the head executable gives, per chunk size, the
+// overhead per execute and the scale of the nodes (SessionFitPoint).
+#include "session_fit.hpp"
+
+#include <hetero/error.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/runtime/trace.hpp>
+#include <hetero/solver/prior_cost_model.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+
+namespace hetero {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// A prefill point whose one forward is predicted to take longer than this is
+// not measured (the fit keeps the largest point's values beyond it).
+constexpr double kMaxForwardSeconds = 1.0;
+// Decode: the prompt before the timed steps, and the steps' bounds.
+constexpr int32_t kDecodePrompt = 16;
+constexpr int kMinDecodeSteps = 8, kMaxDecodeSteps = 64;
+
+// Executable name -> (measured seconds, predicted seconds of its nodes).
+using Samples = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
+
+void collect(const TraceRecorder& trace, size_t from, double execute_seconds, Samples& out) {
+    const auto slices = trace.slices();
+    for (size_t i = from; i < slices.size(); ++i) {
+        const auto& s = slices[i];
+        if (s.category != "execute" || s.predicted_seconds < 0 || s.simulated) continue;
+        auto& [measured, nodes] = out[s.name];
+        measured.push_back(s.seconds);
+        nodes.push_back(std::max(0.0, s.predicted_seconds - execute_seconds));
+    }
+}
+
+// measured - launch = overhead + scale * nodes, through the executables'
+// medians: least squares where at least two executables differ enough in
+// size to tell the overhead from the scale, else a pure scale.
+SessionFitPoint fit_point(int64_t n, const Samples& samples, double launch) {
+    std::vector<std::pair<double, double>> xy;  // (nodes, measured - launch)
+    for (const auto& [name, s] : samples) xy.emplace_back(median(s.second), median(s.first) - launch);
+    double sx = 0, sy = 0;
+    for (auto [x, y] : xy) sx += x, sy += y;
+    SessionFitPoint f{n, 1.0, 0.0};
+    if (xy.empty() || !(sx > 0)) return f;
+    double lo = xy.front().first, hi = lo;
+    for (auto [x, y] : xy) lo = std::min(lo, x), hi = std::max(hi, x);
+    if (xy.size() >= 2 && hi > 1.5 * lo) {
+        const double k = double(xy.size()), mx = sx / k, my = sy / k;
+        double sxx = 0, sxy = 0;
+        for (auto [x, y] : xy) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+        f.scale = sxy / sxx;
+        f.overhead_seconds = my - f.scale * mx;
+    }
+    // An execute never costs less than a tenth of the launch test; a fit
+    // outside that (or a non-positive scale) falls back to a pure scale.
+    if (!(f.scale > 0) || !std::isfinite(f.overhead_seconds) || f.overhead_seconds < -0.9 * launch) {
+        f.overhead_seconds = 0;
+        f.scale = std::max(sy, 0.0) / sx;
+    }
+    if (!(f.scale > 0)) f.scale = 1.0;
+    return f;
+}
+
+}  // namespace
+
+std::vector<int64_t> session_fit_points(int64_t cap) {
+    std::vector<int64_t> out{1};
+    for (int64_t n : {16, 64, 256, 512})
+        if (n <= cap) out.push_back(n);
+    return out;
+}
+
+void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile& profile, const ProfileOptions& options,
+                 const std::function<void(int64_t n)>& progress) {
+    profile.session_fit.clear();
+    const std::vector<DeviceRef> devices{device};
+    PriorCostModel prior(devices);
+    ProfiledCostModel cost(devices, {profile}, &prior);
+    TraceRecorder trace;
+    SessionOptions so;
+    so.n_ctx = profile.n_ctx;
+    so.cost = &cost;
+    so.trace = &trace;
+    Session session(model, plan_single_device(model.hparams.n_layer, devices, 0), so);
+    const int32_t n_ctx = session.n_ctx();
+    const int32_t cap = std::min<int32_t>({profile.max_tokens, so.max_batch, n_ctx - 1});
+    std::mt19937 rng(20261125);
+    std::uniform_int_distribution<int32_t> token(0, model.hparams.n_vocab - 1);
+    auto tokens = [&](int64_t n) {
+        std::vector<int32_t> t(static_cast<size_t>(n));
+        for (auto& x : t) x = token(rng);
+        return t;
+    };
+    for (int64_t n : session_fit_points(cap)) {
+        if (progress) progress(n);
+        const double execute = cost.execute_seconds(0, n);
+        Samples samples;
+        if (n == 1) {
+            const int32_t prompt = std::min(kDecodePrompt, n_ctx / 2);
+            session.forward(tokens(prompt), 0);
+            session.forward(tokens(1), prompt);  // warm-up step
+            const int32_t last = std::min(prompt + 1 + kMaxDecodeSteps, n_ctx);
+            const auto t0 = Clock::now();
+            for (int32_t pos = prompt + 1, steps = 0; pos < last; ++pos, ++steps) {
+                if (steps >= kMinDecodeSteps && since(t0) > options.target_seconds) break;
+                const size_t mark = trace.slices().size();
+                session.forward(tokens(1), pos);
+                collect(trace, mark, execute, samples);
+            }
+        } else {
+            const size_t warm = trace.slices().size();
+            session.forward(tokens(n), 0);  // warm-up (builds the chunk size's executables)
+            double predicted = 0;
+            const auto slices = trace.slices();
+            for (size_t i = warm; i < slices.size(); ++i)
+                if (slices[i].category == "execute") predicted += std::max(0.0, slices[i].predicted_seconds);
+            if (predicted > kMaxForwardSeconds) break;
+            const auto t0 = Clock::now();
+            for (int run = 0; run < options.max_runs; ++run) {
+                if (run >= options.min_runs && since(t0) > options.target_seconds) break;
+                const size_t mark = trace.slices().size();
+                session.forward(tokens(n), 0);
+                collect(trace, mark, execute, samples);
+            }
+        }
+        if (samples.empty()) throw Error(fmt::format("{}: the session recorded no executables at n={}", device.label(), n));
+        profile.session_fit.push_back(fit_point(n, samples, profile.launch_seconds));
+    }
+}
+
+}  // namespace hetero
