@@ -83,13 +83,16 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
         const std::string family = shape.family();
         if (auto it = p->families.find(family); it != p->families.end()) {
             const FamilyProfile& f = it->second;
-            // A prefill chunk's attention (n > 1) reads the n table, which was
-            // measured at position 0; chunks further into the context cost
-            // more than it says.
             const double scale = (p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n))) *
                                  session_fit_at(p->session_fit, shape.n).scale;
             if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
-            if (!f.by_n.empty()) return scale * f.by_n.predict(double(shape.n));
+            if (f.by_n.empty()) return fallback(device, "this op family").node_seconds(device, shape);
+            double t = scale * f.by_n.predict(double(shape.n));
+            // The n table's chunk sat at position 0, its queries attending to
+            // (n + 1) / 2 rows on average; further into the context a chunk
+            // attends to shape.kv rows on average, and its work grows with them.
+            if (shape.op == HETERO_OP_ATTENTION && shape.n > 1) t *= std::max(1.0, double(shape.kv) / (0.5 * double(shape.n + 1)));
+            return t;
         }
     }
     return fallback(device, "this op family").node_seconds(device, shape);

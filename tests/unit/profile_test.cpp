@@ -279,7 +279,10 @@ TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
     att.kv = 40;
     EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 5e-6);  // decode: the kv table
     att.n = 2;
-    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-6);  // prefill: the n table
+    att.kv = 1;
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-6);  // prefill at position 0: the n table
+    att.kv = 15;                                       // ...10 times as many rows further in
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-5);
     EXPECT_EQ(cm.launch_seconds(0), 1e-5);
     EXPECT_EQ(cm.launch_seconds(1), 43);
     EXPECT_EQ(cm.compile_seconds(1), 45);
