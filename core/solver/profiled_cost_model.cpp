@@ -88,6 +88,12 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
             if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
             if (f.by_n.empty()) return fallback(device, "this op family").node_seconds(device, shape);
             double t = scale * f.by_n.predict(double(shape.n));
+            if (shape.op == HETERO_OP_ATTENTION && shape.n > f.by_n.points.back().x) {
+                // Beyond the grid (a context longer than the profile's), a chunk's
+                // attention grows with n (n + 1) / 2 query-row pairs, not linearly.
+                const double last = double(f.by_n.points.back().x), n = double(shape.n);
+                t = scale * f.by_n.points.back().seconds * (n * (n + 1)) / (last * (last + 1));
+            }
             // The n table's chunk sat at position 0, its queries attending to
             // (n + 1) / 2 rows on average; further into the context a chunk
             // attends to shape.kv rows on average, and its work grows with them.

@@ -38,7 +38,7 @@ double median(std::vector<double> v) {
 constexpr double kMaxForwardSeconds = 1.0;
 // Decode: the prompt before the timed steps, and the steps' bounds.
 constexpr int32_t kDecodePrompt = 16;
-constexpr int kMinDecodeSteps = 8, kMaxDecodeSteps = 64;
+constexpr int kMinDecodeSteps = 16, kMaxDecodeSteps = 128;
 
 // Executable name -> (measured seconds, predicted seconds of its nodes).
 using Samples = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
@@ -87,7 +87,7 @@ SessionFitPoint fit_point(int64_t n, const Samples& samples, double launch) {
 
 std::vector<int64_t> session_fit_points(int64_t cap) {
     std::vector<int64_t> out{1};
-    for (int64_t n : {16, 64, 256, 512})
+    for (int64_t n : {16, 64, 256, 512, 1024, 2048, 4096})
         if (n <= cap) out.push_back(n);
     return out;
 }
@@ -101,11 +101,12 @@ void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile&
     TraceRecorder trace;
     SessionOptions so;
     so.n_ctx = profile.n_ctx;
+    so.max_batch = std::max(1, profile.max_tokens);  // chunks as large as the points, as a long prompt's are
     so.cost = &cost;
     so.trace = &trace;
     Session session(model, plan_single_device(model.hparams.n_layer, devices, 0), so);
     const int32_t n_ctx = session.n_ctx();
-    const int32_t cap = std::min<int32_t>({profile.max_tokens, so.max_batch, n_ctx - 1});
+    const int32_t cap = std::min<int32_t>({profile.max_tokens, so.max_batch, n_ctx});
     std::mt19937 rng(20261125);
     std::uniform_int_distribution<int32_t> token(0, model.hparams.n_vocab - 1);
     auto tokens = [&](int64_t n) {

@@ -283,6 +283,9 @@ TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
     EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-6);  // prefill at position 0: the n table
     att.kv = 15;                                       // ...10 times as many rows further in
     EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 2e-5);
+    att.n = 8;                                         // beyond the table (n = 4): quadratic in n
+    att.kv = 4;
+    EXPECT_DOUBLE_EQ(cm.node_seconds(0, att), 4e-6 * (8.0 * 9) / (4.0 * 5));
     EXPECT_EQ(cm.launch_seconds(0), 1e-5);
     EXPECT_EQ(cm.launch_seconds(1), 43);
     EXPECT_EQ(cm.compile_seconds(1), 45);
