@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace hetero {
 
@@ -78,9 +79,38 @@ const CostModel& ProfiledCostModel::fallback(size_t device, const char* what) co
     return *fallback_;
 }
 
+namespace {
+
+// A row share of a matmul the profile measured whole (the solver's splits):
+// the measured family of the same dtype and width with the fewest rows at
+// least m (else the most rows), whose time the share takes in proportion.
+// Returns the family's rows, or 0 when none is measured.
+int64_t measured_rows_for(const DeviceProfile& p, const OpShape& shape) {
+    OpShape probe = shape;
+    probe.m = 0;
+    std::string prefix = probe.family();
+    prefix.pop_back();  // "matmul q4_0 k=2048 m="
+    int64_t best = 0;
+    for (auto it = p.families.lower_bound(prefix); it != p.families.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+        const int64_t m = std::atoll(it->first.c_str() + prefix.size());
+        if (m <= 0 || it->second.by_n.empty()) continue;
+        if (best == 0 || (m >= shape.m && (best < shape.m || m < best)) || (best < shape.m && m > best)) best = m;
+    }
+    return best;
+}
+
+}  // namespace
+
 double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) const {
     if (const auto& p = profiles_.at(device)) {
         const std::string family = shape.family();
+        if (shape.op == HETERO_OP_MATMUL && !p->families.count(family)) {
+            if (const int64_t rows = measured_rows_for(*p, shape)) {
+                OpShape whole = shape;
+                whole.m = rows;
+                return node_seconds(device, whole) * double(shape.m) / double(rows);
+            }
+        }
         if (auto it = p->families.find(family); it != p->families.end()) {
             const FamilyProfile& f = it->second;
             const double scale = (p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n))) *

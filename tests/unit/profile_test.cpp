@@ -273,7 +273,10 @@ TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
     FixedCostModel fixed;
     ProfiledCostModel cm({cpu_, other}, {p, std::nullopt}, &fixed);
     EXPECT_DOUBLE_EQ(cm.node_seconds(0, matmul_shape(3, 64)), 2.5e-5);
-    EXPECT_EQ(cm.node_seconds(0, matmul_shape(3, 65)), 42);  // unknown family
+    EXPECT_EQ(cm.node_seconds(0, matmul_shape(3, 16)), 2.5e-5 * 16 / 64);  // a row share of the measured 64 rows
+    OpShape wide = matmul_shape(3, 64);
+    wide.k = 65;
+    EXPECT_EQ(cm.node_seconds(0, wide), 42);  // unknown family
     EXPECT_EQ(cm.node_seconds(1, matmul_shape(3, 64)), 42);  // no profile
     att.n = 1;
     att.kv = 40;
@@ -298,7 +301,7 @@ TEST_F(Profile, CostModelUsesTablesAndFallsBackForTheRest) {
     ProfiledCostModel both({cpu_, other}, {p, p}, nullptr);
     EXPECT_DOUBLE_EQ(both.transfer_seconds(0, 1, 1000000), 1e-6 + 1e-3);
     EXPECT_DOUBLE_EQ(both.transfer_seconds(1, 0, 1000000), 2e-6 + 5e-4);
-    EXPECT_THROW(both.node_seconds(0, matmul_shape(3, 65)), Error);
+    EXPECT_THROW(both.node_seconds(0, wide), Error);
 }
 
 TEST_F(Profile, SessionFitScalesNodesAndAddsItsOverheadPerExecute) {
