@@ -80,10 +80,26 @@ check "run --trace writes Chrome trace events with predicted and measured times"
 for other in opencl vulkan; do
   if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
     echo "{\"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/split_$other.json"
-    "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/split_out" 2>"$tmp/err"; rc=$?
+    "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 >"$tmp/split_out" 2>"$tmp/split_err"; rc=$?
     "$hetero" plan --config "$tmp/split_$other.json" >"$tmp/split_plan" 2>&1
     [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/split_out" && grep -q "attn_q: cpu:0 rows 0-.* + $other:0 rows" "$tmp/split_plan"
     check "every matmul split between cpu and $other: same tokens as cpu alone" $?
+    # The device fails mid-run (HETERO_FAULT_INJECT: its Nth execute and all
+    # later ones fail): the run re-plans onto the cpu, replays the tokens so
+    # far and prints the same text. The 5-token prompt is one prefill, then
+    # 39 decode steps with the same executes each.
+    runs=$(sed -n "s/^  $other:0: \([0-9]*\) runs.*/\1/p" "$tmp/split_err")
+    per=$(( ${runs:-0} / 40 ))
+    HETERO_FAULT_INJECT="$other:$((per * 20 + 1))" "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 \
+      >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+    [[ $rc == 0 && $per -gt 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/fault_out" &&
+      grep -q "warning: $other:0 failed at position 24: .*injected fault (HETERO_FAULT_INJECT); re-planned onto cpu:0, replaying 24 tokens" "$tmp/fault_err" &&
+      grep -q "^  until $other:0 failed at position 24:" "$tmp/fault_err" && grep -q "^re-planned 1 time; final plan:" "$tmp/fault_err"
+    check "$other fails mid-decode (execute $((per * 20 + 1))): re-planned onto cpu, same text" $?
+    HETERO_FAULT_INJECT="$other:1" "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 -q \
+      >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+    [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/fault_out" && grep -q "warning: $other:0 failed at position 0: .*re-planned onto cpu:0" "$tmp/fault_err"
+    check "$other fails in prefill: re-planned onto cpu, same text" $?
     # The last layer on one device, the head on another: the head reads the
     # last row of a hidden state produced elsewhere.
     echo "{\"plan\": {\"pin\": [{\"layers\": \"0-4\", \"device\": \"$other:0\"}, {\"layers\": \"head\", \"device\": \"cpu:0\"}]}}" >"$tmp/pin_$other.json"
@@ -92,6 +108,11 @@ for other in opencl vulkan; do
     check "layers on $other, head on cpu: same tokens as cpu alone" $?
   fi
 done
+
+# A fault with no other device to go on: a clear error, exit 1, no crash.
+HETERO_FAULT_INJECT=cpu:30 "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+[[ $rc == 1 ]] && grep -q "error: cpu:0 failed and no other device is left to continue on: .*injected fault (HETERO_FAULT_INJECT)" "$tmp/fault_err"
+check "the only device fails: a clear error, exit 1" $?
 
 echo '{"plan": {"pin": [{"layers": "0-1", "device": "npu:7"}]}}' >"$tmp/pin_bad.json"
 "$hetero" run --config "$tmp/pin_bad.json" -n 1 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
