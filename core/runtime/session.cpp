@@ -174,7 +174,10 @@ struct Exchange {
     int alias_of = -1;
     uint64_t alias_offset = 0;
     std::atomic<uint64_t> ready{0};  // forward generation in which `host` became valid
-    double expected_ready = 0;       // seconds after the forward starts, smoothed (fast sync)
+    // Seconds after the forward starts, smoothed (fast sync). Written by the
+    // producer as it publishes, read by waiters that may not have seen
+    // `ready` yet: atomic (relaxed: it is only a hint for the sleep).
+    std::atomic<double> expected_ready{0};
 };
 
 struct Task {
@@ -518,7 +521,8 @@ Exchange::OnDevice& binding_on(Exchange& e, size_t device) {
 
 // Marks an exchange readable from the host for this forward.
 void set_ready(Exchange& e, uint64_t generation, double since_start, std::mutex& mu, std::condition_variable& cv, bool notify) {
-    e.expected_ready = e.expected_ready == 0 ? since_start : 0.8 * e.expected_ready + 0.2 * since_start;
+    const double before = e.expected_ready.load(std::memory_order_relaxed);
+    e.expected_ready.store(before == 0 ? since_start : 0.8 * before + 0.2 * since_start, std::memory_order_relaxed);
     e.ready.store(generation, std::memory_order_release);
     if (notify) {
         std::lock_guard<std::mutex> lock(mu);
@@ -573,7 +577,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
             std::unique_lock<std::mutex> lock(P.mu);
             P.cv.wait(lock, [&] { return e.ready.load(std::memory_order_acquire) == P.generation || P.failed.load(); });
         } else {
-            const double rest = e.expected_ready - seconds_since(P.started);
+            const double rest = e.expected_ready.load(std::memory_order_relaxed) - seconds_since(P.started);
             if (rest > 200e-6) std::this_thread::sleep_for(std::chrono::duration<double>(rest - 100e-6));
             while (e.ready.load(std::memory_order_acquire) != P.generation && !P.failed.load()) std::this_thread::yield();
         }
