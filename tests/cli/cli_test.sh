@@ -203,6 +203,56 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   [[ $rc == 0 && $built -le 15 && $hits -ge $((3 * built)) ]]; check "npu_emu graphs are shared across chunks and layers" $?
 fi
 
+# Caches written by several processes at once: each writes a temporary file
+# beside the entry and renames it into place, so every process succeeds, the
+# entries are whole and no temporary file is left.
+c="$tmp/concurrent"
+together() {  # together N COMMAND...: N copies at once; fails unless all succeed
+  local n=$1 pids=() bad=0; shift
+  for ((i = 0; i < n; ++i)); do "$@" >"$c.out$i" 2>&1 & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || bad=1; done
+  return $bad
+}
+no_temp_files() { [[ -z $(find "$1" -name '*.tmp*' 2>/dev/null) ]]; }
+mkdir -p "$c"
+XDG_CACHE_HOME="$c/probe" together 4 "$hetero" providers; rc=$?
+[[ $rc == 0 ]] && no_temp_files "$c/probe" && python3 -c "
+import os, sys; d = '$c/probe/hetero/plugin-probes'; files = os.listdir(d)
+assert files, 'no verdicts'
+for f in files:
+    lines = open(os.path.join(d, f)).read().split('\n')
+    assert len(lines) >= 3 and lines[1] in ('safe', 'unsafe'), f"
+check "plugin-probe verdicts: four processes probing at once leave whole records" $?
+XDG_CACHE_HOME="$c/prof" together 2 "$hetero" profile --providers cpu --max-tokens 16; rc=$?
+[[ $rc == 0 ]] && no_temp_files "$c/prof" && python3 -c "
+import glob, json; f = glob.glob('$c/prof/hetero/profiles/*.json'); assert len(f) == 1, f; assert json.load(open(f[0]))['families']"
+check "profile: two processes saving the same profile at once leave a valid one" $?
+if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='opencl' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
+  # The provider's own cache directory, so PoCL's kernel cache stays where it is (warm).
+  echo "{\"providers\": [{\"name\": \"opencl\", \"options\": {\"cache_dir\": \"$c/cl\"}}]}" >"$c/cl.json"
+  together 2 "$hetero" run --config "$c/cl.json" -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  entry=$(ls "$c"/cl/*.bin 2>/dev/null); inode=$(stat -c %i "$entry" 2>/dev/null)
+  # A whole entry is loaded by the next run, not rebuilt and written again.
+  "$hetero" run --config "$c/cl.json" -p "Once upon a time" -n 4 --temp 0 -q >/dev/null 2>&1
+  [[ $rc == 0 && -n "$inode" && $(ls "$c/cl" | wc -l) == 1 && $(stat -c %i "$entry") == "$inode" ]] && no_temp_files "$c/cl"
+  check "OpenCL program cache: two processes building at once leave one whole entry" $?
+fi
+if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='vulkan' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
+  XDG_CACHE_HOME="$c/vk" together 2 "$hetero" run --providers vulkan -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  [[ $rc == 0 ]] && no_temp_files "$c/vk" && python3 -c "
+import glob, struct; f = glob.glob('$c/vk/hetero/vulkan/*.bin'); assert len(f) == 1, f
+b = open(f[0], 'rb').read(); size, version = struct.unpack('<II', b[:8]); assert len(b) >= 32 and size >= 32 and version == 1"
+  check "Vulkan pipeline cache: two processes saving at once leave one whole cache" $?
+fi
+if [[ -f "$tmp/npu.json" ]]; then
+  XDG_CACHE_HOME="$c/npu" together 2 "$hetero" run --config "$tmp/npu.json" --providers npu_emu,cpu -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  [[ $rc == 0 ]] && no_temp_files "$c/npu" && python3 -c "
+import glob; f = glob.glob('$c/npu/hetero/npu_emu/*.graph')
+assert f, 'no graph records'
+for x in f: assert open(x).readline() == 'hetero npu_emu graph 1\n', x"
+  check "npu_emu graph cache: two processes building at once leave whole records" $?
+fi
+
 # SIGINT / SIGTERM during a run: the text so far and the stats are printed, exit 128 + signal.
 "$hetero" gen-model "$tmp/s15.gguf" --shape stories15m --type f32 >/dev/null 2>&1
 for sig in INT TERM; do
