@@ -502,7 +502,7 @@ Session::Program& Session::program(int32_t n) {
                  : first_layer == last_layer ? fmt::format("layer {} {}-{}", first_layer, role_name(first.role), role_name(g.nodes[t.nodes.back()].role))
                                              : fmt::format("layers {}-{}", first_layer, last_layer);
         dv.check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &t.exe),
-                    fmt::format("compiling {} for {} tokens on {}", t.name, n, dv.ref.label()));
+                 fmt::format("compiling {} for {} tokens on {}", t.name, n, dv.ref.label()));
     }
     for (size_t ti = 0; ti < P.tasks.size(); ++ti) P.per_device[P.tasks[ti].device].push_back(ti);
     Program& built = *programs_.emplace(n, std::move(prog)).first->second;
