@@ -8,6 +8,7 @@
 #include <hetero/runtime/resilient_session.hpp>
 #include <hetero/runtime/session.hpp>
 #include <hetero/sdk/provider.hpp>
+#include <hetero/solver/planner.hpp>
 
 #include "build_tree_registry.hpp"
 #include "captured_log.hpp"
@@ -210,6 +211,23 @@ TEST(FaultRecovery, ModelErrorsAreNotDeviceFaults) {
     EXPECT_TRUE(rs.recoveries().empty());
     // Positions beyond the history cannot be replayed.
     EXPECT_THROW(rs.forward({1}, 3), hetero::Error);
+}
+
+TEST(FaultRecovery, ConstraintsNamingTheLostDeviceAreDropped) {
+    hetero::Provider* cpu = hetero::test::build_tree_registry().find("cpu");
+    ASSERT_NE(cpu, nullptr);
+    hetero::PlanConstraints c;
+    c.pins = {{0, 1, std::nullopt, "cpu:0"}, {2, -1, std::nullopt, "opencl:0"}};
+    c.splits = {{0, -1, std::nullopt, {"cpu:0", "opencl:0", "cpu:1"}, {1, 2, 3}}, {0, -1, hetero::Role::up, {"cpu:0", "opencl:0"}, {}}};
+    c.allow_splits = false;
+    const std::vector<DeviceRef> left = {{cpu, 0, cpu->device_props(0)}, {cpu, 1, cpu->device_props(0)}};  // "cpu:0", "cpu:1"
+    const hetero::PlanConstraints kept = hetero::constraints_on(c, left);
+    ASSERT_EQ(kept.pins.size(), 1u);
+    EXPECT_EQ(kept.pins[0].device, "cpu:0");
+    ASSERT_EQ(kept.splits.size(), 1u);  // the second split has one device left
+    EXPECT_EQ(kept.splits[0].devices, (std::vector<std::string>{"cpu:0", "cpu:1"}));
+    EXPECT_EQ(kept.splits[0].ratio, (std::vector<double>{1, 3}));
+    EXPECT_FALSE(kept.allow_splits);
 }
 
 TEST(FaultRecovery, InjectionSpecParsing) {
