@@ -4,6 +4,7 @@
 
 #include <hetero/runtime/generate.hpp>
 #include <hetero/runtime/open_model.hpp>
+#include <hetero/runtime/resilient_session.hpp>
 #include <hetero/runtime/session.hpp>
 #include <hetero/runtime/trace.hpp>
 
@@ -60,7 +61,13 @@ void run(const RunOptions& o) {
         so.trace = &trace;
         so.cost = planned.cost.get();
     }
-    Session session(m.file, plan, so);
+    // A device that fails mid-run is dropped: the model is planned again on
+    // the devices left (with the config's pins and splits that still apply)
+    // and generation goes on.
+    ResilientSession session(m.file, plan, so, [&](const std::vector<DeviceRef>& left) {
+        PlannedRun p = plan_on_devices(left, constraints_on(rt.config.plan, left), m.file, req);
+        return Replanned{std::move(p.plan), std::move(p.cost)};
+    });
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
 
@@ -86,11 +93,26 @@ void run(const RunOptions& o) {
                s.prefill_seconds > 0 ? s.n_prompt / s.prefill_seconds : 0.0);
     fmt::print(stderr, "decode: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_generated, s.decode_seconds * 1e3,
                s.decode_seconds > 0 ? (s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0.0) : 0.0);
-    for (const auto& st : session.stats()) {
-        fmt::print(stderr, "  {}: {} runs, {:.1f} ms", st.label, st.runs, st.seconds * 1e3);
-        if (st.device_seconds >= 0) fmt::print(stderr, "; device {:.1f} ms{}", st.device_seconds * 1e3, st.simulated ? " (simulated)" : "");
-        fmt::print(stderr, "\n");
+    const auto print_stats = [](const std::vector<SegmentStats>& stats, const char* indent) {
+        for (const auto& st : stats) {
+            fmt::print(stderr, "{}{}: {} runs, {:.1f} ms", indent, st.label, st.runs, st.seconds * 1e3);
+            if (st.device_seconds >= 0) fmt::print(stderr, "; device {:.1f} ms{}", st.device_seconds * 1e3, st.simulated ? " (simulated)" : "");
+            fmt::print(stderr, "\n");
+        }
+    };
+    if (session.recoveries().empty()) {
+        print_stats(session.session().stats(), "  ");
+        return;
     }
+    // Each session that ran, then the plan the run finished on.
+    for (const Recovery& rec : session.recoveries()) {
+        fmt::print(stderr, "  until {} failed at position {}:\n", rec.device, rec.position);
+        print_stats(rec.stats, "    ");
+    }
+    fmt::print(stderr, "  after re-planning (replayed {} tokens):\n", session.recoveries().back().position);
+    print_stats(session.session().stats(), "    ");
+    fmt::print(stderr, "re-planned {} time{}; final plan:\n{}\n", session.recoveries().size(), session.recoveries().size() == 1 ? "" : "s",
+               session.plan().describe());
 }
 
 }  // namespace

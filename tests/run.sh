@@ -3,8 +3,9 @@
 #   1. Release build of everything; ctest (unit, conformance on every provider
 #      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens).
 #   2. ASan + UBSan build of core, CPU provider and unit tests; ctest -L unit.
-#   3. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.
-#   4. libFuzzer harnesses (clang, ASan + UBSan), FUZZ_SECONDS (60) each.
+#   3. ThreadSanitizer build of core, CPU provider and the multi-threaded tests; ctest -L tsan.
+#   4. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.
+#   5. libFuzzer harnesses (clang, ASan + UBSan), FUZZ_SECONDS (60) each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packaging/install-deps.sh --test
@@ -20,6 +21,16 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHETERO_SANITIZE=ON 
   -DHETERO_WITH_OPENCL=OFF -DHETERO_WITH_VULKAN=OFF -DHETERO_BUILD_BENCH=OFF
 cmake --build build-asan -j"$jobs" --target hetero_unit_tests hetero-ep-cpu
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan -L unit --output-on-failure --no-tests=error -j"$jobs" --timeout 600
+
+# ThreadSanitizer on the multi-threaded parts: the session's per-device
+# workers (plans over two or three cpu device entries, both sync modes,
+# sessions on several threads, re-planning after a fault) and the CPU
+# provider's thread pool (every op with 4 threads). Only the cpu provider is
+# built: PoCL's and lavapipe's driver threads are not instrumented.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHETERO_SANITIZE_THREAD=ON -DHETERO_BUILD_TESTS=ON \
+  -DHETERO_WITH_OPENCL=OFF -DHETERO_WITH_VULKAN=OFF -DHETERO_WITH_NPU_EMU=OFF -DHETERO_BUILD_BENCH=OFF
+cmake --build build-tsan -j"$jobs" --target hetero_thread_tests hetero-ep-cpu hetero-conformance
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -L tsan --output-on-failure --no-tests=error -j"$jobs" --timeout 600
 
 cmake -S . -B build-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake -DHETERO_BUILD_CORE=OFF \

@@ -1,6 +1,7 @@
 #include "plugin_probe.hpp"
 
 #include <hetero/log.hpp>
+#include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -168,13 +169,11 @@ ProbeVerdict probe_plugin(const std::string& path, const std::map<std::string, s
     const ProbeVerdict v = run_probe(program, path, options, limit);
     if (v.probed && !record.empty()) {
         fs::create_directories(dir, ec);
-        const std::string tmp = record + ".tmp" + std::to_string(::getpid());
-        {
-            std::ofstream out(tmp);
-            out << id << "\n" << (v.safe ? "safe" : "unsafe") << "\n" << v.reason << "\n";
-        }
-        fs::rename(tmp, record, ec);
-        if (ec) fs::remove(tmp, ec);
+        // Written beside its name, then renamed: another process probing the
+        // same plugin at the same time never reads half a verdict.
+        const std::string text = id + "\n" + (v.safe ? "safe" : "unsafe") + "\n" + v.reason + "\n";
+        if (std::string e = sdk::write_file_atomically(record, text); !e.empty())
+            log(LogLevel::debug, "plugin probe verdict not cached: " + e);
     }
     return v;
 }

@@ -155,7 +155,7 @@ hetero_device_props Provider::device_props(uint32_t device) const {
 void Provider::check(hetero_status s, const std::string& what) const {
     if (s == HETERO_OK) return;
     const char* msg = api_->last_error ? api_->last_error() : "";
-    throw Error(fmt::format("{}: {}: {}", name_, what, msg && *msg ? msg : "failed (no message)"));
+    throw ProviderError(name_, s, fmt::format("{}: {}: {}", name_, what, msg && *msg ? msg : "failed (no message)"));
 }
 
 std::vector<std::string> Registry::default_dirs() {

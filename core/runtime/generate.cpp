@@ -12,7 +12,7 @@ double since(std::chrono::steady_clock::time_point t) {
 }
 }  // namespace
 
-GenerationResult generate(Session& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
+GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
                           Sampler& sampler, const std::function<void(const std::string&)>& on_text,
                           const std::atomic<bool>* stop) {
     GenerationResult r;

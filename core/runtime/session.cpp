@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -92,9 +93,19 @@ struct Session::Device {
 
     bool unified() const { return ref.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY; }
 
+    // Provider::check, with a failure reported as this device's fault.
+    void check(hetero_status s, const std::string& what) const {
+        if (s == HETERO_OK) return;
+        try {
+            p->check(s, what);
+        } catch (const ProviderError& e) {
+            throw DeviceFault(index, stats.label, e);
+        }
+    }
+
     hetero_buffer* alloc(uint64_t bytes, const std::string& what) {
         hetero_buffer* b = nullptr;
-        p->check(api->buffer_alloc(p->ep(), dev, bytes, &b), fmt::format("allocating {} ({} bytes)", what, bytes));
+        check(api->buffer_alloc(p->ep(), dev, bytes, &b), fmt::format("allocating {} ({} bytes)", what, bytes));
         buffers.push_back(b);
         return b;
     }
@@ -120,7 +131,7 @@ struct Session::Device {
         hetero_buffer* b = import(const_cast<uint8_t*>(w.data + offset), bytes);
         if (!b) {
             b = alloc(bytes, w.name);
-            p->check(api->buffer_write(p->ep(), b, 0, w.data + offset, bytes), "uploading " + w.name);
+            check(api->buffer_write(p->ep(), b, 0, w.data + offset, bytes), "uploading " + w.name);
         }
         weights[key] = b;
         return b;
@@ -163,7 +174,10 @@ struct Exchange {
     int alias_of = -1;
     uint64_t alias_offset = 0;
     std::atomic<uint64_t> ready{0};  // forward generation in which `host` became valid
-    double expected_ready = 0;       // seconds after the forward starts, smoothed (fast sync)
+    // Seconds after the forward starts, smoothed (fast sync). Written by the
+    // producer as it publishes, read by waiters that may not have seen
+    // `ready` yet: atomic (relaxed: it is only a hint for the sleep).
+    std::atomic<double> expected_ready{0};
 };
 
 struct Task {
@@ -199,7 +213,7 @@ struct Session::Program {
     std::mutex mu;
     std::condition_variable cv;  // ready flags (block mode) and worker completion
     int running = 0;
-    std::string error;
+    std::exception_ptr error;  // the first worker's failure
 };
 
 Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions& options)
@@ -390,7 +404,18 @@ Session::Program& Session::program(int32_t n) {
         return e.on_device.emplace(d, od).first->second;
     };
 
-    // 3. One graph per execute task, compiled on its device.
+    // 3. One graph per execute task, compiled on its device. When one fails,
+    //    those compiled so far are released.
+    struct ReleaseOnFailure {
+        Session& s;
+        Program& P;
+        bool done = false;
+        ~ReleaseOnFailure() {
+            if (done) return;
+            for (Task& t : P.tasks)
+                if (t.exe) s.devices_[t.device]->api->executable_release(s.devices_[t.device]->p->ep(), t.exe);
+        }
+    } release_on_failure{*this, P};
     for (size_t ti = 0; ti < P.tasks.size(); ++ti) {
         Task& t = P.tasks[ti];
         const ModelNode& first = g.nodes[t.nodes.front()];
@@ -476,11 +501,13 @@ Session::Program& Session::program(int32_t n) {
                  : first_layer == g.n_layer ? std::string("output head")
                  : first_layer == last_layer ? fmt::format("layer {} {}-{}", first_layer, role_name(first.role), role_name(g.nodes[t.nodes.back()].role))
                                              : fmt::format("layers {}-{}", first_layer, last_layer);
-        dv.p->check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &t.exe),
-                    fmt::format("compiling {} for {} tokens on {}", t.name, n, dv.ref.label()));
+        dv.check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &t.exe),
+                 fmt::format("compiling {} for {} tokens on {}", t.name, n, dv.ref.label()));
     }
     for (size_t ti = 0; ti < P.tasks.size(); ++ti) P.per_device[P.tasks[ti].device].push_back(ti);
-    return *programs_.emplace(n, std::move(prog)).first->second;
+    Program& built = *programs_.emplace(n, std::move(prog)).first->second;
+    release_on_failure.done = true;
+    return built;
 }
 
 namespace {
@@ -494,7 +521,8 @@ Exchange::OnDevice& binding_on(Exchange& e, size_t device) {
 
 // Marks an exchange readable from the host for this forward.
 void set_ready(Exchange& e, uint64_t generation, double since_start, std::mutex& mu, std::condition_variable& cv, bool notify) {
-    e.expected_ready = e.expected_ready == 0 ? since_start : 0.8 * e.expected_ready + 0.2 * since_start;
+    const double before = e.expected_ready.load(std::memory_order_relaxed);
+    e.expected_ready.store(before == 0 ? since_start : 0.8 * before + 0.2 * since_start, std::memory_order_relaxed);
     e.ready.store(generation, std::memory_order_release);
     if (notify) {
         std::lock_guard<std::mutex> lock(mu);
@@ -525,20 +553,20 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
             last_device_seconds = s;
         }
         api.event_release(ep, ev);
-        dv.p->check(st, what);
+        dv.check(st, what);
     };
     auto finish_pending = [&] {
         // Every event is waited for, even after a failure; the first error wins.
-        std::string first;
+        std::exception_ptr first;
         for (hetero_event* ev : pending) {
             try {
                 finish(ev, "running " + dv.ref.label());
-            } catch (const std::exception& e) {
-                if (first.empty()) first = e.what();
+            } catch (...) {
+                if (!first) first = std::current_exception();
             }
         }
         pending.clear();
-        if (!first.empty()) throw Error(first);
+        if (first) std::rethrow_exception(first);
     };
     // Waits until `e` is readable from the host: sleep for the predicted rest,
     // then poll (HeteroLLM's fast synchronisation), or block on the cv.
@@ -549,7 +577,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
             std::unique_lock<std::mutex> lock(P.mu);
             P.cv.wait(lock, [&] { return e.ready.load(std::memory_order_acquire) == P.generation || P.failed.load(); });
         } else {
-            const double rest = e.expected_ready - seconds_since(P.started);
+            const double rest = e.expected_ready.load(std::memory_order_relaxed) - seconds_since(P.started);
             if (rest > 200e-6) std::this_thread::sleep_for(std::chrono::duration<double>(rest - 100e-6));
             while (e.ready.load(std::memory_order_acquire) != P.generation && !P.failed.load()) std::this_thread::yield();
         }
@@ -583,13 +611,13 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                 Exchange::OnDevice& od = binding_on(e, device);
                 if (od.imported || od.delivered == P.generation) continue;
                 const auto t0 = Clock::now();
-                dv.p->check(api.buffer_write(ep, od.buffer, od.offset, e.host->data, e.bytes), "writing " + e.name);
+                dv.check(api.buffer_write(ep, od.buffer, od.offset, e.host->data, e.bytes), "writing " + e.name);
                 od.delivered = P.generation;
                 if (trace) trace->add({dv.ref.label(), "write " + e.name, "transfer", t0, seconds_since(t0), -1});
             }
             const auto t0 = Clock::now();
             hetero_event* ev = nullptr;
-            dv.p->check(api.execute(ep, t.exe, t.bindings.data(), t.bindings.size(), &ev), "running " + t.name);
+            dv.check(api.execute(ep, t.exe, t.bindings.data(), t.bindings.size(), &ev), "running " + t.name);
             dv.stats.runs += 1;
             if (trace) {
                 // Each task is waited for, so its slice is its device time.
@@ -630,7 +658,7 @@ void Session::run_tasks(Program& P, size_t device, int32_t pos) {
                         std::memcpy(e.host->data, P.exchanges[size_t(e.alias_of)]->host->data + e.alias_offset, e.bytes);
                 } else {
                     // Work on one device runs in submission order: the read sees the results.
-                    dv.p->check(api.buffer_read(ep, od.buffer, od.offset, e.host->data, e.bytes), "reading " + e.name);
+                    dv.check(api.buffer_read(ep, od.buffer, od.offset, e.host->data, e.bytes), "reading " + e.name);
                     finish_pending();  // a kernel's error outranks the data read
                     if (trace) trace->add({dv.ref.label(), "read " + e.name, "transfer", tr, seconds_since(tr), -1});
                 }
@@ -654,7 +682,7 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
     P.generation = ++generation_;
     P.started = Clock::now();
     P.failed = false;
-    P.error.clear();
+    P.error = nullptr;
     const auto fill = [&](int x, auto value) {
         if (x < 0) return;
         Exchange& e = *P.exchanges[size_t(x)];
@@ -674,15 +702,15 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
             {
                 std::lock_guard<std::mutex> lock(dv.mu);
                 dv.job = [this, &P, dev, pos] {
-                    std::string err;
+                    std::exception_ptr err;
                     try {
                         run_tasks(P, dev, pos);
                     } catch (const Aborted&) {
-                    } catch (const std::exception& e) {
-                        err = e.what();
+                    } catch (...) {
+                        err = std::current_exception();
                     }
                     std::lock_guard<std::mutex> lock(P.mu);
-                    if (!err.empty() && P.error.empty()) {
+                    if (err && !P.error) {
                         P.error = err;
                         P.failed = true;
                     }
@@ -695,7 +723,7 @@ void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
         }
         std::unique_lock<std::mutex> lock(P.mu);
         P.cv.wait(lock, [&] { return P.running == 0; });
-        if (!P.error.empty()) throw Error(P.error);
+        if (P.error) std::rethrow_exception(P.error);
     }
     const size_t row = size_t(model_.hparams.n_vocab);
     const size_t rows = size_t(P.graph.head_rows);

@@ -216,4 +216,29 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
     return plan;
 }
 
+PlanConstraints constraints_on(const PlanConstraints& constraints, const std::vector<DeviceRef>& devices) {
+    auto present = [&](const std::string& label) {
+        for (const DeviceRef& d : devices)
+            if (d.label() == label) return true;
+        return false;
+    };
+    PlanConstraints out = constraints;
+    out.pins.clear();
+    out.splits.clear();
+    for (const auto& pin : constraints.pins)
+        if (present(pin.device)) out.pins.push_back(pin);
+    for (const auto& sp : constraints.splits) {
+        PlanConstraints::Split kept = sp;
+        kept.devices.clear();
+        kept.ratio.clear();
+        for (size_t i = 0; i < sp.devices.size(); ++i) {
+            if (!present(sp.devices[i])) continue;
+            kept.devices.push_back(sp.devices[i]);
+            if (i < sp.ratio.size()) kept.ratio.push_back(sp.ratio[i]);
+        }
+        if (kept.devices.size() >= 2) out.splits.push_back(std::move(kept));
+    }
+    return out;
+}
+
 }  // namespace hetero

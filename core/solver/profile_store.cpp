@@ -5,6 +5,7 @@
 #include <hetero/sdk/quant.hpp>
 #include <hetero/solver/profile.hpp>
 
+#include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>
 
 #include <fmt/format.h>
@@ -266,19 +267,9 @@ std::string save_profile(const DeviceProfile& p) {
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
     if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
-    // A reader never sees a half-written file: write beside it, then rename.
-    const std::string tmp = fmt::format("{}.tmp{}", path, ::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << j.dump(1) << '\n';
-        out.flush();
-        if (!out) throw Error(fmt::format("cannot write {}", tmp));
-    }
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp);
-        throw Error(fmt::format("cannot write {}: {}", path, ec.message()));
-    }
+    // A reader, or another process saving the same profile, never sees a
+    // half-written file: written beside it, then renamed.
+    if (std::string e = sdk::write_file_atomically(path, j.dump(1) + "\n"); !e.empty()) throw Error(e);
     return path;
 }
 

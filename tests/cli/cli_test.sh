@@ -80,10 +80,26 @@ check "run --trace writes Chrome trace events with predicted and measured times"
 for other in opencl vulkan; do
   if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
     echo "{\"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/split_$other.json"
-    "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/split_out" 2>"$tmp/err"; rc=$?
+    "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 >"$tmp/split_out" 2>"$tmp/split_err"; rc=$?
     "$hetero" plan --config "$tmp/split_$other.json" >"$tmp/split_plan" 2>&1
     [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/split_out" && grep -q "attn_q: cpu:0 rows 0-.* + $other:0 rows" "$tmp/split_plan"
     check "every matmul split between cpu and $other: same tokens as cpu alone" $?
+    # The device fails mid-run (HETERO_FAULT_INJECT: its Nth execute and all
+    # later ones fail): the run re-plans onto the cpu, replays the tokens so
+    # far and prints the same text. The 5-token prompt is one prefill, then
+    # 39 decode steps with the same executes each.
+    runs=$(sed -n "s/^  $other:0: \([0-9]*\) runs.*/\1/p" "$tmp/split_err")
+    per=$(( ${runs:-0} / 40 ))
+    HETERO_FAULT_INJECT="$other:$((per * 20 + 1))" "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 \
+      >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+    [[ $rc == 0 && $per -gt 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/fault_out" &&
+      grep -q "warning: $other:0 failed at position 24: .*injected fault (HETERO_FAULT_INJECT); re-planned onto cpu:0, replaying 24 tokens" "$tmp/fault_err" &&
+      grep -q "^  until $other:0 failed at position 24:" "$tmp/fault_err" && grep -q "^re-planned 1 time; final plan:" "$tmp/fault_err"
+    check "$other fails mid-decode (execute $((per * 20 + 1))): re-planned onto cpu, same text" $?
+    HETERO_FAULT_INJECT="$other:1" "$hetero" run --config "$tmp/split_$other.json" -p "Once upon a time" -n 40 --temp 0 -q \
+      >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+    [[ $rc == 0 ]] && cmp -s "$tmp/cpu_only" "$tmp/fault_out" && grep -q "warning: $other:0 failed at position 0: .*re-planned onto cpu:0" "$tmp/fault_err"
+    check "$other fails in prefill: re-planned onto cpu, same text" $?
     # The last layer on one device, the head on another: the head reads the
     # last row of a hidden state produced elsewhere.
     echo "{\"plan\": {\"pin\": [{\"layers\": \"0-4\", \"device\": \"$other:0\"}, {\"layers\": \"head\", \"device\": \"cpu:0\"}]}}" >"$tmp/pin_$other.json"
@@ -92,6 +108,11 @@ for other in opencl vulkan; do
     check "layers on $other, head on cpu: same tokens as cpu alone" $?
   fi
 done
+
+# A fault with no other device to go on: a clear error, exit 1, no crash.
+HETERO_FAULT_INJECT=cpu:30 "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/fault_out" 2>"$tmp/fault_err"; rc=$?
+[[ $rc == 1 ]] && grep -q "error: cpu:0 failed and no other device is left to continue on: .*injected fault (HETERO_FAULT_INJECT)" "$tmp/fault_err"
+check "the only device fails: a clear error, exit 1" $?
 
 echo '{"plan": {"pin": [{"layers": "0-1", "device": "npu:7"}]}}' >"$tmp/pin_bad.json"
 "$hetero" run --config "$tmp/pin_bad.json" -n 1 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
@@ -180,6 +201,56 @@ if "$hetero" providers 2>/dev/null | grep -q "npu_emu (.*simulated)"; then
   built=$(grep -c "npu_emu\] graph built" "$tmp/chunks"); hits=$(grep -c "npu_emu\] graph cache hit (memory)" "$tmp/chunks")
   echo "     npu_emu graphs built: $built, memory hits: $hits"
   [[ $rc == 0 && $built -le 15 && $hits -ge $((3 * built)) ]]; check "npu_emu graphs are shared across chunks and layers" $?
+fi
+
+# Caches written by several processes at once: each writes a temporary file
+# beside the entry and renames it into place, so every process succeeds, the
+# entries are whole and no temporary file is left.
+c="$tmp/concurrent"
+together() {  # together N COMMAND...: N copies at once; fails unless all succeed
+  local n=$1 pids=() bad=0; shift
+  for ((i = 0; i < n; ++i)); do "$@" >"$c.out$i" 2>&1 & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || bad=1; done
+  return $bad
+}
+no_temp_files() { [[ -z $(find "$1" -name '*.tmp*' 2>/dev/null) ]]; }
+mkdir -p "$c"
+XDG_CACHE_HOME="$c/probe" together 4 "$hetero" providers; rc=$?
+[[ $rc == 0 ]] && no_temp_files "$c/probe" && python3 -c "
+import os, sys; d = '$c/probe/hetero/plugin-probes'; files = os.listdir(d)
+assert files, 'no verdicts'
+for f in files:
+    lines = open(os.path.join(d, f)).read().split('\n')
+    assert len(lines) >= 3 and lines[1] in ('safe', 'unsafe'), f"
+check "plugin-probe verdicts: four processes probing at once leave whole records" $?
+XDG_CACHE_HOME="$c/prof" together 2 "$hetero" profile --providers cpu --max-tokens 16; rc=$?
+[[ $rc == 0 ]] && no_temp_files "$c/prof" && python3 -c "
+import glob, json; f = glob.glob('$c/prof/hetero/profiles/*.json'); assert len(f) == 1, f; assert json.load(open(f[0]))['families']"
+check "profile: two processes saving the same profile at once leave a valid one" $?
+if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='opencl' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
+  # The provider's own cache directory, so PoCL's kernel cache stays where it is (warm).
+  echo "{\"providers\": [{\"name\": \"opencl\", \"options\": {\"cache_dir\": \"$c/cl\"}}]}" >"$c/cl.json"
+  together 2 "$hetero" run --config "$c/cl.json" -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  entry=$(ls "$c"/cl/*.bin 2>/dev/null); inode=$(stat -c %i "$entry" 2>/dev/null)
+  # A whole entry is loaded by the next run, not rebuilt and written again.
+  "$hetero" run --config "$c/cl.json" -p "Once upon a time" -n 4 --temp 0 -q >/dev/null 2>&1
+  [[ $rc == 0 && -n "$inode" && $(ls "$c/cl" | wc -l) == 1 && $(stat -c %i "$entry") == "$inode" ]] && no_temp_files "$c/cl"
+  check "OpenCL program cache: two processes building at once leave one whole entry" $?
+fi
+if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='vulkan' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null; then
+  XDG_CACHE_HOME="$c/vk" together 2 "$hetero" run --providers vulkan -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  [[ $rc == 0 ]] && no_temp_files "$c/vk" && python3 -c "
+import glob, struct; f = glob.glob('$c/vk/hetero/vulkan/*.bin'); assert len(f) == 1, f
+b = open(f[0], 'rb').read(); size, version = struct.unpack('<II', b[:8]); assert len(b) >= 32 and size >= 32 and version == 1"
+  check "Vulkan pipeline cache: two processes saving at once leave one whole cache" $?
+fi
+if [[ -f "$tmp/npu.json" ]]; then
+  XDG_CACHE_HOME="$c/npu" together 2 "$hetero" run --config "$tmp/npu.json" --providers npu_emu,cpu -p "Once upon a time" -n 4 --temp 0 -q; rc=$?
+  [[ $rc == 0 ]] && no_temp_files "$c/npu" && python3 -c "
+import glob; f = glob.glob('$c/npu/hetero/npu_emu/*.graph')
+assert f, 'no graph records'
+for x in f: assert open(x).readline() == 'hetero npu_emu graph 1\n', x"
+  check "npu_emu graph cache: two processes building at once leave whole records" $?
 fi
 
 # SIGINT / SIGTERM during a run: the text so far and the stats are printed, exit 128 + signal.

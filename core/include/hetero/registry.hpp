@@ -60,7 +60,7 @@ public:
     // filled (HETERO_HAS_FIELD): a provider of ABI 1.0 leaves those of 1.1
     // zero (resource "", no launch or compile hints).
     hetero_device_props device_props(uint32_t device) const;
-    // Throws hetero::Error "<provider>: <what>: <provider's message>" unless s is HETERO_OK.
+    // Throws hetero::ProviderError "<provider>: <what>: <provider's message>" unless s is HETERO_OK.
     void check(hetero_status s, const std::string& what) const;
 
 private:

@@ -1,5 +1,7 @@
 #include "npu_graph_cache.hpp"
 
+#include <hetero/sdk/atomic_file.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -42,13 +44,8 @@ CacheHit GraphCache::prepare(uint64_t key, const std::string& profile_id) {
     // Written beside its name, then renamed: a reader never sees half a record.
     std::error_code ec;
     fs::create_directories(dir_, ec);
-    const std::string path = file_of(key, profile_id), tmp = path + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp);
-        out << "hetero npu_emu graph 1\n" << profile_id << "\n";
-    }
-    fs::rename(tmp, path, ec);
-    if (ec) fs::remove(tmp, ec);  // a cache that cannot be written only costs a rebuild later
+    // A cache that cannot be written only costs a rebuild later.
+    sdk::write_file_atomically(file_of(key, profile_id), "hetero npu_emu graph 1\n" + profile_id + "\n");
     return hit;
 }
 

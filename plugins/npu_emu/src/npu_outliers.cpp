@@ -1,5 +1,6 @@
 #include "npu_outliers.hpp"
 
+#include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/graph_check.hpp>
 #include <hetero/sdk/quant.hpp>
 
@@ -79,22 +80,13 @@ void save_ranges(const std::string& dir, uint64_t key, const ChannelRanges& r) {
     const std::string path = ranges_file(dir, key);
     fs::create_directories(fs::path(path).parent_path(), ec);
     // Written beside its name, then renamed: a reader never sees half a record.
-    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp);
-        out << kMagic << "\n" << merged.channel_max.size() << " " << merged.rows << "\n";
-        char buf[32];
-        for (float f : merged.channel_max) {
-            std::snprintf(buf, sizeof buf, "%a\n", double(f));
-            out << buf;
-        }
-        if (!out) {
-            fs::remove(tmp, ec);
-            return;
-        }
+    std::string text = std::string(kMagic) + "\n" + std::to_string(merged.channel_max.size()) + " " + std::to_string(merged.rows) + "\n";
+    char buf[32];
+    for (float f : merged.channel_max) {
+        std::snprintf(buf, sizeof buf, "%a\n", double(f));
+        text += buf;
     }
-    fs::rename(tmp, path, ec);
-    if (ec) fs::remove(tmp, ec);
+    sdk::write_file_atomically(path, text);
 }
 
 float outlier_threshold(const ChannelRanges& r, double quantile) {

@@ -2,6 +2,8 @@
 
 #include "cl_util.hpp"
 
+#include <hetero/sdk/atomic_file.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,27 +69,17 @@ std::vector<unsigned char> read_entry(const std::filesystem::path& file, uint64_
 void write_entry(const std::filesystem::path& file, uint64_t key, const std::vector<unsigned char>& bin) {
     std::error_code ec;
     std::filesystem::create_directories(file.parent_path(), ec);
-    // Write beside the target and rename, so readers never see half an entry.
-    const auto tmp = file.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&bin));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) return;
-        EntryHeader h{};
-        std::memcpy(h.magic, kMagic, sizeof kMagic);
-        h.format = kFormat;
-        h.key = key;
-        h.size = bin.size();
-        h.payload_hash = fnv1a(bin.data(), bin.size());
-        out.write(reinterpret_cast<const char*>(&h), sizeof h);
-        out.write(reinterpret_cast<const char*>(bin.data()), std::streamsize(bin.size()));
-        if (!out) {
-            out.close();
-            std::filesystem::remove(tmp, ec);
-            return;
-        }
-    }
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
+    // Written beside the target, then renamed: readers, and other processes
+    // caching the same program, never see half an entry. A cache that cannot
+    // be written only costs a build later.
+    EntryHeader h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.format = kFormat;
+    h.key = key;
+    h.size = bin.size();
+    h.payload_hash = fnv1a(bin.data(), bin.size());
+    hetero::sdk::write_file_atomically(file.string(), {std::string_view(reinterpret_cast<const char*>(&h), sizeof h),
+                                                       std::string_view(reinterpret_cast<const char*>(bin.data()), bin.size())});
 }
 
 std::vector<unsigned char> program_binary(cl_program p) {

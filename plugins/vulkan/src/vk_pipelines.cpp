@@ -2,6 +2,8 @@
 
 #include "vk_shaders.hpp"
 
+#include <hetero/sdk/atomic_file.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -112,20 +114,12 @@ void Pipelines::save_cache() {
     if (vkGetPipelineCacheData(dev_, cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
     std::vector<char> blob(size);
     if (vkGetPipelineCacheData(dev_, cache_, &size, blob.data()) != VK_SUCCESS) return;
-    // Write then rename, so a crash never leaves a half-written cache behind.
+    // Written beside it, then renamed: a crash, or another process saving
+    // the same cache, never leaves a half-written cache behind.
     std::error_code ec;
     const std::filesystem::path path(cache_path_);
     std::filesystem::create_directories(path.parent_path(), ec);
-    const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) return;
-        out.write(blob.data(), std::streamsize(size));
-        if (!out) return;
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
-    else dirty_ = false;
+    if (sdk::write_file_atomically(path.string(), std::string_view(blob.data(), size)).empty()) dirty_ = false;
 }
 
 VkShaderModule Pipelines::module(const std::string& shader) {

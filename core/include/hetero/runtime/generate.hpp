@@ -28,10 +28,11 @@ struct GenerationResult {
     GenerationStats stats;
 };
 
+// Runs on a Session, or a ResilientSession that survives a device failing.
 // Calls on_text with each piece of text as it becomes known: first the prompt,
 // then every generated token. When `stop` becomes true (e.g. from a signal
 // handler), generation ends before the next token.
-GenerationResult generate(Session& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
+GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
                           Sampler& sampler, const std::function<void(const std::string&)>& on_text = {},
                           const std::atomic<bool>* stop = nullptr);
 

@@ -9,6 +9,7 @@
 // its home device.
 #pragma once
 
+#include <hetero/error.hpp>
 #include <hetero/model/model.hpp>
 #include <hetero/runtime/plan.hpp>
 
@@ -62,19 +63,49 @@ struct SegmentStats {
     bool simulated = false;
 };
 
-class Session {
+// A device of the plan failed while the session used it: one of its
+// provider's calls (execute, event_wait, a buffer read, write or allocation,
+// a compile) returned an error status. The message is the provider's error;
+// device() is its index in Plan::devices. Errors of the model itself
+// (non-finite logits, a full context) are plain hetero::Error.
+class DeviceFault : public ProviderError {
+public:
+    DeviceFault(size_t device, std::string label, const ProviderError& cause)
+        : ProviderError(cause), device_(device), label_(std::move(label)) {}
+    size_t device() const { return device_; }
+    const std::string& label() const { return label_; }  // "opencl:0"
+
+private:
+    size_t device_;
+    std::string label_;
+};
+
+// What generate() needs: tokens in, logits out. Session runs one plan;
+// ResilientSession (resilient_session.hpp) re-plans when a device fails.
+class Evaluator {
+public:
+    virtual ~Evaluator() = default;
+    // Evaluates tokens at positions pos, pos+1, ...; returns the logits of the
+    // last token (see Session::forward); valid until the next call.
+    virtual const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) = 0;
+    virtual int32_t n_ctx() const = 0;
+};
+
+class Session : public Evaluator {
 public:
     Session(const ModelFile& model, const Plan& plan, const SessionOptions& options = {});
-    ~Session();
+    ~Session() override;
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
     // Evaluates tokens at positions pos, pos+1, ...; returns the logits of the
     // last token, or with SessionOptions::all_logits those of every token
-    // ([tokens.size(), n_vocab]); valid until the next call.
-    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos);
+    // ([tokens.size(), n_vocab]); valid until the next call. Throws
+    // DeviceFault when a device fails (the session should not be used
+    // further then), hetero::Error for everything else.
+    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override;
 
-    int32_t n_ctx() const { return n_ctx_; }
+    int32_t n_ctx() const override { return n_ctx_; }
     const Plan& plan() const { return plan_; }
     std::vector<SegmentStats> stats() const;
 

@@ -29,4 +29,10 @@ struct PlanRequest {
 
 Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, const CostModel& cost, const PlanRequest& request);
 
+// What of `constraints` still applies on `devices` (after a device failed):
+// pins to a device not among them are dropped, such devices are taken out of
+// splits (with their ratios), and a split left with fewer than two devices is
+// dropped.
+PlanConstraints constraints_on(const PlanConstraints& constraints, const std::vector<DeviceRef>& devices);
+
 }  // namespace hetero

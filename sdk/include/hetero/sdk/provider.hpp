@@ -11,6 +11,7 @@
 #include <hetero/ep_api.h>
 #include <hetero/sdk/graph_check.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -182,6 +183,49 @@ private:
     std::optional<Error> failure_;
 };
 
+// Fault injection for tests of what survives a failing device:
+// HETERO_FAULT_INJECT=<provider>:<N>[,<provider>:<N>...] makes the Nth execute
+// of that provider (1-based, counted over the provider instance's life) and
+// every later execute and event_wait fail with HETERO_ERR_DEVICE_LOST and the
+// message "injected fault (HETERO_FAULT_INJECT)". Read once, when the provider
+// instance is created; unset, it costs one branch per execute.
+class FaultInjection {
+public:
+    // The N for `provider` in HETERO_FAULT_INJECT; 0 = none.
+    static int64_t from_env(const char* provider) {
+        const char* e = std::getenv("HETERO_FAULT_INJECT");
+        if (!e || !provider) return 0;
+        const std::string spec = e, name = provider;
+        size_t start = 0;
+        while (start < spec.size()) {
+            size_t comma = spec.find(',', start);
+            if (comma == std::string::npos) comma = spec.size();
+            const std::string item = spec.substr(start, comma - start);
+            const size_t colon = item.rfind(':');
+            if (colon != std::string::npos && item.compare(0, colon, name) == 0 && colon == name.size()) {
+                const long long n = std::atoll(item.c_str() + colon + 1);
+                if (n > 0) return n;
+            }
+            start = comma + 1;
+        }
+        return 0;
+    }
+    void arm(int64_t at) { at_ = at; }
+    void on_execute() {
+        if (at_ == 0) return;
+        if (executes_.fetch_add(1, std::memory_order_relaxed) + 1 >= at_) tripped_.store(true, std::memory_order_relaxed);
+        if (tripped_.load(std::memory_order_relaxed)) fail(HETERO_ERR_DEVICE_LOST, "injected fault (HETERO_FAULT_INJECT)");
+    }
+    void on_wait() const {
+        if (at_ != 0 && tripped_.load(std::memory_order_relaxed)) fail(HETERO_ERR_DEVICE_LOST, "injected fault (HETERO_FAULT_INJECT)");
+    }
+
+private:
+    int64_t at_ = 0;
+    std::atomic<int64_t> executes_{0};
+    std::atomic<bool> tripped_{false};
+};
+
 class Provider {
 public:
     virtual ~Provider() = default;
@@ -209,6 +253,12 @@ public:
     // `bound` has one entry per tensor, set for every bound tensor, ranges checked.
     // Return nullptr when the work finished synchronously (want_event may be false).
     virtual std::unique_ptr<Event> execute(Executable& exe, const std::vector<BoundTensor>& bound, bool want_event) = 0;
+
+    // HETERO_FAULT_INJECT's state for this instance (armed by the helpers).
+    FaultInjection& fault_injection() { return fault_injection_; }
+
+private:
+    FaultInjection fault_injection_;
 };
 
 namespace detail {
@@ -303,7 +353,10 @@ struct Table {
                 if (!options[i].key || !options[i].value) fail(HETERO_ERR_INVALID_ARGUMENT, "option with null key or value");
                 o[options[i].key] = options[i].value;
             }
-            *out = reinterpret_cast<hetero_ep*>(static_cast<Provider*>(new Impl(o)));
+            Provider* p = new Impl(o);
+            // The table exists (create came from it) and holds the provider's name.
+            p->fault_injection().arm(FaultInjection::from_env(api(nullptr, nullptr)->name));
+            *out = reinterpret_cast<hetero_ep*>(p);
         });
     }
     static void destroy(hetero_ep* ep) { delete &P(ep); }
@@ -406,6 +459,7 @@ struct Table {
                                  hetero_event** event) {
         return guarded([&] {
             if (!exe) fail(HETERO_ERR_INVALID_ARGUMENT, "execute: null executable");
+            P(ep).fault_injection().on_execute();
             auto& x = *reinterpret_cast<Executable*>(exe);
             auto table = resolve(x.graph(), x.device(), HETERO_TENSOR_BOUND, bindings, n);
             if (event) *event = nullptr;
@@ -414,9 +468,10 @@ struct Table {
             else if (ev) ev->wait();
         });
     }
-    static hetero_status event_wait(hetero_ep*, hetero_event* ev) {
+    static hetero_status event_wait(hetero_ep* ep, hetero_event* ev) {
         return guarded([&] {
             if (!ev) fail(HETERO_ERR_INVALID_ARGUMENT, "event_wait: null event");
+            if (ep) P(ep).fault_injection().on_wait();
             reinterpret_cast<Event*>(ev)->wait();
         });
     }

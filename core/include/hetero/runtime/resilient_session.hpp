@@ -1,0 +1,73 @@
+// A session that survives a device failing mid-run. It keeps the tokens
+// evaluated so far; when a forward throws DeviceFault it drops that device,
+// asks for a plan on the devices left, builds a new Session on it, rebuilds
+// the lost KV cache by evaluating the token history again from position 0
+// (a prefill), and then evaluates the tokens that failed. Greedy generation
+// gives the tokens a run without the failure gives, as long as the devices
+// left compute the same logits.
+#pragma once
+
+#include <hetero/runtime/plan.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/solver/cost_model.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+// A plan for a set of devices, and optionally the cost model it was solved
+// with (kept for traces' predicted times when SessionOptions::cost is set).
+struct Replanned {
+    Plan plan;
+    std::unique_ptr<CostModel> cost;
+};
+// Plans the model on `devices` (never empty); throws hetero::Error when they
+// cannot run it.
+using Replanner = std::function<Replanned(const std::vector<DeviceRef>& devices)>;
+
+// One recovery: which device failed, at which position, how, and the stats
+// of the session that was running then.
+struct Recovery {
+    std::string device;  // label, "opencl:0"
+    std::string error;   // the provider's error
+    int32_t position = 0;  // tokens evaluated before the failed forward (replayed)
+    std::vector<SegmentStats> stats;  // of the session that failed
+    Plan plan;           // the plan it continued with
+};
+
+class ResilientSession : public Evaluator {
+public:
+    // `options` apply to every session; `replan` is asked for a new plan after
+    // each failure.
+    ResilientSession(const ModelFile& model, const Plan& plan, const SessionOptions& options, Replanner replan);
+    ~ResilientSession() override;
+    ResilientSession(const ResilientSession&) = delete;
+    ResilientSession& operator=(const ResilientSession&) = delete;
+
+    // As Session::forward; `pos` must not be beyond the tokens evaluated so
+    // far (the history the session can replay). A device failure is
+    // recovered from as described above (one warning is logged per failure);
+    // throws hetero::Error when no device is left or the devices left cannot
+    // run the model.
+    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override;
+    int32_t n_ctx() const override { return n_ctx_; }
+
+    const Session& session() const { return *session_; }  // the one running now
+    const Plan& plan() const { return session_->plan(); }
+    const std::vector<Recovery>& recoveries() const { return recoveries_; }
+
+private:
+    const ModelFile& model_;
+    SessionOptions options_;
+    Replanner replan_;
+    std::unique_ptr<CostModel> cost_;  // of the latest re-plan
+    std::unique_ptr<Session> session_;
+    int32_t n_ctx_ = 0;
+    std::vector<int32_t> history_;  // tokens at positions 0, 1, ...
+    std::vector<Recovery> recoveries_;
+};
+
+}  // namespace hetero

@@ -1,0 +1,78 @@
+// Cache files written so that nobody sees half of one: the bytes go to a
+// temporary file in the target's directory (a name no other process or
+// thread uses: pid, a counter, created with O_EXCL), which is then renamed
+// over the target. Readers see the old file or the new one; two processes
+// writing the same entry at once each rename a complete file, and the last
+// rename wins. Used by the core's profile store and plugin-probe verdicts, the
+// OpenCL program cache, the Vulkan pipeline cache and npu_emu's caches.
+#pragma once
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace hetero::sdk {
+
+namespace detail {
+
+inline std::atomic<uint64_t>& temp_counter() {
+    static std::atomic<uint64_t> n{0};
+    return n;
+}
+
+inline bool write_all(int fd, std::string_view bytes) {
+    const char* p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        left -= size_t(w);
+    }
+    return true;
+}
+
+}  // namespace detail
+
+// Writes the concatenation of `parts` to `path` as described above (the
+// directory must exist). Returns "" on success, else what failed; then the
+// target is as it was and no temporary file is left.
+inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts) {
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+        tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(detail::temp_counter().fetch_add(1));
+        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) return "cannot create " + tmp + ": " + std::strerror(errno);
+    }
+    if (fd < 0) return "cannot create a temporary file beside " + path;
+    bool ok = true;
+    for (std::string_view part : parts) ok = ok && detail::write_all(fd, part);
+    int err = ok ? 0 : errno;
+    if (::close(fd) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+        ok = false;
+        err = errno;
+    }
+    if (ok) return "";
+    ::unlink(tmp.c_str());
+    return "cannot write " + path + ": " + std::strerror(err ? err : EIO);
+}
+
+inline std::string write_file_atomically(const std::string& path, std::string_view bytes) {
+    return write_file_atomically(path, std::vector<std::string_view>{bytes});
+}
+
+}  // namespace hetero::sdk
