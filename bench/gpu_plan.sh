@@ -10,7 +10,9 @@
 # SHAPES (default "tinyllama-1.1b llama-7b") and TYPES (default "q4_0") pick
 # the gen-model files; PROMPTS (default "512 4096") the prefill lengths;
 # PROFILE_CONFIG a config for `hetero profile` alone (e.g. leaving out a slow
-# OpenCL CPU device, which the plans then cost a priori); SKIP_CPU_LONG=1
+# OpenCL CPU device, which the plans then cost a priori); PROFILE_CTX a
+# context for `hetero profile -c` (so that its grid reaches prompts longer
+# than the model's own context); SKIP_CPU_LONG=1
 # leaves out the cpu-only bench at prompts above 512.
 set -uo pipefail
 hetero=$1
@@ -24,7 +26,7 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
     m=$models/$shape-$t.gguf
     [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
     if [[ $stage == profile ]]; then
-      echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile ${PROFILE_CONFIG:+--config "$PROFILE_CONFIG"} -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
+      echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile ${PROFILE_CONFIG:+--config "$PROFILE_CONFIG"} ${PROFILE_CTX:+-c "$PROFILE_CTX"} -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
     fi
     for p in ${PROMPTS:-512 4096}; do
       echo "== plan $shape $t prompt $p"; "$hetero" plan -m "$m" --prompt-len "$p" -n 128 2>&1 | grep -vE "^  (prefill|decode) layer" | head -20

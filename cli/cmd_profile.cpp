@@ -21,6 +21,7 @@ struct ProfileCmdOptions {
     ProviderFlags providers;
     std::string model, tokenizer;
     int32_t max_tokens = 0;
+    int32_t ctx = 0;  // 0 = the context a session would pick
     bool force = false, show = false;
 };
 
@@ -64,6 +65,7 @@ void profile(const ProfileCmdOptions& o) {
     const auto& hp = m.file.hparams;
     ProfileOptions po;
     po.max_tokens = o.max_tokens;
+    po.n_ctx = o.ctx;
     const std::vector<DeviceRef> devices = devices_for_model(m.file, rt.devices, context_length(hp, po.n_ctx));
     fmt::print("model: {} ({}, {} layers, embedding {}, {} heads / {} kv heads, vocab {})\n", m.path, hp.arch, hp.n_layer, hp.n_embd,
                hp.n_head, hp.n_head_kv, hp.n_vocab);
@@ -109,6 +111,10 @@ void add_profile_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("profile", "measure what the model's ops cost on each device (cached for the planner)");
     add_model_options(*cmd, o->model, o->tokenizer);
     cmd->add_option("--max-tokens", o->max_tokens, "measure token counts up to this (default: the context, at most 4096)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("-c,--ctx-size", o->ctx,
+                    "context to measure for: the caches' rows and the top of the token grid (default: the model's, at most 4096; "
+                    "longer lets the grid reach prompts beyond the model's own context)")
         ->check(CLI::PositiveNumber);
     cmd->add_flag("--force", o->force, "measure again even when a cached profile fits");
     cmd->add_flag("--show", o->show, "print the cached profiles; measure nothing");
