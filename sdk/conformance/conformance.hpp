@@ -22,6 +22,11 @@ struct Fill {
     };
     Kind kind = Uniform;
     double lo = -1.0, hi = 1.0;
+    // Uniform only: rows (of the outermost dimension) from this one on are
+    // NaN bytes instead; < 0 = none. A KV cache's rows that no query may
+    // read (the contract says rows 0..position), as memory that was never
+    // written, or held another tensor, is on a real device.
+    int64_t poison_from_row = -1;
     std::vector<int32_t> values;
 };
 

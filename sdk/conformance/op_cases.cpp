@@ -193,6 +193,30 @@ void attention_long_cases(std::vector<Case>& out) {
         }
 }
 
+// Cache rows past every query's position hold NaN: the contract lets a
+// query read rows 0..position only, and a cache fresh from an allocation
+// (or reused memory) holds anything there. A kernel whose tile reaches past
+// the last position must mask those rows out, not multiply them by zero.
+void attention_poisoned_tail_cases(std::vector<Case>& out) {
+    struct Tail { int64_t n, first, c, h, kv, hd; };
+    const Tail cases[] = {{1, 0, 64, 4, 1, 64},    {1, 15, 64, 8, 2, 64},  {1, 40, 257, 32, 4, 64}, {16, 0, 64, 32, 4, 64},
+                          {16, 0, 2048, 32, 4, 64}, {7, 3, 40, 8, 8, 128}, {33, 0, 100, 4, 1, 64},  {64, 10, 300, 8, 2, 128},
+                          {5, 0, 33, 2, 2, 16},     {128, 0, 256, 4, 1, 64}};
+    for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+        for (const Tail& t : cases) {
+            CaseBuilder b("attention/" + dt(dtype) + "/n" + s(t.n) + "_h" + s(t.h) + "_kv" + s(t.kv) + "_hd" + s(t.hd) + "_c" + s(t.c) +
+                          "_at" + s(t.first) + "_poisoned_tail");
+            Fill cache = uniform(-2, 2);
+            cache.poison_from_row = t.first + t.n;
+            const int32_t q = b.tensor("q", F32, B, {t.n, t.h, t.hd}, uniform(-2, 2));
+            const int32_t k = b.tensor("k_cache", dtype, B, {t.c, t.kv, t.hd}, cache);
+            const int32_t v = b.tensor("v_cache", dtype, B, {t.c, t.kv, t.hd}, cache);
+            const int32_t p = b.tensor("positions", I32, B, {t.n}, values(contiguous_positions(t.first, t.n)));
+            b.node(HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {t.n, t.h, t.hd})).fparams[0] = float(1.0 / std::sqrt(double(t.hd)));
+            out.push_back(b.done());
+        }
+}
+
 struct RowShape { int64_t n, d; };
 const RowShape kElementwiseShapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 257}, {2, 4096}, {5, 100}, {1, 63}};
 
@@ -297,6 +321,7 @@ void add_op_cases(std::vector<Case>& out) {
     rope_cases(out);
     attention_cases(out);
     attention_long_cases(out);
+    attention_poisoned_tail_cases(out);
     elementwise_cases(out);
     softmax_cases(out);
     convert_cases(out);

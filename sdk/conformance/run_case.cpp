@@ -142,6 +142,11 @@ std::vector<std::vector<uint8_t>> initial_data(const Case& c) {
                 const int64_t width = sdk::inner_dim(d);
                 const uint64_t stride = sdk::row_bytes(d.dtype, width);
                 for (int64_t r = 0; r < count / width; ++r) sdk::row_from_f32(d.dtype, v.data() + r * width, data[t].data() + uint64_t(r) * stride, width);
+                if (spec.fill.poison_from_row >= 0 && d.shape[0] > 0) {
+                    const uint64_t row = data[t].size() / uint64_t(d.shape[0]);
+                    const uint64_t from = std::min<uint64_t>(data[t].size(), uint64_t(spec.fill.poison_from_row) * row);
+                    std::memset(data[t].data() + from, 0xff, data[t].size() - from);  // NaN in every float dtype
+                }
                 break;
             }
             case Fill::Ids:

@@ -99,8 +99,11 @@ void main() {
                 uint jj = i / (HD / 2u), d = 2u * (i % (HD / 2u));
                 uint j = uint(j0) + jj;
                 uint e = (j * row_stride + kvh * HD + d) >> 1;
-                f16vec2 kv = j < C ? unpackFloat2x16(kw[(kb >> 2) + e]) : f16vec2(0.0);
-                f16vec2 vv = j < C ? unpackFloat2x16(vw[(vb >> 2) + e]) : f16vec2(0.0);
+                // Rows past the block's last position may hold anything (NaN
+                // included): they are never read, as 0 x NaN would not vanish.
+                bool live = int(j) <= last;
+                f16vec2 kv = live ? unpackFloat2x16(kw[(kb >> 2) + e]) : f16vec2(0.0);
+                f16vec2 vv = live ? unpackFloat2x16(vw[(vb >> 2) + e]) : f16vec2(0.0);
                 k_s[jj * LDH + d] = kv.x;
                 k_s[jj * LDH + d + 1u] = kv.y;
                 v_s[jj * LDH + d] = vv.x;
@@ -111,7 +114,7 @@ void main() {
                 uint jj = i / HD, d = i % HD;
                 uint j = uint(j0) + jj;
                 float kv = 0.0, vv = 0.0;
-                if (j < C) {
+                if (int(j) <= last) {  // see above
                     uint e = j * row_stride + kvh * HD + d;
                     kv = kc_elem(dt, kb, e);
                     vv = vc_elem(dt, vb, e);

@@ -66,7 +66,9 @@ void main() {
             uint jj = i / Hd, d = i % Hd;
             uint j = uint(j0) + jj;
             float kv = 0.0, vv = 0.0;
-            if (j < C) {
+            // Rows past the block's last position may hold anything (NaN
+            // included): they are never read, as 0 x NaN would not vanish.
+            if (int(j) <= last) {
                 uint e = j * row_stride + kvh * Hd + d;
                 kv = kc_elem(dt, kb, e);
                 vv = vc_elem(dt, vb, e);
