@@ -33,6 +33,17 @@ echo '{"providers": [{"name": "cpu", "thread": 2}]}' >"$tmp/cfg.json"
 "$hetero" run --config "$tmp/cfg.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "providers\[0\].thread" "$tmp/err" && grep -q "cfg.json" "$tmp/err"; check "bad config key is named" $?
 
+# Seeds: 0 .. 2^64-1 exactly; a sign, junk or overflow is an error naming the value.
+for bad in -1 99999999999999999999999 18446744073709551616 12x ""; do
+  "$hetero" run -s "$bad" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 && $rc -lt 128 ]] && grep -q -- "--seed: invalid seed '$bad'.* 0 \.\. 18446744073709551615" "$tmp/err"
+  check "run -s '$bad' is refused with the valid range" $?
+  "$hetero" gen-model "$tmp/seed.gguf" --shape tiny --seed "$bad" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 && $rc -lt 128 && ! -e "$tmp/seed.gguf" ]] && grep -q -- "--seed: invalid seed '$bad'.* 0 \.\. 18446744073709551615" "$tmp/err"
+  check "gen-model --seed '$bad' is refused with the valid range" $?
+done
+"$hetero" run --providers cpu -s 18446744073709551615 -n 2 --temp 1 -q >"$tmp/out" 2>"$tmp/err"; check "run -s 2^64-1 is accepted" $?
+
 "$hetero" providers --json >"$tmp/p.json"; rc=$?
 [[ $rc == 0 ]] && python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert any(p.get('provider')=='cpu' and p['loaded'] for p in d['plugins'])"
 check "providers --json lists the cpu provider" $?
