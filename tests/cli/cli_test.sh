@@ -33,6 +33,11 @@ echo '{"providers": [{"name": "cpu", "thread": 2}]}' >"$tmp/cfg.json"
 "$hetero" run --config "$tmp/cfg.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "providers\[0\].thread" "$tmp/err" && grep -q "cfg.json" "$tmp/err"; check "bad config key is named" $?
 
+# A key given twice is an error too (the last one would otherwise win unseen).
+echo '{"providers": [{"name": "cpu", "options": {"threads": 1, "threads": 2}}]}' >"$tmp/dup.json"
+"$hetero" run --config "$tmp/dup.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "dup.json: duplicate key 'providers\[0\].options.threads'" "$tmp/err"; check "duplicate config key is named with its path" $?
+
 # Seeds: 0 .. 2^64-1 exactly; a sign, junk or overflow is an error naming the value.
 for bad in -1 99999999999999999999999 18446744073709551616 12x ""; do
   "$hetero" run -s "$bad" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
