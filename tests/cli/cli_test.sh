@@ -38,6 +38,17 @@ echo '{"providers": [{"name": "cpu", "options": {"threads": 1, "threads": 2}}]}'
 "$hetero" run --config "$tmp/dup.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "dup.json: duplicate key 'providers\[0\].options.threads'" "$tmp/err"; check "duplicate config key is named with its path" $?
 
+# plugin_dirs entries that cannot be searched are warned about, not skipped silently.
+: >"$tmp/plugfile"
+echo "{\"plugin_dirs\": [\"$tmp/nodir\", \"$tmp/plugfile\"], \"providers\": [{\"name\": \"cpu\"}]}" >"$tmp/dirs.json"
+"$hetero" run --config "$tmp/dirs.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "plugin directory '$tmp/nodir': missing" "$tmp/err" &&
+  grep -q "plugin directory '$tmp/plugfile': not a directory" "$tmp/err"
+check "run warns about missing and non-directory plugin_dirs entries" $?
+"$hetero" providers --config "$tmp/dirs.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "$tmp/nodir (missing)" "$tmp/out" && grep -q "$tmp/plugfile (not searched: not a directory)" "$tmp/out"
+check "providers lists missing and non-directory plugin_dirs entries with the reason" $?
+
 # Seeds: 0 .. 2^64-1 exactly; a sign, junk or overflow is an error naming the value.
 for bad in -1 99999999999999999999999 18446744073709551616 12x ""; do
   "$hetero" run -s "$bad" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
