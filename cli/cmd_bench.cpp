@@ -123,7 +123,7 @@ void add_bench_command(CLI::App& app) {
     gen->add_option("output", g->out, "GGUF file to write")->required();
     gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, stories15m or tiny");
     gen->add_option("--type", g->type, "f32, f16, q8_0 or q4_0")->check(CLI::IsMember(kWeightTypeNames));
-    gen->add_option("--seed", g->seed, "random seed");
+    add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");
     gen->callback([g] {
         write_random_model(g->out, random_model_preset(g->shape), weight_type_from_name(g->type), g->seed);
         fmt::print(stderr, "wrote {}\n", g->out);

@@ -128,7 +128,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--temp", o->sampling.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-k", o->sampling.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
-    cmd->add_option("-s,--seed", o->sampling.seed, "random seed");
+    add_seed_option(*cmd, "-s,--seed", o->sampling.seed, "random seed (0 .. 2^64-1)");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
     cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
     o->providers.add_to(*cmd);

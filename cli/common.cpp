@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -141,6 +143,26 @@ void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer
 void add_cache_type_option(CLI::App& cmd, std::string& value) {
     cmd.add_option("--cache-type", value, "KV cache type: auto (f16 on GPU/NPU devices, f32 on CPU devices), f32 or f16")
         ->check(CLI::IsMember({"auto", "f32", "f16"}));
+}
+
+uint64_t parse_seed(const std::string& text, const std::string& option) {
+    // from_chars for unsigned types takes no sign, but it would stop at the
+    // first non-digit: the whole text must be consumed.
+    uint64_t value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [end, ec] = std::from_chars(first, last, value, 10);
+    if (text.empty() || ec != std::errc() || end != last)
+        throw CLI::ValidationError(option, fmt::format("invalid seed '{}': a seed is a decimal integer in 0 .. {}", text, UINT64_MAX));
+    return value;
+}
+
+CLI::Option* add_seed_option(CLI::App& cmd, const std::string& names, uint64_t& seed, const std::string& help) {
+    return cmd
+        .add_option_function<std::string>(
+            names, [&seed, shown = names.substr(names.rfind(',') + 1)](const std::string& text) { seed = parse_seed(text, shown); }, help)
+        ->type_name("UINT64")
+        ->default_str(std::to_string(seed));
 }
 
 uint32_t weight_type_from_name(const std::string& name) {

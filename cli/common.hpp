@@ -84,4 +84,12 @@ void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer
 // --cache-type of `run` and `bench` (see hetero::CacheType).
 void add_cache_type_option(CLI::App& cmd, std::string& value);
 
+// A random seed as typed: decimal digits only, 0 .. 18446744073709551615.
+// A sign, other characters, an empty string or a value beyond 2^64-1 throw
+// CLI::ValidationError naming `option`, the value and the valid range.
+uint64_t parse_seed(const std::string& text, const std::string& option);
+// A seed option (`names` e.g. "-s,--seed") of any command: the value is
+// parsed with parse_seed, so nothing is wrapped or saturated silently.
+CLI::Option* add_seed_option(CLI::App& cmd, const std::string& names, uint64_t& seed, const std::string& help);
+
 }  // namespace hetero::cli

@@ -1,6 +1,7 @@
 #include <hetero/config.hpp>
 
 #include "../model/mapped_file.hpp"
+#include "../util/json_strict.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -142,12 +143,8 @@ PlanConstraints parse_plan(const json& value, const std::string& source) {
 }  // namespace
 
 Config Config::parse(const std::string& text, const std::string& source) {
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::exception& e) {  // syntax, and numbers out of range
-        throw Error(fmt::format("config {}: invalid JSON: {}", source, e.what()));
-    }
+    // Syntax errors, numbers out of range and repeated keys name the file.
+    const json root = json_detail::parse_json_strict(text, "config " + source);
     if (!root.is_object()) throw Error(fmt::format("config {}: top level must be an object", source));
     Config c;
     c.source = source;

@@ -207,11 +207,19 @@ Registry::Registry(const RegistryOptions& options) {
     if (!::getauxval(AT_SECURE))
         for (const auto& d : options.plugin_dirs) append_unique(dirs_, d);
 
+    // A directory the caller (the config's plugin_dirs) named is expected to
+    // hold plugins: one that cannot be searched is a warning, not a silent
+    // skip. The built-in directories may well be absent.
+    std::set<std::string> named;
+    if (!::getauxval(AT_SECURE)) named.insert(options.plugin_dirs.begin(), options.plugin_dirs.end());
     std::set<std::string> seen_files;
     for (const auto& dir : dirs_) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) {
-            if (fs::exists(dir, ec)) refused_dirs_[dir] = "not a directory";
+            const bool exists = fs::exists(dir, ec);
+            if (exists) refused_dirs_[dir] = "not a directory";
+            if (named.count(dir))
+                log(LogLevel::warn, fmt::format("not searching plugin directory '{}': {}", dir, exists ? "not a directory" : "missing"));
             continue;
         }
         if (std::string why = untrusted(dir); !why.empty()) {

@@ -1,6 +1,8 @@
 #include <hetero/error.hpp>
 #include <hetero/sim/soc_profile.hpp>
 
+#include "../util/json_strict.hpp"
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -172,12 +174,7 @@ size_t SocProfile::unit_index(const std::string& unit) const {
 
 SocProfile parse_soc_profile(const std::string& text, const std::string& origin) {
     const Reader r(origin);
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {
-        throw Error(fmt::format("{}: not valid JSON: {}", origin, e.what()));
-    }
+    const json j = json_detail::parse_json_strict(text, origin);
     if (!j.is_object()) r.fail("(top level)", "must be an object");
     SocProfile p;
     const std::string schema = r.string(j, "schema", "");

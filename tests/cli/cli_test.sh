@@ -33,6 +33,33 @@ echo '{"providers": [{"name": "cpu", "thread": 2}]}' >"$tmp/cfg.json"
 "$hetero" run --config "$tmp/cfg.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "providers\[0\].thread" "$tmp/err" && grep -q "cfg.json" "$tmp/err"; check "bad config key is named" $?
 
+# A key given twice is an error too (the last one would otherwise win unseen).
+echo '{"providers": [{"name": "cpu", "options": {"threads": 1, "threads": 2}}]}' >"$tmp/dup.json"
+"$hetero" run --config "$tmp/dup.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "dup.json: duplicate key 'providers\[0\].options.threads'" "$tmp/err"; check "duplicate config key is named with its path" $?
+
+# plugin_dirs entries that cannot be searched are warned about, not skipped silently.
+: >"$tmp/plugfile"
+echo "{\"plugin_dirs\": [\"$tmp/nodir\", \"$tmp/plugfile\"], \"providers\": [{\"name\": \"cpu\"}]}" >"$tmp/dirs.json"
+"$hetero" run --config "$tmp/dirs.json" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "plugin directory '$tmp/nodir': missing" "$tmp/err" &&
+  grep -q "plugin directory '$tmp/plugfile': not a directory" "$tmp/err"
+check "run warns about missing and non-directory plugin_dirs entries" $?
+"$hetero" providers --config "$tmp/dirs.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && grep -q "$tmp/nodir (missing)" "$tmp/out" && grep -q "$tmp/plugfile (not searched: not a directory)" "$tmp/out"
+check "providers lists missing and non-directory plugin_dirs entries with the reason" $?
+
+# Seeds: 0 .. 2^64-1 exactly; a sign, junk or overflow is an error naming the value.
+for bad in -1 99999999999999999999999 18446744073709551616 12x ""; do
+  "$hetero" run -s "$bad" -n 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 && $rc -lt 128 ]] && grep -q -- "--seed: invalid seed '$bad'.* 0 \.\. 18446744073709551615" "$tmp/err"
+  check "run -s '$bad' is refused with the valid range" $?
+  "$hetero" gen-model "$tmp/seed.gguf" --shape tiny --seed "$bad" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 && $rc -lt 128 && ! -e "$tmp/seed.gguf" ]] && grep -q -- "--seed: invalid seed '$bad'.* 0 \.\. 18446744073709551615" "$tmp/err"
+  check "gen-model --seed '$bad' is refused with the valid range" $?
+done
+"$hetero" run --providers cpu -s 18446744073709551615 -n 2 --temp 1 -q >"$tmp/out" 2>"$tmp/err"; check "run -s 2^64-1 is accepted" $?
+
 "$hetero" providers --json >"$tmp/p.json"; rc=$?
 [[ $rc == 0 ]] && python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert any(p.get('provider')=='cpu' and p['loaded'] for p in d['plugins'])"
 check "providers --json lists the cpu provider" $?

@@ -56,6 +56,24 @@ TEST(Config, UnknownKeysAndWrongTypesNameTheKeyAndFile) {
               std::string::npos);
 }
 
+TEST(Config, DuplicateKeysAtAnyDepthNameTheKeyPathAndFile) {
+    const auto dup = [](const std::string& json, const std::string& path) {
+        const std::string e = error_of(json);
+        return e.find("config test.json: duplicate key '" + path + "'") != std::string::npos ? ::testing::AssertionSuccess()
+                                                                                            : ::testing::AssertionFailure() << e;
+    };
+    EXPECT_TRUE(dup(R"({"plugin_dirs": [], "plugin_dirs": ["/opt/x"]})", "plugin_dirs"));
+    EXPECT_TRUE(dup(R"({"providers": [{"name": "cpu", "name": "opencl"}]})", "providers[0].name"));
+    EXPECT_TRUE(dup(R"({"providers": [{"name": "vulkan"}, {"name": "cpu", "options": {"threads": 2, "threads": 4}}]})",
+                    "providers[1].options.threads"));
+    EXPECT_TRUE(dup(R"({"plan": {"pin": [{"layers": "0", "device": "cpu:0"}, {"layers": "1", "device": "a", "device": "b"}]}})",
+                    "plan.pin[1].device"));
+    // Arrays of scalars before an object count as elements too.
+    EXPECT_TRUE(dup(R"({"providers": [{"name": "cpu", "devices": [0, "x", [1]], "options": {}, "options": {}}]})", "providers[0].options"));
+    // The same key in different objects is no duplicate.
+    EXPECT_EQ(error_of(R"({"providers": [{"name": "cpu", "options": {"name": "x"}}, {"name": "vulkan"}]})"), "");
+}
+
 TEST(Config, PinningMatmulsPinsEachOfThem) {
     const hetero::Config c = hetero::Config::parse(R"({"plan": {"pin": [{"layers": "all", "op": "matmuls", "device": "npu_emu:0"}]}})", "t.json");
     ASSERT_EQ(c.plan.pins.size(), 8u) << "7 per layer and the head's output";

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 #include <mutex>
 
@@ -64,6 +65,24 @@ TEST(Registry, NoProviderExplainsWhereItLooked) {
     const std::string d = reg.describe_search();
     EXPECT_NE(d.find("/nonexistent/hetero-plugins (missing)"), std::string::npos) << d;
     EXPECT_NE(d.find("libhetero-ep-futureabi.so: built for ABI 2.0"), std::string::npos) << d;
+}
+
+TEST(Registry, NamedPluginDirThatCannotBeSearchedIsAWarning) {
+    // A plugin_dirs entry that is missing, or is a regular file, is reported
+    // once with the reason; the built-in directories may be absent quietly.
+    const auto file = std::filesystem::temp_directory_path() / ("hetero-notadir-" + std::to_string(::getpid()));
+    { std::ofstream(file) << "x"; }
+    CapturedLog log;
+    hetero::RegistryOptions o;
+    o.use_default_dirs = false;
+    o.plugin_dirs = {"/nonexistent/hetero-plugins", file.string()};
+    hetero::Registry reg(o);
+    std::filesystem::remove(file);
+    EXPECT_TRUE(log.contains("/nonexistent/hetero-plugins", "missing"));
+    EXPECT_TRUE(log.contains(file.string(), "not a directory"));
+    EXPECT_EQ(reg.dir_status(file.string()), "not searched: not a directory");
+    EXPECT_EQ(reg.dir_status("/nonexistent/hetero-plugins"), "missing");
+    EXPECT_EQ(log.lines.size(), 2u);
 }
 
 TEST(Registry, FirstFoundWinsForDuplicateNames) {

@@ -47,6 +47,19 @@ TEST(SocProfile, ErrorsNameTheFileAndPath) {
     }
 }
 
+TEST(SocProfile, DuplicateKeyIsAnErrorNamingItsPath) {
+    std::string text = profile("\"cpu\": " + unit("cpu", 100, 10, kAll) + ", \"gpu\": " + unit("gpu", 100, 10, kAll));
+    // A second bandwidth figure in the gpu unit: the last one would win unseen.
+    const std::string bw = "\"bandwidth_gbs\": " + fig(10);
+    text.replace(text.rfind(bw), bw.size(), bw + ", \"bandwidth_gbs\": " + fig(20));
+    try {
+        parse_soc_profile(text, "dup.json");
+        FAIL() << "a repeated key was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("dup.json: duplicate key 'units.gpu.bandwidth_gbs'"), std::string::npos) << e.what();
+    }
+}
+
 TEST(SocProfile, RefusesBadKindNegativeAndUnknownOp) {
     EXPECT_THROW(parse_soc_profile(profile("\"x\": " + unit("dsp", 1, 1, "")), "p.json"), Error);
     EXPECT_THROW(parse_soc_profile(profile("\"cpu\": " + unit("cpu", 1, -1, "")), "p.json"), Error);

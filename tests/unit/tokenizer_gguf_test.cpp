@@ -250,4 +250,46 @@ TEST_F(CraftedGguf, MissingOrInconsistentKeysAreErrors) {
     EXPECT_THROW(hetero::Tokenizer::create(load(unknown_model)), hetero::Error);
 }
 
+// The vocabulary rule: token texts are UTF-8, and only unknown, control
+// and unused tokens may be empty. Errors name the file and the token id.
+TEST_F(CraftedGguf, TokenTextsMustBeUtf8AndNonEmptyUnlessNeverProduced) {
+    const auto with = [](std::vector<std::string> tokens, std::vector<int32_t> types) {
+        hetero::GgufWriter w;
+        w.add_string("tokenizer.ggml.model", "llama");
+        w.add_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+        w.add_string_array("tokenizer.ggml.tokens", tokens);
+        if (!types.empty()) w.add_int32_array("tokenizer.ggml.token_type", types);
+        return w;
+    };
+    const auto error_of = [&](const hetero::GgufWriter& w) -> std::string {
+        try {
+            load(w);
+        } catch (const hetero::Error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    // Empty texts of never-produced types, multi-byte UTF-8 and byte tokens load.
+    auto ok = load(with({"", "", "", "\xE2\x96\x81" "a", "\xF0\x9F\x98\x80", "<0xFF>"}, {2, 3, 5, 1, 1, 6}));
+    EXPECT_NO_THROW(hetero::Tokenizer::create(ok));
+
+    std::string e = error_of(with({"<unk>", "a", ""}, {2, 1, 1}));
+    EXPECT_NE(e.find(path_), std::string::npos) << e;
+    EXPECT_NE(e.find("token 2 is empty but of type normal"), std::string::npos) << e;
+    // No token types: every token is normal.
+    e = error_of(with({"a", ""}, {}));
+    EXPECT_NE(e.find("token 1 is empty but of type normal"), std::string::npos) << e;
+    EXPECT_NE(error_of(with({"a", ""}, {1, 4})).find("token 1 is empty but of type user-defined"), std::string::npos);
+    EXPECT_NE(error_of(with({"a", ""}, {1, 6})).find("token 1 is empty but of type byte"), std::string::npos);
+
+    // Not UTF-8: a stray byte, a truncated sequence, an overlong form, a surrogate.
+    for (const std::string& bad : {std::string("a\xFF"), std::string("\xE2\x96"), std::string("\xC0\xAF"), std::string("\xED\xA0\x80")}) {
+        e = error_of(with({"a", "b", bad}, {1, 1, 1}));
+        EXPECT_NE(e.find(path_), std::string::npos) << e;
+        EXPECT_NE(e.find("token 2 is not valid UTF-8"), std::string::npos) << e;
+    }
+    // A control token is no exception.
+    EXPECT_NE(error_of(with({"\x80", "a"}, {3, 1})).find("token 0 is not valid UTF-8"), std::string::npos);
+}
+
 }  // namespace

@@ -129,6 +129,43 @@ TEST(TokenizerLlama2c, BadFilesAndIdsAreErrors) {
     EXPECT_THROW(tok->decode(-1), hetero::Error);
 }
 
+// The vocabulary rule of GGUF vocabularies holds for tokenizer.bin too:
+// ids 3 and up are normal or byte tokens, so an empty or non-UTF-8 text there
+// is refused, naming the file and the id.
+TEST(TokenizerLlama2c, EmptyOrNonUtf8TokenIsAnError) {
+    const auto path = (std::filesystem::temp_directory_path() / "hetero_tokenizer_rule.bin").string();
+    const auto write = [&](const std::vector<std::string>& tokens) {
+        std::ofstream out(path, std::ios::binary);
+        const int32_t max_len = 8;
+        out.write(reinterpret_cast<const char*>(&max_len), 4);
+        for (const std::string& t : tokens) {
+            const float score = 0.0f;
+            const int32_t len = int32_t(t.size());
+            out.write(reinterpret_cast<const char*>(&score), 4);
+            out.write(reinterpret_cast<const char*>(&len), 4);
+            out.write(t.data(), len);
+        }
+    };
+    const auto error_of = [&](const std::vector<std::string>& tokens) -> std::string {
+        write(tokens);
+        try {
+            hetero::vocab_from_llama2c(path, int32_t(tokens.size()));
+        } catch (const hetero::Error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(error_of({"<unk>", "\n<s>\n", "\n</s>\n", "<0x0A>", " a"}), "");
+    // <unk>, BOS and EOS are unknown and control tokens: empty is allowed.
+    EXPECT_EQ(error_of({"", "", "", " a"}), "");
+    std::string e = error_of({"<unk>", "<s>", "</s>", " a", ""});
+    EXPECT_NE(e.find(path), std::string::npos) << e;
+    EXPECT_NE(e.find("token 4 is empty"), std::string::npos) << e;
+    e = error_of({"<unk>", "<s>", "</s>", "\xFF"});
+    EXPECT_NE(e.find("token 3 is not valid UTF-8"), std::string::npos) << e;
+    std::filesystem::remove(path);
+}
+
 TEST(TokenizerCreate, UnknownModelAndBadVocabAreErrors) {
     hetero::Vocab v;
     v.model = "wordpiece";
