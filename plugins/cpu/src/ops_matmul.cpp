@@ -18,6 +18,9 @@ MatmulTileFn tile_fn(const Kernels& k, uint32_t dtype) {
         case HETERO_DTYPE_BF16: return k.matmul_bf16;
         case HETERO_DTYPE_Q8_0: return k.matmul_q8_0;
         case HETERO_DTYPE_Q4_0: return k.matmul_q4_0;
+        case HETERO_DTYPE_Q4_K: return k.matmul_q4_k;
+        case HETERO_DTYPE_Q5_K: return k.matmul_q5_k;
+        case HETERO_DTYPE_Q6_K: return k.matmul_q6_k;
         default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
     }
 }
