@@ -2,7 +2,11 @@
 // them, the reference quantizers round-trip, and a random-weight model with
 // K-quant matrices generates on the cpu provider as its dequantised (f32)
 // copy does. Devices that do not list the dtypes are left out of the plan.
+#include <hetero/error.hpp>
 #include <hetero/model/convert.hpp>
+#include <hetero/model/ggml_types.hpp>
+#include <hetero/model/gguf.hpp>
+#include <hetero/model/gguf_writer.hpp>
 #include <hetero/model/model.hpp>
 #include <hetero/model/random_model.hpp>
 #include <hetero/registry.hpp>
@@ -23,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace hetero {
@@ -47,6 +52,36 @@ TEST(KQuant, SizesAndNames) {
     t.shape[1] = 300;
     t.dtype = HETERO_DTYPE_Q4_K;
     EXPECT_NE(sdk::check_tensor(t).find("divisible by 256"), std::string::npos) << sdk::check_tensor(t);
+}
+
+// A K-quant tensor whose rows do not hold whole super-blocks is refused by
+// name when the file is opened.
+TEST(KQuant, RowsMustHoldWholeSuperBlocks) {
+    GgufWriter w;
+    w.add_string("general.architecture", "test");
+    std::vector<uint8_t> blocks(2 * 144, 0);
+    w.add_tensor("kq_narrow", GGML_TYPE_ID_Q4_K, {256, 2}, blocks.data(), blocks.size());
+    std::vector<uint8_t> image = w.to_bytes();
+    const auto at = std::search(image.begin(), image.end(), std::begin("kq_narrow"), std::end("kq_narrow") - 1);
+    ASSERT_NE(at, image.end());
+    // Tensor info: name, u32 n_dims, u64 ne[0], ...: make the rows 128 wide, 4 of them.
+    const size_t ne0 = size_t(at - image.begin()) + 9 + 4;
+    const uint64_t ne[2] = {128, 4};
+    std::memcpy(image.data() + ne0, ne, sizeof ne);
+    const std::string path = temp_path("narrow.gguf");
+    {
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(image.data()), std::streamsize(image.size()));
+    }
+    try {
+        GgufFile::open(path);
+        ADD_FAILURE() << "a q4_K tensor with rows of 128 was accepted";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("kq_narrow"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("256"), std::string::npos) << msg;
+    }
+    fs::remove(path);
 }
 
 // Hand-built blocks: each field sits where GGUF puts it.
