@@ -191,7 +191,10 @@ TEST_P(KQuantModel, GeneratesAsItsF32Copy) {
         diff = std::max(diff, std::fabs(double(lk[i]) - double(lf[i])));
     }
     EXPECT_GT(amax, 0.0);
-    EXPECT_LT(diff, 1e-4 * amax + 1e-5) << "largest logit difference " << diff << " of " << amax;
+    // The vector kernels quantize activations to int8 blocks (as for Q4_0),
+    // which moves these logits by well under 1% of the largest; the scalar
+    // path keeps f32 activations and matches to f32 rounding.
+    EXPECT_LT(diff, 2.5e-2 * amax) << "largest logit difference " << diff << " of " << amax;
     EXPECT_EQ(tk, tf);
     fs::remove(kq);
     fs::remove(f);

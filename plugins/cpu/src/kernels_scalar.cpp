@@ -166,7 +166,7 @@ const Kernels& kernels_scalar() {
     static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
                            &matmul_q8_0, &matmul_q4_0, nullptr, nullptr, &dot_f32,   &dot_f16,    &axpy_f32,
                            &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row, &matmul_q4_k_portable, &matmul_q5_k_portable,
-                           &matmul_q6_k_portable};
+                           &matmul_q6_k_portable, false};
     return k;
 }
 

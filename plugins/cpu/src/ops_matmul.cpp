@@ -51,7 +51,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
                                                                   : ctx.kernels.matmul_q8_0_packed;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
-    if (sdk::is_block_dtype(wd.dtype)) {
+    if (sdk::is_block_dtype(wd.dtype) || (sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.kquant_int8_act)) {
         // Quantize every activation row once; all threads share the result.
         const int64_t nb = k / sdk::kQBlock;
         auto* xq = static_cast<ActBlock*>(ctx.scratch.get(uint64_t(n * nb) * sizeof(ActBlock)));
