@@ -170,7 +170,10 @@ uint32_t weight_type_from_name(const std::string& name) {
     if (name == "f16") return HETERO_DTYPE_F16;
     if (name == "q8_0") return HETERO_DTYPE_Q8_0;
     if (name == "q4_0") return HETERO_DTYPE_Q4_0;
-    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0)");
+    if (name == "q4_k" || name == "q4_K") return HETERO_DTYPE_Q4_K;
+    if (name == "q5_k" || name == "q5_K") return HETERO_DTYPE_Q5_K;
+    if (name == "q6_k" || name == "q6_K") return HETERO_DTYPE_Q6_K;
+    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k)");
 }
 
 std::string default_model_path() { return shipped_file_path("stories260K.gguf"); }

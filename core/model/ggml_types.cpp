@@ -67,6 +67,9 @@ std::optional<uint32_t> hetero_dtype_from_ggml(uint32_t ggml_type) {
         case GGML_TYPE_ID_BF16: return HETERO_DTYPE_BF16;
         case GGML_TYPE_ID_Q8_0: return HETERO_DTYPE_Q8_0;
         case GGML_TYPE_ID_Q4_0: return HETERO_DTYPE_Q4_0;
+        case GGML_TYPE_ID_Q4_K: return HETERO_DTYPE_Q4_K;
+        case GGML_TYPE_ID_Q5_K: return HETERO_DTYPE_Q5_K;
+        case GGML_TYPE_ID_Q6_K: return HETERO_DTYPE_Q6_K;
         default: return std::nullopt;
     }
 }
@@ -78,6 +81,9 @@ std::optional<uint32_t> ggml_type_from_hetero(uint32_t hetero_dtype) {
         case HETERO_DTYPE_BF16: return GGML_TYPE_ID_BF16;
         case HETERO_DTYPE_Q8_0: return GGML_TYPE_ID_Q8_0;
         case HETERO_DTYPE_Q4_0: return GGML_TYPE_ID_Q4_0;
+        case HETERO_DTYPE_Q4_K: return GGML_TYPE_ID_Q4_K;
+        case HETERO_DTYPE_Q5_K: return GGML_TYPE_ID_Q5_K;
+        case HETERO_DTYPE_Q6_K: return GGML_TYPE_ID_Q6_K;
         default: return std::nullopt;
     }
 }

@@ -17,13 +17,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // Elements per storage block and the bytes of one block.
 void block_of(uint32_t dtype, int64_t& elems, uint64_t& bytes) {
-    elems = dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0 ? 32 : 1;
+    elems = sdk::block_elems(dtype);
     bytes = sdk::row_bytes(dtype, elems);
 }
 
 // Checks block `b` of the tensor (its values decoded to f32).
 void check_block(const ModelFile& m, const WeightView& w, uint64_t b, int64_t elems, uint64_t block_bytes) {
-    float v[32];
+    float v[sdk::kKBlock];
     sdk::row_to_f32(w.dtype, w.data + b * block_bytes, v, elems);
     for (int64_t i = 0; i < elems; ++i)
         if (!std::isfinite(v[i]))

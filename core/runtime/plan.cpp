@@ -134,6 +134,14 @@ std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i
         if (t.use != TensorUse::weight && t.use != TensorUse::activation) descs.back().kind = HETERO_TENSOR_BOUND;
     }
     const hetero_node& node = g.nodes[i].node;
+    // Dtypes added after ABI 1.0 go only to a device that advertises them: a
+    // plugin built before they existed could not refuse them itself.
+    for (uint32_t k = 0; k <= node.n_inputs; ++k) {
+        const hetero_tensor_desc& t = descs[size_t(k < node.n_inputs ? node.inputs[k] : node.output)];
+        if (t.dtype >= HETERO_DTYPE_COUNT_1_0 && !(d.props.dtype_mask & HETERO_DTYPE_BIT(t.dtype)))
+            return fmt::format("{} ({}{}): the device does not list dtype {}", sdk::op_name(node.op), sdk::dtype_name(t.dtype),
+                               t.name && *t.name ? std::string(" ") + t.name : "", sdk::dtype_name(t.dtype));
+    }
     const hetero_status st = d.provider->api().op_supported(d.provider->ep(), d.index, &node, descs.data(), uint32_t(descs.size()), nullptr);
     if (st == HETERO_OK) return "";
     const hetero_tensor_desc& w = descs[size_t(node.inputs[node.n_inputs > 1 ? 1 : 0])];

@@ -127,6 +127,8 @@ double PriorCostModel::ask(size_t device, const OpShape& shape) const {
     const DeviceRef& d = devices_.at(device);
     const ShapeNode g = node_of_shape(shape);
     double est = -1.0;
+    for (const hetero_tensor_desc& t : g.tensors)  // dtypes since 1.1 only where advertised
+        if (t.dtype >= HETERO_DTYPE_COUNT_1_0 && !(d.props.dtype_mask & HETERO_DTYPE_BIT(t.dtype))) return -1.0;
     const hetero_status st =
         d.provider->api().op_supported(d.provider->ep(), d.index, &g.node, g.tensors.data(), uint32_t(g.tensors.size()), &est);
     if (st != HETERO_OK) {

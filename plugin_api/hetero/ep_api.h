@@ -80,7 +80,16 @@ typedef enum hetero_dtype {
     HETERO_DTYPE_Q4_0 = 4, /* 32 x 4-bit (offset 8) + one f16 scale: 18 bytes / block */
     HETERO_DTYPE_I32 = 5,
     HETERO_DTYPE_I8 = 6,
-    HETERO_DTYPE_COUNT_1_0 = 7 /* number of dtypes defined in ABI 1.0 */
+    HETERO_DTYPE_COUNT_1_0 = 7, /* number of dtypes defined in ABI 1.0 */
+    /* GGUF's K-quants: super-blocks of 256 elements, rows a multiple of 256.
+     * A provider computes with them only when its dtype_mask says so; the
+     * core never hands one to a device that does not advertise it. */
+    HETERO_DTYPE_Q4_K = 7, /* f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of 4-bit quants:
+                              144 bytes / 256. since 1.1 */
+    HETERO_DTYPE_Q5_K = 8, /* Q4_K plus 32 bytes of fifth bits: 176 bytes / 256. since 1.1 */
+    HETERO_DTYPE_Q6_K = 9, /* 128 bytes low 4 bits, 64 bytes high 2 bits, 16 int8 scales, f16 d:
+                              210 bytes / 256. since 1.1 */
+    HETERO_DTYPE_COUNT_1_1 = 10 /* number of dtypes defined in ABI 1.1 */
 } hetero_dtype;
 
 /* Bit i set = dtype i supported; used in hetero_device_props.dtype_mask. */
@@ -94,10 +103,10 @@ typedef enum hetero_dtype {
  * n = rows (tokens), all float math in f32 unless the dtype says otherwise.
  */
 typedef enum hetero_op {
-    /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0), in1 ids [N] I32 -> out [N, D] F32.
+    /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1), in1 ids [N] I32 -> out [N, D] F32.
      * Out-of-range ids are an execution error. since 1.0 */
     HETERO_OP_EMBEDDING = 1,
-    /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0), optional in2 bias [M] F32
+    /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1), optional in2 bias [M] F32
      * -> out [N, M] (rows) F32 = x * W^T (+ bias). Providers may quantize x on the fly
      * (e.g. to Q8_0 blocks) for quantized W. since 1.0 */
     HETERO_OP_MATMUL = 2,

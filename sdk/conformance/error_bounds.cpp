@@ -27,11 +27,14 @@ struct Ctx {
 // Allowance of a matmul output over x row `xr` and W row `wr` of width k.
 double matmul_bound(uint32_t w_dtype, const float* x, const double* ex, const float* w, int64_t k) {
     double abs_sum = 0.0, propagated = 0.0, quant_var = 0.0;
-    for (int64_t b = 0; b < k; b += sdk::kQBlock) {
-        const int64_t end = std::min(k, b + sdk::kQBlock);
+    // A provider may quantize x to int8 per block of the weights' block size
+    // (32, or 256 for K-quants), as Q8_0 / Q8_K activations.
+    const int64_t block = sdk::is_kquant_dtype(w_dtype) ? sdk::kKBlock : sdk::kQBlock;
+    for (int64_t b = 0; b < k; b += block) {
+        const int64_t end = std::min(k, b + block);
         double amax = 0.0;
         for (int64_t e = b; e < end; ++e) amax = std::max(amax, std::fabs(double(x[e])));
-        const double step = amax / 127.0;  // the Q8_0 step of this block of x
+        const double step = amax / 127.0;  // the int8 step of this block of x
         for (int64_t e = b; e < end; ++e) {
             const double xw = std::fabs(double(x[e]) * double(w[e]));
             abs_sum += xw;
@@ -44,7 +47,10 @@ double matmul_bound(uint32_t w_dtype, const float* x, const double* ex, const fl
         case HETERO_DTYPE_F16: own += A::kMatmulF16 * abs_sum; break;
         case HETERO_DTYPE_BF16: own += A::kMatmulBF16 * abs_sum; break;
         case HETERO_DTYPE_Q8_0:
-        case HETERO_DTYPE_Q4_0: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
+        case HETERO_DTYPE_Q4_0:
+        case HETERO_DTYPE_Q4_K:
+        case HETERO_DTYPE_Q5_K:
+        case HETERO_DTYPE_Q6_K: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
         default: break;
     }
     return own + propagated;

@@ -5,6 +5,7 @@
 #include <hetero/sdk/quant.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 
 namespace hetero::conformance {
@@ -81,6 +82,40 @@ void matmul_cases(std::vector<Case>& out) {
             const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
             b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
             b.get().packed = n == 3;  // also exercise nonzero binding offsets
+            out.push_back(b.done());
+        }
+    }
+}
+
+// K-quant weights (GGUF super-blocks of 256): widths are multiples of 256, so
+// these have their own shapes; weights as bound tensors and as constants.
+void kquant_cases(std::vector<Case>& out) {
+    const uint32_t kquants[] = {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K};
+    struct Shape { int64_t n, m, k; };
+    const Shape shapes[] = {{1, 1, 256},   {1, 33, 512},   {3, 17, 256},  {17, 65, 768},  {64, 127, 256}, {1, 257, 2048},
+                            {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120}};
+    for (uint32_t dtype : kquants) {
+        for (size_t i = 0; i < std::size(shapes); ++i) {
+            const Shape& sh = shapes[i];
+            const bool bias = i % 2 == 1;
+            for (uint32_t kind : {B, C}) {
+                if (kind == C && i % 3 != 0) continue;
+                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : "") +
+                              (kind == C ? "_const_w" : ""));
+                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
+                const int32_t w = b.tensor("w", dtype, kind, {sh.m, sh.k}, uniform(-0.5, 0.5));
+                std::vector<int32_t> in{x, w};
+                if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
+                b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
+                out.push_back(b.done());
+            }
+        }
+        struct Emb { int64_t v, d, n; };
+        for (const Emb& e : {Emb{1, 256, 1}, Emb{7, 512, 3}, Emb{100, 768, 17}, Emb{33, 4096, 5}, Emb{257, 256, 64}}) {
+            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(e.v) + "_d" + s(e.d) + "_n" + s(e.n));
+            const int32_t table = b.tensor("table", dtype, B, {e.v, e.d});
+            const int32_t idv = b.tensor("ids", I32, B, {e.n}, ids(e.v));
+            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {e.n, e.d}));
             out.push_back(b.done());
         }
     }
@@ -317,6 +352,7 @@ void store_rows_cases(std::vector<Case>& out) {
 void add_op_cases(std::vector<Case>& out) {
     embedding_cases(out);
     matmul_cases(out);
+    kquant_cases(out);
     rmsnorm_cases(out);
     rope_cases(out);
     attention_cases(out);

@@ -345,4 +345,22 @@ sed 's/,   "source": "HeteroLLM §3.2, Figure 4: 32x32 systolic array"}/}/' "$(d
 [[ $rc != 0 ]] && grep -q 'nosrc.json: units.npu.npu.tile_rows: missing "source"' "$tmp/err"
 check "simulate: a profile figure without source is refused, naming its path" $?
 
+# K-quants: gen-model writes Q4_K/Q5_K/Q6_K matrices; they run on cpu (the
+# same random values as the f32 model of that seed, so the first greedy
+# token agrees), and a provider that does not list them is refused by name.
+"$hetero" gen-model "$tmp/k_f32.gguf" --shape tiny-k --type f32 --seed 3 >/dev/null 2>&1
+"$hetero" run -m "$tmp/k_f32.gguf" --providers cpu -p "Once upon a time" -n 1 --temp 0 -q >"$tmp/k_f32.out" 2>/dev/null
+for t in q4_k q5_k q6_k; do
+  "$hetero" gen-model "$tmp/k_$t.gguf" --shape tiny-k --type $t --seed 3 >/dev/null 2>&1 &&
+    "$hetero" run -m "$tmp/k_$t.gguf" --providers cpu -p "Once upon a time" -n 1 --temp 0 -q >"$tmp/k_$t.out" 2>/dev/null &&
+    [[ -s "$tmp/k_$t.out" ]] && cmp -s "$tmp/k_$t.out" "$tmp/k_f32.out"
+  check "gen-model --type $t runs on cpu, first greedy token as the f32 model's" $?
+done
+"$hetero" gen-model "$tmp/k_bad.gguf" --shape tiny --type q4_k >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "divisible by 256" "$tmp/err"; check "gen-model --type q4_k refuses widths that are not multiples of 256" $?
+if "$hetero" providers 2>/dev/null | grep -q "provider vulkan .*: loaded"; then
+  "$hetero" run -m "$tmp/k_q4_k.gguf" --providers vulkan -p "Once" -n 1 --temp 0 -q >/dev/null 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 ]] && grep -q "does not list dtype q4_K" "$tmp/err"; check "a provider without K-quants is refused a q4_K model, naming the dtype" $?
+fi
+
 exit $fail

@@ -216,7 +216,12 @@ TEST(GgmlTypes, KnowsNamesAndLayouts) {
     EXPECT_EQ(ggml_type_traits(8)->block_bytes, 34u);
     EXPECT_EQ(ggml_type_traits(2)->block_bytes, 18u);
     EXPECT_EQ(ggml_type_traits(14)->block_elems, 256u);
-    EXPECT_FALSE(hetero_dtype_from_ggml(12).has_value());
+    EXPECT_EQ(hetero_dtype_from_ggml(12), std::optional<uint32_t>(HETERO_DTYPE_Q4_K));
+    EXPECT_EQ(hetero_dtype_from_ggml(13), std::optional<uint32_t>(HETERO_DTYPE_Q5_K));
+    EXPECT_EQ(hetero_dtype_from_ggml(14), std::optional<uint32_t>(HETERO_DTYPE_Q6_K));
+    EXPECT_EQ(ggml_type_from_hetero(HETERO_DTYPE_Q6_K), std::optional<uint32_t>(14u));
+    EXPECT_FALSE(hetero_dtype_from_ggml(11).has_value());  // q3_K
+    EXPECT_FALSE(hetero_dtype_from_ggml(3).has_value());   // q4_1
     EXPECT_FALSE(ggml_type_traits(1000).has_value());
 }
 

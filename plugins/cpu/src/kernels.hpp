@@ -75,7 +75,24 @@ struct Kernels {
     // Row conversions f32 <-> f16 (round to nearest even).
     void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n);
     void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n);
+
+    // K-quant weights (Q4_K, Q5_K, Q6_K; k a multiple of 256). Two kinds:
+    // the portable tiles keep the activations in f32 (a few 256-element
+    // super-blocks of a weight row are dequantised to f32 at a time and
+    // reused by every activation row of the tile), the x86 ones take xq
+    // (activations quantized per 32 as for Q4_0) and use int8 dot products
+    // per sub-block; kquant_int8_act says which.
+    MatmulTileFn matmul_q4_k;
+    MatmulTileFn matmul_q5_k;
+    MatmulTileFn matmul_q6_k;
+    bool kquant_int8_act;
 };
+
+// The portable K-quant tiles (kernels_scalar.cpp), also used by tables
+// without a vector version of their own.
+void matmul_q4_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q5_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q6_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 const Kernels& kernels_scalar();
 #if defined(HETERO_CPU_X86)

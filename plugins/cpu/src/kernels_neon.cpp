@@ -215,7 +215,9 @@ const Kernels& kernels_neon() {
                                &matmul_float<WeightsBF16>, &matmul_quant<WeightsQ8>, &matmul_quant<WeightsQ4>,
                                nullptr,   nullptr,
                                &dot_f32,  &dot_f16,       &axpy_f32,                 &axpy_f16,
-                               &f32_to_f16_row, &f16_to_f32_row};
+                               &f32_to_f16_row, &f16_to_f32_row,
+                               // K-quants: the portable tiles (dequantise, then f32 dot products).
+                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable, false};
     return k;
 }
 

@@ -132,12 +132,41 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = sdk::f16_to_f32(x[i]);
 }
 
+// K-quants: kKChunk elements of a weight row are dequantised with the SDK's
+// reference decoders, then dotted with every activation row of the tile.
+constexpr int64_t kKChunk = 2048;
+
+template <class Block, void (*Decode)(const Block&, float*)>
+void matmul_kquant(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    float wf[kKChunk];
+    for (int64_t m = m0; m < m1; ++m) {
+        const auto* w = reinterpret_cast<const Block*>(a.w + uint64_t(m) * a.w_row_bytes);
+        for (int64_t n = n0; n < n1; ++n) a.y[n * a.m + m] = a.bias ? a.bias[m] : 0.f;
+        for (int64_t c = 0; c < a.k; c += kKChunk) {
+            const int64_t len = std::min(kKChunk, a.k - c);
+            for (int64_t b = 0; b < len / sdk::kKBlock; ++b) Decode(w[c / sdk::kKBlock + b], wf + b * sdk::kKBlock);
+            for (int64_t n = n0; n < n1; ++n) a.y[n * a.m + m] += dot_f32(wf, a.x + n * a.k + c, len);
+        }
+    }
+}
+
 }  // namespace
+
+void matmul_q4_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_kquant<sdk::BlockQ4K, &sdk::dequantize_block_q4_k>(a, m0, m1, n0, n1);
+}
+void matmul_q5_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_kquant<sdk::BlockQ5K, &sdk::dequantize_block_q5_k>(a, m0, m1, n0, n1);
+}
+void matmul_q6_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    matmul_kquant<sdk::BlockQ6K, &sdk::dequantize_block_q6_k>(a, m0, m1, n0, n1);
+}
 
 const Kernels& kernels_scalar() {
     static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
                            &matmul_q8_0, &matmul_q4_0, nullptr, nullptr, &dot_f32,   &dot_f16,    &axpy_f32,
-                           &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row};
+                           &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row, &matmul_q4_k_portable, &matmul_q5_k_portable,
+                           &matmul_q6_k_portable, false};
     return k;
 }
 

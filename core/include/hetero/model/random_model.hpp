@@ -13,10 +13,13 @@ struct RandomModelShape {
     int64_t n_embd = 2048, n_ff = 5632, n_layer = 22, n_head = 32, n_head_kv = 4, n_vocab = 32000, n_ctx = 2048;
 };
 
-// Known shapes: "tinyllama-1.1b" (the default above), "llama-7b", "stories15m", "tiny".
+// Known shapes: "tinyllama-1.1b" (the default above), "llama-7b", "stories15m", "tiny",
+// "tiny-k" (tiny with widths that are multiples of 256, for K-quants).
 RandomModelShape random_model_preset(const std::string& name);
 
-// out_dtype: hetero_dtype of the matrices (F32, F16, Q8_0, Q4_0); norms stay F32.
+// out_dtype: hetero_dtype of the matrices (F32, F16, Q8_0, Q4_0, Q4_K, Q5_K,
+// Q6_K; K-quants need n_embd and n_ff multiples of 256); norms stay F32. The
+// same seed gives the same values before encoding, whatever the dtype.
 void write_random_model(const std::string& path, const RandomModelShape& shape, uint32_t out_dtype, uint64_t seed);
 
 }  // namespace hetero

@@ -57,13 +57,13 @@ inline int64_t rope_dims(const hetero_node& rope, int64_t head_dim) { return rop
 
 inline uint64_t tensor_bytes(const hetero_tensor_desc& t) {
     const int64_t inner = inner_dim(t);
-    if (is_block_dtype(t.dtype) && inner % kQBlock != 0) return 0;
+    if (inner % block_elems(t.dtype) != 0) return 0;
     return row_bytes(t.dtype, inner) * uint64_t(outer_rows(t));
 }
 
 inline std::string check_tensor(const hetero_tensor_desc& t) {
     if (t.ndim < 1 || t.ndim > HETERO_MAX_DIMS) return "ndim " + std::to_string(t.ndim) + " outside 1..4";
-    if (t.dtype >= HETERO_DTYPE_COUNT_1_0) return "unknown dtype " + std::to_string(t.dtype);
+    if (t.dtype >= HETERO_DTYPE_COUNT_1_1) return "unknown dtype " + std::to_string(t.dtype);
     if (t.kind > HETERO_TENSOR_CONSTANT) return "unknown tensor kind " + std::to_string(t.kind);
     int64_t n = 1;
     for (uint32_t i = 0; i < t.ndim; ++i) {
@@ -71,8 +71,9 @@ inline std::string check_tensor(const hetero_tensor_desc& t) {
         if (n > (int64_t(1) << 42) / t.shape[i]) return "too many elements";
         n *= t.shape[i];
     }
-    if (is_block_dtype(t.dtype) && inner_dim(t) % kQBlock != 0)
-        return std::string(dtype_name(t.dtype)) + " needs an innermost dimension divisible by 32, got " + std::to_string(inner_dim(t));
+    if (inner_dim(t) % block_elems(t.dtype) != 0)
+        return std::string(dtype_name(t.dtype)) + " needs an innermost dimension divisible by " + std::to_string(block_elems(t.dtype)) +
+               ", got " + std::to_string(inner_dim(t));
     return {};
 }
 
@@ -82,7 +83,9 @@ inline std::string shape_str(const hetero_tensor_desc& t) {
     for (uint32_t i = 0; i < t.ndim && i < HETERO_MAX_DIMS; ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
     return s + "]";
 }
-inline bool is_float_storage(uint32_t d) { return d == HETERO_DTYPE_F32 || d == HETERO_DTYPE_F16 || d == HETERO_DTYPE_BF16 || is_block_dtype(d); }
+inline bool is_float_storage(uint32_t d) {
+    return d == HETERO_DTYPE_F32 || d == HETERO_DTYPE_F16 || d == HETERO_DTYPE_BF16 || is_block_dtype(d) || is_kquant_dtype(d);
+}
 }  // namespace detail
 
 // Checks one node against the tensors of its graph.

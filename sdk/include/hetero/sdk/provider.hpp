@@ -395,6 +395,17 @@ struct Table {
                 if (e.empty()) e = check_tensor(tensors[node->output]);
             }
             if (!e.empty()) fail(HETERO_ERR_INVALID_ARGUMENT, e);
+            // Dtypes added after ABI 1.0 reach a device only when it advertises them.
+            for (uint32_t i = 0; i <= node->n_inputs; ++i) {
+                const uint32_t dt = tensors[i < node->n_inputs ? node->inputs[i] : node->output].dtype;
+                if (dt < HETERO_DTYPE_COUNT_1_0) continue;
+                hetero_device_props dp{};
+                dp.struct_size = sizeof(dp);
+                dp.abi_version = HETERO_ABI_VERSION;
+                P(ep).device_props(device, dp);
+                if (!(dp.dtype_mask & HETERO_DTYPE_BIT(dt)))
+                    fail(HETERO_ERR_UNSUPPORTED, std::string(op_name(node->op)) + ": dtype " + dtype_name(dt) + " is not among this device's dtypes");
+            }
             P(ep).check_supported(device, *node, tensors, n_tensors, est);
         });
     }

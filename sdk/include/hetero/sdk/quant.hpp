@@ -77,8 +77,210 @@ inline uint16_t f32_to_bf16(float f) {
     return uint16_t(x >> 16);
 }
 
+// ---------------------------------------------------------------- K-quants
+// GGUF's K-quants: super-blocks of kKBlock elements; rows are a multiple of it.
+inline constexpr int kKBlock = 256;
+
+// Q4_K: 8 sub-blocks of 32, each with a 6-bit scale and a 6-bit min:
+// value = d * sc[j] * q - dmin * m[j], q in 0..15. Sub-blocks 2p and 2p+1
+// share the 32 bytes qs[32p..32p+32): low nibbles for 2p, high for 2p+1.
+struct BlockQ4K {
+    uint16_t d;           // f16 super-block scale of the sub-block scales
+    uint16_t dmin;        // f16 super-block scale of the sub-block mins
+    uint8_t scales[12];   // 8 scales + 8 mins, 6 bits each (see k_scale_min)
+    uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ4K) == 144, "Q4_K block must match GGUF");
+
+// Q5_K: Q4_K with a fifth bit per value: bit 2p of qh[l] for element l of
+// sub-block 2p, bit 2p+1 for sub-block 2p+1; q in 0..31.
+struct BlockQ5K {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[12];
+    uint8_t qh[32];
+    uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ5K) == 176, "Q5_K block must match GGUF");
+
+// Q6_K: 16 sub-blocks of 16 with int8 scales: value = d * scales[e / 16] * (q - 32),
+// q in 0..63. Per half h (128 elements) and l in 0..31, the elements
+// 128h + l + {0, 32, 64, 96} keep their low 4 bits in ql[64h + l] (low, high
+// nibble for +0, +64) and ql[64h + 32 + l] (+32, +96), their high 2 bits in
+// qh[32h + l] at bits 0, 2, 4, 6 for +0, +32, +64, +96.
+struct BlockQ6K {
+    uint8_t ql[128];
+    uint8_t qh[64];
+    int8_t scales[16];
+    uint16_t d;
+};
+static_assert(sizeof(BlockQ6K) == 210, "Q6_K block must match GGUF");
+
+// Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block:
+// j < 4 keep them in the low 6 bits of bytes j and j + 4; j >= 4 keep their
+// low 4 bits in byte j + 4 (scale low nibble, min high nibble) and their top
+// 2 bits in the top bits of bytes j - 4 (scale) and j (min).
+inline void k_scale_min(const uint8_t* s, int j, int& sc, int& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+inline void k_pack_scale_min(const int* sc, const int* m, uint8_t* s) {
+    for (int j = 0; j < 4; ++j) {
+        s[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+        s[j + 8] = uint8_t((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+    }
+}
+
+inline void dequantize_block_q4_k(const BlockQ4K& b, float* y) {
+    const float d = f16_to_f32(b.d), dmin = f16_to_f32(b.dmin);
+    for (int p = 0; p < 4; ++p) {
+        int sc0, m0, sc1, m1;
+        k_scale_min(b.scales, 2 * p, sc0, m0);
+        k_scale_min(b.scales, 2 * p + 1, sc1, m1);
+        const float d0 = d * float(sc0), o0 = dmin * float(m0), d1 = d * float(sc1), o1 = dmin * float(m1);
+        const uint8_t* q = b.qs + 32 * p;
+        for (int l = 0; l < 32; ++l) {
+            y[64 * p + l] = d0 * float(q[l] & 0x0f) - o0;
+            y[64 * p + 32 + l] = d1 * float(q[l] >> 4) - o1;
+        }
+    }
+}
+
+inline void dequantize_block_q5_k(const BlockQ5K& b, float* y) {
+    const float d = f16_to_f32(b.d), dmin = f16_to_f32(b.dmin);
+    for (int p = 0; p < 4; ++p) {
+        int sc0, m0, sc1, m1;
+        k_scale_min(b.scales, 2 * p, sc0, m0);
+        k_scale_min(b.scales, 2 * p + 1, sc1, m1);
+        const float d0 = d * float(sc0), o0 = dmin * float(m0), d1 = d * float(sc1), o1 = dmin * float(m1);
+        const uint8_t* q = b.qs + 32 * p;
+        for (int l = 0; l < 32; ++l) {
+            const int h0 = (b.qh[l] >> (2 * p)) & 1, h1 = (b.qh[l] >> (2 * p + 1)) & 1;
+            y[64 * p + l] = d0 * float((q[l] & 0x0f) | (h0 << 4)) - o0;
+            y[64 * p + 32 + l] = d1 * float((q[l] >> 4) | (h1 << 4)) - o1;
+        }
+    }
+}
+
+inline void dequantize_block_q6_k(const BlockQ6K& b, float* y) {
+    const float d = f16_to_f32(b.d);
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t* ql = b.ql + 64 * h;
+        const uint8_t* qh = b.qh + 32 * h;
+        float* o = y + 128 * h;
+        for (int l = 0; l < 32; ++l) {
+            const int q0 = (ql[l] & 0x0f) | ((qh[l] & 3) << 4);
+            const int q1 = (ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4);
+            const int q2 = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+            const int q3 = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+            o[l] = d * float(b.scales[8 * h + l / 16]) * float(q0 - 32);
+            o[l + 32] = d * float(b.scales[8 * h + 2 + l / 16]) * float(q1 - 32);
+            o[l + 64] = d * float(b.scales[8 * h + 4 + l / 16]) * float(q2 - 32);
+            o[l + 96] = d * float(b.scales[8 * h + 6 + l / 16]) * float(q3 - 32);
+        }
+    }
+}
+
+namespace detail {
+// Asymmetric sub-block quantization shared by Q4_K (levels 15) and Q5_K (31):
+// per sub-block of 32 the range [min(0, lo), hi] is split in `levels` steps;
+// the steps and the mins are then quantized to 6 bits against the largest of
+// each. Returns the q of every element (0..levels).
+inline void quantize_k_asym(const float* x, int levels, uint16_t& d_out, uint16_t& dmin_out, uint8_t* scales, uint8_t* q) {
+    float step[8], mn[8], max_step = 0.f, max_mn = 0.f;
+    for (int j = 0; j < 8; ++j) {
+        float lo = 0.f, hi = 0.f;
+        for (int l = 0; l < 32; ++l) { lo = std::fmin(lo, x[32 * j + l]); hi = std::fmax(hi, x[32 * j + l]); }
+        step[j] = (hi - lo) / float(levels);
+        mn[j] = -lo;
+        max_step = std::fmax(max_step, step[j]);
+        max_mn = std::fmax(max_mn, mn[j]);
+    }
+    d_out = f32_to_f16(max_step / 63.f);
+    dmin_out = f32_to_f16(max_mn / 63.f);
+    const float d = f16_to_f32(d_out), dmin = f16_to_f32(dmin_out);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+        sc[j] = d > 0.f ? std::clamp(int(std::lround(step[j] / d)), step[j] > 0.f ? 1 : 0, 63) : 0;
+        // Round the min up so the sub-block's lowest value stays reachable.
+        m[j] = dmin > 0.f ? std::clamp(int(std::ceil(mn[j] / dmin - 1e-4f)), 0, 63) : 0;
+    }
+    k_pack_scale_min(sc, m, scales);
+    for (int j = 0; j < 8; ++j) {
+        const float s = d * float(sc[j]), o = dmin * float(m[j]);
+        const float is = s > 0.f ? 1.f / s : 0.f;
+        for (int l = 0; l < 32; ++l) q[32 * j + l] = uint8_t(std::clamp(int(std::lround((x[32 * j + l] + o) * is)), 0, levels));
+    }
+}
+}  // namespace detail
+
+// Reference quantizers: GGUF's layouts; the choice of scales is this
+// library's own (simple min/max per sub-block), any valid block decodes alike.
+inline void quantize_block_q4_k(const float* x, BlockQ4K& b) {
+    uint8_t q[kKBlock];
+    detail::quantize_k_asym(x, 15, b.d, b.dmin, b.scales, q);
+    for (int p = 0; p < 4; ++p)
+        for (int l = 0; l < 32; ++l) b.qs[32 * p + l] = uint8_t(q[64 * p + l] | (q[64 * p + 32 + l] << 4));
+}
+
+inline void quantize_block_q5_k(const float* x, BlockQ5K& b) {
+    uint8_t q[kKBlock];
+    detail::quantize_k_asym(x, 31, b.d, b.dmin, b.scales, q);
+    std::memset(b.qh, 0, sizeof b.qh);
+    for (int p = 0; p < 4; ++p)
+        for (int l = 0; l < 32; ++l) {
+            const int a = q[64 * p + l], c = q[64 * p + 32 + l];
+            b.qs[32 * p + l] = uint8_t((a & 0x0f) | ((c & 0x0f) << 4));
+            b.qh[l] = uint8_t(b.qh[l] | ((a >> 4) << (2 * p)) | ((c >> 4) << (2 * p + 1)));
+        }
+}
+
+inline void quantize_block_q6_k(const float* x, BlockQ6K& b) {
+    float scale[16], max_abs_scale = 0.f;
+    for (int i = 0; i < 16; ++i) {
+        float amax = 0.f, vmax = 0.f;
+        for (int l = 0; l < 16; ++l)
+            if (std::fabs(x[16 * i + l]) > amax) { amax = std::fabs(x[16 * i + l]); vmax = x[16 * i + l]; }
+        scale[i] = vmax / -32.f;  // the largest magnitude maps to -32, the end with room
+        max_abs_scale = std::fmax(max_abs_scale, std::fabs(scale[i]));
+    }
+    b.d = f32_to_f16(max_abs_scale / 127.f);
+    const float d = f16_to_f32(b.d);
+    uint8_t q[kKBlock];
+    for (int i = 0; i < 16; ++i) {
+        const int sc = d > 0.f ? std::clamp(int(std::lround(scale[i] / d)), -128, 127) : 0;
+        b.scales[i] = int8_t(sc);
+        const float s = d * float(sc), is = s != 0.f ? 1.f / s : 0.f;
+        for (int l = 0; l < 16; ++l) q[16 * i + l] = uint8_t(std::clamp(int(std::lround(x[16 * i + l] * is)), -32, 31) + 32);
+    }
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < 32; ++l) {
+            const int q0 = q[128 * h + l], q1 = q[128 * h + 32 + l], q2 = q[128 * h + 64 + l], q3 = q[128 * h + 96 + l];
+            b.ql[64 * h + l] = uint8_t((q0 & 0x0f) | ((q2 & 0x0f) << 4));
+            b.ql[64 * h + 32 + l] = uint8_t((q1 & 0x0f) | ((q3 & 0x0f) << 4));
+            b.qh[32 * h + l] = uint8_t((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
+        }
+}
+
+inline bool is_kquant_dtype(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K || dtype == HETERO_DTYPE_Q6_K;
+}
+
+// Elements per block of `dtype` along the innermost dimension (1 for scalars).
+inline int64_t block_elems(uint32_t dtype) {
+    if (dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0) return kQBlock;
+    return is_kquant_dtype(dtype) ? kKBlock : 1;
+}
+
 // Bytes used by `n` elements of `dtype` along the innermost dimension (n must
-// be a multiple of 32 for block types). Returns 0 for an unknown dtype.
+// be a multiple of block_elems(dtype)). Returns 0 for an unknown dtype.
 inline uint64_t row_bytes(uint32_t dtype, int64_t n) {
     switch (dtype) {
         case HETERO_DTYPE_F32: case HETERO_DTYPE_I32: return uint64_t(n) * 4;
@@ -86,10 +288,14 @@ inline uint64_t row_bytes(uint32_t dtype, int64_t n) {
         case HETERO_DTYPE_I8: return uint64_t(n);
         case HETERO_DTYPE_Q8_0: return uint64_t(n / kQBlock) * sizeof(BlockQ8_0);
         case HETERO_DTYPE_Q4_0: return uint64_t(n / kQBlock) * sizeof(BlockQ4_0);
+        case HETERO_DTYPE_Q4_K: return uint64_t(n / kKBlock) * sizeof(BlockQ4K);
+        case HETERO_DTYPE_Q5_K: return uint64_t(n / kKBlock) * sizeof(BlockQ5K);
+        case HETERO_DTYPE_Q6_K: return uint64_t(n / kKBlock) * sizeof(BlockQ6K);
         default: return 0;
     }
 }
 
+// The 32-element block types (Q8_0, Q4_0); K-quants are is_kquant_dtype.
 inline bool is_block_dtype(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0; }
 
 inline const char* dtype_name(uint32_t dtype) {
@@ -101,6 +307,9 @@ inline const char* dtype_name(uint32_t dtype) {
         case HETERO_DTYPE_Q4_0: return "q4_0";
         case HETERO_DTYPE_I32: return "i32";
         case HETERO_DTYPE_I8: return "i8";
+        case HETERO_DTYPE_Q4_K: return "q4_K";
+        case HETERO_DTYPE_Q5_K: return "q5_K";
+        case HETERO_DTYPE_Q6_K: return "q6_K";
         default: return "unknown";
     }
 }
@@ -168,6 +377,21 @@ inline void row_to_f32(uint32_t dtype, const void* src, float* dst, int64_t n) {
             for (int64_t i = 0; i < n / kQBlock; ++i) dequantize_block_q4_0(b[i], dst + i * kQBlock);
             break;
         }
+        case HETERO_DTYPE_Q4_K: {
+            const auto* b = static_cast<const BlockQ4K*>(src);
+            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q4_k(b[i], dst + i * kKBlock);
+            break;
+        }
+        case HETERO_DTYPE_Q5_K: {
+            const auto* b = static_cast<const BlockQ5K*>(src);
+            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q5_k(b[i], dst + i * kKBlock);
+            break;
+        }
+        case HETERO_DTYPE_Q6_K: {
+            const auto* b = static_cast<const BlockQ6K*>(src);
+            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q6_k(b[i], dst + i * kKBlock);
+            break;
+        }
         default: break;
     }
 }
@@ -194,6 +418,21 @@ inline void row_from_f32(uint32_t dtype, const float* src, void* dst, int64_t n)
         case HETERO_DTYPE_Q4_0: {
             auto* b = static_cast<BlockQ4_0*>(dst);
             for (int64_t i = 0; i < n / kQBlock; ++i) quantize_block_q4_0(src + i * kQBlock, b[i]);
+            break;
+        }
+        case HETERO_DTYPE_Q4_K: {
+            auto* b = static_cast<BlockQ4K*>(dst);
+            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q4_k(src + i * kKBlock, b[i]);
+            break;
+        }
+        case HETERO_DTYPE_Q5_K: {
+            auto* b = static_cast<BlockQ5K*>(dst);
+            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q5_k(src + i * kKBlock, b[i]);
+            break;
+        }
+        case HETERO_DTYPE_Q6_K: {
+            auto* b = static_cast<BlockQ6K*>(dst);
+            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q6_k(src + i * kKBlock, b[i]);
             break;
         }
         default: break;
