@@ -353,7 +353,20 @@ inline void dequantize_block_q4_0(const BlockQ4_0& b, float* y) {
     }
 }
 
-// Converts n elements of a row of `dtype` to f32 (n multiple of 32 for blocks).
+namespace detail {
+// fn(block i, its kBlock floats) for the n / kBlock blocks of a row, either
+// way round: (const Block*, float*) decodes, (const float*, Block*) encodes.
+template <int64_t kBlock, class Block, class Fn>
+void each_block(const Block* blocks, float* f32, int64_t n, Fn fn) {
+    for (int64_t i = 0; i < n / kBlock; ++i) fn(blocks[i], f32 + i * kBlock);
+}
+template <int64_t kBlock, class Block, class Fn>
+void each_block(const float* f32, Block* blocks, int64_t n, Fn fn) {
+    for (int64_t i = 0; i < n / kBlock; ++i) fn(f32 + i * kBlock, blocks[i]);
+}
+}  // namespace detail
+
+// Converts n elements of a row of `dtype` to f32 (n a multiple of block_elems(dtype)).
 inline void row_to_f32(uint32_t dtype, const void* src, float* dst, int64_t n) {
     switch (dtype) {
         case HETERO_DTYPE_F32: std::memcpy(dst, src, size_t(n) * 4); break;
@@ -367,36 +380,16 @@ inline void row_to_f32(uint32_t dtype, const void* src, float* dst, int64_t n) {
             for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
             break;
         }
-        case HETERO_DTYPE_Q8_0: {
-            const auto* b = static_cast<const BlockQ8_0*>(src);
-            for (int64_t i = 0; i < n / kQBlock; ++i) dequantize_block_q8_0(b[i], dst + i * kQBlock);
-            break;
-        }
-        case HETERO_DTYPE_Q4_0: {
-            const auto* b = static_cast<const BlockQ4_0*>(src);
-            for (int64_t i = 0; i < n / kQBlock; ++i) dequantize_block_q4_0(b[i], dst + i * kQBlock);
-            break;
-        }
-        case HETERO_DTYPE_Q4_K: {
-            const auto* b = static_cast<const BlockQ4K*>(src);
-            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q4_k(b[i], dst + i * kKBlock);
-            break;
-        }
-        case HETERO_DTYPE_Q5_K: {
-            const auto* b = static_cast<const BlockQ5K*>(src);
-            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q5_k(b[i], dst + i * kKBlock);
-            break;
-        }
-        case HETERO_DTYPE_Q6_K: {
-            const auto* b = static_cast<const BlockQ6K*>(src);
-            for (int64_t i = 0; i < n / kKBlock; ++i) dequantize_block_q6_k(b[i], dst + i * kKBlock);
-            break;
-        }
+        case HETERO_DTYPE_Q8_0: detail::each_block<kQBlock>(static_cast<const BlockQ8_0*>(src), dst, n, dequantize_block_q8_0); break;
+        case HETERO_DTYPE_Q4_0: detail::each_block<kQBlock>(static_cast<const BlockQ4_0*>(src), dst, n, dequantize_block_q4_0); break;
+        case HETERO_DTYPE_Q4_K: detail::each_block<kKBlock>(static_cast<const BlockQ4K*>(src), dst, n, dequantize_block_q4_k); break;
+        case HETERO_DTYPE_Q5_K: detail::each_block<kKBlock>(static_cast<const BlockQ5K*>(src), dst, n, dequantize_block_q5_k); break;
+        case HETERO_DTYPE_Q6_K: detail::each_block<kKBlock>(static_cast<const BlockQ6K*>(src), dst, n, dequantize_block_q6_k); break;
         default: break;
     }
 }
 
-// Converts n f32 values to a row of `dtype` (n multiple of 32 for blocks).
+// Converts n f32 values to a row of `dtype` (n a multiple of block_elems(dtype)).
 inline void row_from_f32(uint32_t dtype, const float* src, void* dst, int64_t n) {
     switch (dtype) {
         case HETERO_DTYPE_F32: std::memcpy(dst, src, size_t(n) * 4); break;
@@ -410,31 +403,11 @@ inline void row_from_f32(uint32_t dtype, const float* src, void* dst, int64_t n)
             for (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(src[i]);
             break;
         }
-        case HETERO_DTYPE_Q8_0: {
-            auto* b = static_cast<BlockQ8_0*>(dst);
-            for (int64_t i = 0; i < n / kQBlock; ++i) quantize_block_q8_0(src + i * kQBlock, b[i]);
-            break;
-        }
-        case HETERO_DTYPE_Q4_0: {
-            auto* b = static_cast<BlockQ4_0*>(dst);
-            for (int64_t i = 0; i < n / kQBlock; ++i) quantize_block_q4_0(src + i * kQBlock, b[i]);
-            break;
-        }
-        case HETERO_DTYPE_Q4_K: {
-            auto* b = static_cast<BlockQ4K*>(dst);
-            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q4_k(src + i * kKBlock, b[i]);
-            break;
-        }
-        case HETERO_DTYPE_Q5_K: {
-            auto* b = static_cast<BlockQ5K*>(dst);
-            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q5_k(src + i * kKBlock, b[i]);
-            break;
-        }
-        case HETERO_DTYPE_Q6_K: {
-            auto* b = static_cast<BlockQ6K*>(dst);
-            for (int64_t i = 0; i < n / kKBlock; ++i) quantize_block_q6_k(src + i * kKBlock, b[i]);
-            break;
-        }
+        case HETERO_DTYPE_Q8_0: detail::each_block<kQBlock>(src, static_cast<BlockQ8_0*>(dst), n, quantize_block_q8_0); break;
+        case HETERO_DTYPE_Q4_0: detail::each_block<kQBlock>(src, static_cast<BlockQ4_0*>(dst), n, quantize_block_q4_0); break;
+        case HETERO_DTYPE_Q4_K: detail::each_block<kKBlock>(src, static_cast<BlockQ4K*>(dst), n, quantize_block_q4_k); break;
+        case HETERO_DTYPE_Q5_K: detail::each_block<kKBlock>(src, static_cast<BlockQ5K*>(dst), n, quantize_block_q5_k); break;
+        case HETERO_DTYPE_Q6_K: detail::each_block<kKBlock>(src, static_cast<BlockQ6K*>(dst), n, quantize_block_q6_k); break;
         default: break;
     }
 }
