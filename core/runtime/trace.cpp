@@ -20,6 +20,16 @@ std::vector<TraceRecorder::Slice> TraceRecorder::slices() const {
     return slices_;
 }
 
+std::vector<TraceRecorder::Slice> TraceRecorder::slices(size_t from) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {slices_.begin() + long(std::min(from, slices_.size())), slices_.end()};
+}
+
+size_t TraceRecorder::size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slices_.size();
+}
+
 std::vector<TraceRecorder::Accuracy> TraceRecorder::accuracy(const std::string& category) const {
     std::map<std::string, std::vector<double>> errors;
     std::map<std::string, Accuracy> acc;

@@ -44,9 +44,7 @@ constexpr int kMinDecodeSteps = 16, kMaxDecodeSteps = 128;
 using Samples = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
 
 void collect(const TraceRecorder& trace, size_t from, double execute_seconds, Samples& out) {
-    const auto slices = trace.slices();
-    for (size_t i = from; i < slices.size(); ++i) {
-        const auto& s = slices[i];
+    for (const auto& s : trace.slices(from)) {
         if (s.category != "execute" || s.predicted_seconds < 0 || s.simulated) continue;
         auto& [measured, nodes] = out[s.name];
         measured.push_back(s.seconds);
@@ -126,22 +124,21 @@ void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile&
             const auto t0 = Clock::now();
             for (int32_t pos = prompt + 1, steps = 0; pos < last; ++pos, ++steps) {
                 if (steps >= kMinDecodeSteps && since(t0) > options.target_seconds) break;
-                const size_t mark = trace.slices().size();
+                const size_t mark = trace.size();
                 session.forward(tokens(1), pos);
                 collect(trace, mark, execute, samples);
             }
         } else {
-            const size_t warm = trace.slices().size();
+            const size_t warm = trace.size();
             session.forward(tokens(n), 0);  // warm-up (builds the chunk size's executables)
             double predicted = 0;
-            const auto slices = trace.slices();
-            for (size_t i = warm; i < slices.size(); ++i)
-                if (slices[i].category == "execute") predicted += std::max(0.0, slices[i].predicted_seconds);
+            for (const auto& s : trace.slices(warm))
+                if (s.category == "execute") predicted += std::max(0.0, s.predicted_seconds);
             if (predicted > kMaxForwardSeconds) break;
             const auto t0 = Clock::now();
             for (int run = 0; run < options.max_runs; ++run) {
                 if (run >= options.min_runs && since(t0) > options.target_seconds) break;
-                const size_t mark = trace.slices().size();
+                const size_t mark = trace.size();
                 session.forward(tokens(n), 0);
                 collect(trace, mark, execute, samples);
             }

@@ -31,6 +31,9 @@ public:
     TraceRecorder() : origin_(Clock::now()) {}
     void add(Slice s);
     std::vector<Slice> slices() const;
+    // The slices recorded since the first `from` (a count taken with size()).
+    std::vector<Slice> slices(size_t from) const;
+    size_t size() const;
     // Per track: measured and predicted seconds of the slices that have a prediction.
     struct Accuracy {
         std::string track;
