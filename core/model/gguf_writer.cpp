@@ -2,6 +2,7 @@
 
 #include <hetero/error.hpp>
 #include <hetero/model/ggml_types.hpp>
+#include <hetero/sdk/atomic_file.hpp>
 
 #include "gguf_format.hpp"
 
@@ -12,7 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
+#include <string_view>
 
 namespace hetero {
 
@@ -162,20 +163,6 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
     return out;
 }
 
-namespace {
-
-// Writes all of `bytes` to `f`, optionally fsyncs, and closes it; returns 0
-// or the errno of the first failure.
-int write_and_close(std::FILE* f, const std::vector<uint8_t>& bytes, bool sync) {
-    int err = 0;
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0) err = errno ? errno : EIO;
-    if (!err && sync && ::fsync(::fileno(f)) != 0) err = errno;
-    if (std::fclose(f) != 0 && !err) err = errno ? errno : EIO;
-    return err;
-}
-
-}  // namespace
-
 void GgufWriter::write(const std::string& path) const {
     const std::vector<uint8_t> bytes = to_bytes();
     const std::filesystem::path target(path);
@@ -184,24 +171,18 @@ void GgufWriter::write(const std::string& path) const {
         // A device or FIFO cannot be replaced: write into it.
         std::FILE* f = std::fopen(path.c_str(), "wb");
         if (!f) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-        if (const int err = write_and_close(f, bytes, false)) throw Error(fmt::format("{}: write failed ({})", path, std::strerror(err)));
+        int err = 0;
+        if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0) err = errno ? errno : EIO;
+        if (std::fclose(f) != 0 && !err) err = errno ? errno : EIO;
+        if (err) throw Error(fmt::format("{}: write failed ({})", path, std::strerror(err)));
         return;
     }
-    // Written beside the target, then renamed over it: a failed or
+    // Written beside the target, synced, then renamed over it: a failed or
     // interrupted write never leaves a partial file under the target's name,
     // and a target that was one of the inputs stays whole until the end.
-    const std::filesystem::path tmp = target.parent_path() / fmt::format(".{}.tmp{}", target.filename().string(), ::getpid());
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error(fmt::format("{}: cannot create {}: {}", path, tmp.string(), std::strerror(errno)));
-    int err = write_and_close(f, bytes, true);
-    if (!err) {
-        std::filesystem::rename(tmp, target, ec);
-        err = ec.value();
-    }
-    if (err) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(fmt::format("{}: write failed ({}); nothing was written under that name", path, std::strerror(err)));
-    }
+    const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (const std::string why = sdk::write_file_atomically(path, view, true); !why.empty())
+        throw Error(fmt::format("{}: write failed ({}); nothing was written under that name", path, why));
 }
 
 }  // namespace hetero

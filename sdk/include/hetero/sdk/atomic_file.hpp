@@ -3,7 +3,7 @@
 // thread uses: pid, a counter, created with O_EXCL), which is then renamed
 // over the target. Readers see the old file or the new one; two processes
 // writing the same entry at once each rename a complete file, and the last
-// rename wins. Used by the core's profile store and plugin-probe verdicts, the
+// rename wins. Used by the core's GGUF writer, profile store and plugin-probe verdicts, the
 // OpenCL program cache, the Vulkan pipeline cache and npu_emu's caches.
 #pragma once
 
@@ -44,9 +44,10 @@ inline bool write_all(int fd, std::string_view bytes) {
 }  // namespace detail
 
 // Writes the concatenation of `parts` to `path` as described above (the
-// directory must exist). Returns "" on success, else what failed; then the
-// target is as it was and no temporary file is left.
-inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts) {
+// directory must exist); with `sync`, the bytes reach the disk (fsync) before
+// the rename. Returns "" on success, else what failed; then the target is as
+// it was and no temporary file is left.
+inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts, bool sync = false) {
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
@@ -57,6 +58,7 @@ inline std::string write_file_atomically(const std::string& path, const std::vec
     if (fd < 0) return "cannot create a temporary file beside " + path;
     bool ok = true;
     for (std::string_view part : parts) ok = ok && detail::write_all(fd, part);
+    if (ok && sync && ::fsync(fd) != 0) ok = false;
     int err = ok ? 0 : errno;
     if (::close(fd) != 0 && ok) {
         ok = false;
@@ -71,8 +73,8 @@ inline std::string write_file_atomically(const std::string& path, const std::vec
     return "cannot write " + path + ": " + std::strerror(err ? err : EIO);
 }
 
-inline std::string write_file_atomically(const std::string& path, std::string_view bytes) {
-    return write_file_atomically(path, std::vector<std::string_view>{bytes});
+inline std::string write_file_atomically(const std::string& path, std::string_view bytes, bool sync = false) {
+    return write_file_atomically(path, std::vector<std::string_view>{bytes}, sync);
 }
 
 }  // namespace hetero::sdk
