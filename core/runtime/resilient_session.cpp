@@ -15,9 +15,9 @@ std::string labels(const std::vector<DeviceRef>& devices) {
 
 // The devices a plan runs on.
 std::string used_labels(const Plan& plan) {
-    std::string s;
-    for (size_t d : plan.used_devices()) s += (s.empty() ? "" : ", ") + plan.devices.at(d).label();
-    return s;
+    std::vector<DeviceRef> used;
+    for (size_t d : plan.used_devices()) used.push_back(plan.devices.at(d));
+    return labels(used);
 }
 
 }  // namespace

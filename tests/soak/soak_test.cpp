@@ -42,7 +42,7 @@ double mean(const std::vector<double>& v, size_t from, size_t count) {
     return std::accumulate(v.begin() + long(from), v.begin() + long(from + count), 0.0) / double(count);
 }
 
-TEST(Soak, AThousandShortGenerationsKeepMemoryAndDescriptorsFlat) {
+TEST(Soak, HundredsOfShortGenerationsKeepMemoryAndDescriptorsFlat) {
     // The first few hundred generations still touch fresh pages of malloc's
     // arenas (RSS +2 % between the first and last hundred after 50 of them),
     // so they are not measured. After them RSS still creeps by about 30-40 kB
