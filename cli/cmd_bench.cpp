@@ -10,6 +10,9 @@
 #include <hetero/runtime/trace.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -26,7 +29,15 @@ struct BenchOptions {
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
     std::string cache_type = "auto";
     std::string trace;
+    bool json = false;
 };
+
+// Peak resident set of this process so far (Linux reports KiB).
+uint64_t peak_rss_bytes() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return uint64_t(u.ru_maxrss) * 1024;
+}
 
 std::pair<double, double> mean_sd(const std::vector<double>& v) {
     double m = 0, s = 0;
@@ -69,11 +80,17 @@ void bench(const BenchOptions& o) {
     std::uniform_int_distribution<int32_t> tok(0, int32_t(model.hparams.n_vocab) - 1);
     std::string devices;
     for (size_t d : plan.used_devices()) devices += (devices.empty() ? "" : "+") + plan.devices[d].label();
-    fmt::print("| model | size | devices | test | tok/s |\n|---|---|---|---|---|\n");
+    nlohmann::json results = nlohmann::json::array();
+    if (!o.json) fmt::print("| model | size | devices | test | tok/s |\n|---|---|---|---|---|\n");
     auto report = [&](const std::string& test, const std::vector<double>& tps) {
         const auto [m, sd] = mean_sd(tps);
+        if (o.json) {
+            results.push_back({{"test", test}, {"tokens_per_second", m}, {"stddev", sd}, {"samples", tps}});
+            return;
+        }
         fmt::print("| {} | {:.1f} MiB | {} | {} | {:.2f} ± {:.2f} |\n", std::filesystem::path(path).filename().string(),
                    double(weight_bytes) / (1 << 20), devices, test, m, sd);
+        std::fflush(stdout);
     };
     if (o.n_prompt > 0) {
         std::vector<int32_t> prompt(size_t(o.n_prompt));
@@ -98,6 +115,23 @@ void bench(const BenchOptions& o) {
         report(fmt::format("tg{}", o.n_gen), tps);
     }
     if (!o.trace.empty()) write_trace(trace, o.trace);
+    nlohmann::json device_bytes = nlohmann::json::object();
+    for (const SegmentStats& s : session.stats()) device_bytes[s.label] = s.allocated_bytes;
+    if (o.json) {
+        const nlohmann::json out = {{"model", path},
+                                    {"weight_bytes", weight_bytes},
+                                    {"devices", devices},
+                                    {"repetitions", o.reps},
+                                    {"results", results},
+                                    {"peak_rss_bytes", peak_rss_bytes()},
+                                    {"allocated_bytes", device_bytes}};
+        fmt::print("{}\n", out.dump(2));
+        return;
+    }
+    std::string alloc;
+    for (const auto& [label, bytes] : device_bytes.items())
+        alloc += fmt::format("{}{} {:.1f} MiB", alloc.empty() ? "" : ", ", label, double(bytes.get<uint64_t>()) / (1 << 20));
+    fmt::print(stderr, "memory: peak host RSS {:.1f} MiB; allocated on devices: {}\n", double(peak_rss_bytes()) / (1 << 20), alloc);
 }
 
 }  // namespace
@@ -111,6 +145,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
     add_cache_type_option(*cmd, o->cache_type);
     cmd->add_option("--trace", o->trace, "write a Chrome trace of every device's work to FILE and print predicted vs measured time per device");
+    cmd->add_flag("--json", o->json, "print the results as one JSON object (tokens/s per test, peak host RSS, bytes allocated per device)");
     o->providers.add_to(*cmd);
     cmd->callback([o] { bench(*o); });
 

@@ -1,5 +1,6 @@
 // hetero: run LLMs across the execution providers found at run time.
 #include "commands.hpp"
+#include "progress_bar.hpp"
 
 #include <hetero/error.hpp>
 
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
     CLI::App app{"hetero: run large language models across heterogeneous execution providers"};
     app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
     app.require_subcommand(1);
+    hetero::cli::install_progress_bar();
     hetero::cli::add_run_command(app);
     hetero::cli::add_providers_command(app);
     hetero::cli::add_plan_command(app);

@@ -7,6 +7,7 @@
 #include <hetero/model/gguf_writer.hpp>
 #include <hetero/model/llama2c.hpp>
 #include <hetero/model/model.hpp>
+#include <hetero/progress.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
@@ -153,13 +154,20 @@ void convert_llama2c_to_gguf(const std::string& bin, const std::string& tokenize
         const WeightView& v = m.weight(name);
         add_weight(w, v, v.shape.size() == 2 ? matrix_dtype(name, v.shape[1], out_dtype) : uint32_t(HETERO_DTYPE_F32));
     };
-    put("token_embd.weight");
-    put("output_norm.weight");
-    if (!hp.tied_output) put("output.weight");
-    for (int64_t l = 0; l < hp.n_layer; ++l)
-        for (const char* s : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up",
-                              "ffn_down"})
-            put(fmt::format("blk.{}.{}.weight", l, s));
+    {
+        ProgressTask progress("converting " + bin, uint64_t(m.weights.size()), "tensors");
+        auto put_counted = [&](const std::string& name) {
+            put(name);
+            progress.advance(1);
+        };
+        put_counted("token_embd.weight");
+        put_counted("output_norm.weight");
+        if (!hp.tied_output) put_counted("output.weight");
+        for (int64_t l = 0; l < hp.n_layer; ++l)
+            for (const char* s : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up",
+                                  "ffn_down"})
+                put_counted(fmt::format("blk.{}.{}.weight", l, s));
+    }
     w.write(out_gguf);
 }
 
@@ -177,7 +185,9 @@ void quantize_gguf(const std::string& in_gguf, const std::string& out_gguf, uint
         w.add_raw(key, in.raw_value(key));
     }
     w.add_uint32("general.file_type", file_type_of(out_dtype));
+    ProgressTask progress("converting " + in_gguf, uint64_t(in.tensors().size()), "tensors");
     for (const GgufTensorInfo& t : in.tensors()) {
+        progress.advance(1);
         auto it = m.weights.find(t.name);
         if (it != m.weights.end() && is_matrix_weight(t.name, t.ne.size())) {
             add_weight(w, it->second, matrix_dtype(t.name, t.ne[0], out_dtype));

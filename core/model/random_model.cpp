@@ -3,11 +3,13 @@
 #include <hetero/model/ggml_types.hpp>
 #include <hetero/model/gguf_writer.hpp>
 #include <hetero/model/random_model.hpp>
+#include <hetero/progress.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -94,9 +96,11 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
 
     const uint32_t gtype = *ggml_type_from_hetero(dtype);
     uint64_t salt = seed;
+    auto progress = std::make_unique<ProgressTask>("generating " + path, uint64_t(2 + 7 * s.n_layer), "matrices");
     auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
         const auto data = random_matrix(rows, cols, dtype, 1.f / std::sqrt(float(cols)), ++salt);
         w.add_tensor(name, gtype, {cols, rows}, data.data(), data.size());
+        progress->advance(1);
     };
     auto norm = [&](const std::string& name, int64_t n) {
         std::vector<float> ones(size_t(n), 1.f);
@@ -105,6 +109,7 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     {
         const auto emb = random_matrix(s.n_vocab, s.n_embd, dtype, 1.f, ++salt);
         w.add_tensor("token_embd.weight", gtype, {s.n_embd, s.n_vocab}, emb.data(), emb.size());
+        progress->advance(1);
     }
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string b = fmt::format("blk.{}.", l);
@@ -120,6 +125,7 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     }
     norm("output_norm.weight", s.n_embd);
     matrix("output.weight", s.n_vocab, s.n_embd);
+    progress.reset();
     w.write(path);
 }
 

@@ -1,3 +1,4 @@
+#include <hetero/progress.hpp>
 #include <hetero/runtime/graph_builder.hpp>
 #include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/session.hpp>
@@ -107,6 +108,7 @@ struct Session::Device {
         hetero_buffer* b = nullptr;
         check(api->buffer_alloc(p->ep(), dev, bytes, &b), fmt::format("allocating {} ({} bytes)", what, bytes));
         buffers.push_back(b);
+        stats.allocated_bytes += bytes;
         return b;
     }
 
@@ -416,7 +418,14 @@ Session::Program& Session::program(int32_t n) {
                 if (t.exe) s.devices_[t.device]->api->executable_release(s.devices_[t.device]->p->ep(), t.exe);
         }
     } release_on_failure{*this, P};
+    // The first program uploads the weights and compiles kernels: seconds to
+    // minutes on a discrete GPU or a cold kernel cache.
+    ProgressTask progress(fmt::format("preparing the {}-token program (weights, kernels)", n), P.tasks.size(), "tasks");
     for (size_t ti = 0; ti < P.tasks.size(); ++ti) {
+        struct CountWhenDone {
+            ProgressTask& progress;
+            ~CountWhenDone() { progress.advance(1); }
+        } count_when_done{progress};
         Task& t = P.tasks[ti];
         const ModelNode& first = g.nodes[t.nodes.front()];
         if (t.kind == Task::merge) {

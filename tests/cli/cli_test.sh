@@ -167,6 +167,22 @@ timeout 20 "$hetero" run --config /dev/zero -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "nothing to measure" "$tmp/err"; check "bench with nothing to measure is an error" $?
 timeout 20 "$hetero" bench -p 100000 -n 0 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "do not fit a context" "$tmp/err"; check "bench beyond the context fails at once" $?
+"$hetero" bench --providers cpu -p 8 -n 4 -r 2 --json >"$tmp/bench.json" 2>/dev/null &&
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r={x["test"]: x for x in j["results"]};
+assert set(r)=={"pp8","tg4"} and all(x["tokens_per_second"]>0 and len(x["samples"])==2 for x in r.values())
+assert j["peak_rss_bytes"]>0 and j["weight_bytes"]>0 and "cpu:0" in j["allocated_bytes"]' "$tmp/bench.json"
+check "bench --json prints one JSON object with tokens/s, samples, peak RSS and device bytes" $?
+"$hetero" bench --providers cpu -p 8 -n 0 -r 1 >/dev/null 2>"$tmp/err" && grep -q "memory: peak host RSS" "$tmp/err"
+check "bench reports peak host RSS and device bytes" $?
+# Progress bars: drawn when asked (stderr is not a terminal here), absent by default.
+HETERO_PROGRESS=always "$hetero" gen-model "$tmp/prog.gguf" --shape tiny --type q8_0 >/dev/null 2>"$tmp/err" &&
+  tr '\r' '\n' <"$tmp/err" | grep -q "generating .*100% 16 matrices of 16"
+check "gen-model draws a progress bar under HETERO_PROGRESS=always" $?
+HETERO_PROGRESS=always "$hetero" run -m "$tmp/prog.gguf" --providers cpu -n 2 -q >/dev/null 2>"$tmp/err" &&
+  tr '\r' '\n' <"$tmp/err" | grep -q "preparing the .*-token program .*100%"
+check "a session's first programs draw a progress bar under HETERO_PROGRESS=always" $?
+"$hetero" gen-model "$tmp/prog2.gguf" --shape tiny --type q8_0 >/dev/null 2>"$tmp/err" && ! grep -q "matrices of" "$tmp/err"
+check "no progress bar when stderr is not a terminal" $?
 "$hetero" run --providers cpu -c 16 -n 100 -q >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 0 ]] && grep -q "the context (16 tokens) is full" "$tmp/err"; check "a run that fills its context says so" $?
 

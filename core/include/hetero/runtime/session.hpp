@@ -61,6 +61,10 @@ struct SegmentStats {
     // and whether they are modelled (a simulated device); < 0 = none reported.
     double device_seconds = -1;
     bool simulated = false;
+    // Bytes of the buffers the session allocated on the device: weights it
+    // copied there, KV caches, activations. Host memory a device imports
+    // (the mapped file on a CPU device) is not counted.
+    uint64_t allocated_bytes = 0;
 };
 
 // A device of the plan failed while the session used it: one of its
