@@ -156,7 +156,7 @@ void add_bench_command(CLI::App& app) {
     auto g = std::make_shared<GenOpts>();
     CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
     gen->add_option("output", g->out, "GGUF file to write")->required();
-    gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, stories15m, tiny or tiny-k");
+    gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, mistral-7b, stories15m, tiny or tiny-k");
     gen->add_option("--type", g->type, "f32, f16, q8_0, q4_0, q4_k, q5_k or q6_k")->check(CLI::IsMember(kGenWeightTypeNames));
     add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");
     gen->callback([g] {

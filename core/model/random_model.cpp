@@ -19,10 +19,11 @@ namespace hetero {
 RandomModelShape random_model_preset(const std::string& name) {
     if (name == "tinyllama-1.1b") return {};
     if (name == "llama-7b") return {4096, 11008, 32, 32, 32, 32000, 4096};
+    if (name == "mistral-7b") return {4096, 14336, 32, 32, 8, 32000, 32768};  // grouped-query: 8 KV heads
     if (name == "stories15m") return {288, 768, 6, 6, 6, 32000, 256};
     if (name == "tiny") return {64, 192, 2, 4, 2, 512, 128};
     if (name == "tiny-k") return {256, 512, 2, 4, 2, 512, 128};  // widths fit K-quant super-blocks
-    throw Error(fmt::format("unknown model shape '{}' (known: tinyllama-1.1b, llama-7b, stories15m, tiny, tiny-k)", name));
+    throw Error(fmt::format("unknown model shape '{}' (known: tinyllama-1.1b, llama-7b, mistral-7b, stories15m, tiny, tiny-k)", name));
 }
 
 namespace {

@@ -13,7 +13,8 @@ struct RandomModelShape {
     int64_t n_embd = 2048, n_ff = 5632, n_layer = 22, n_head = 32, n_head_kv = 4, n_vocab = 32000, n_ctx = 2048;
 };
 
-// Known shapes: "tinyllama-1.1b" (the default above), "llama-7b", "stories15m", "tiny",
+// Known shapes: "tinyllama-1.1b" (the default above), "llama-7b", "mistral-7b" (grouped-query,
+// 8 KV heads), "stories15m", "tiny",
 // "tiny-k" (tiny with widths that are multiples of 256, for K-quants).
 RandomModelShape random_model_preset(const std::string& name);
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Side-by-side CPU measurement, in one run: the machine's read bandwidth
+# (bench_bandwidth, the decode ceiling), then `hetero bench --providers cpu`
+# against llama.cpp's CPU llama-bench on the same random-weight GGUFs, both
+# on THREADS threads, engines alternating per round. The summary gives each
+# decode figure as GB/s of weights streamed and as a share of the probe.
+#
+# usage: bench/cpu_side_by_side.sh HETERO_BUILD_DIR LLAMA_CPU_DIR [MODEL_DIR]
+#   THREADS (default: all cores), SHAPES (default tinyllama-1.1b),
+#   TYPES (default "q4_0 q8_0 q4_k"), ROUNDS (default 2), REPS (default 3),
+#   PP (default 512), TG (default 64)
+set -uo pipefail
+build=$1
+peer=$2
+models=${3:-/tmp/hetero-models}
+mkdir -p "$models"
+hetero=$build/bin/hetero
+threads=${THREADS:-$(nproc)}
+pp=${PP:-512}
+tg=${TG:-64}
+config=$(mktemp)
+echo "{\"providers\":[{\"name\":\"cpu\",\"options\":{\"threads\":$threads}}]}" >"$config"
+results=$(mktemp)  # shape type engine test tok/s
+run_out=$(mktemp)
+
+echo "== machine"; lscpu | grep -E "^Model name|^CPU\(s\)|^Flags" | sed 's/^Flags:.*\(avx512[a-z_]*\).*/Flags: (AVX-512: yes)/'; date -u
+echo "== read bandwidth, $threads threads"
+"$build/bin/bench_bandwidth" --threads="$threads" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep -E "_mean|_median" | tee "$run_out"
+probe=$(grep -E "2MiB_pages.*_median" "$run_out" | sed -n 's/.*GB\/s=\([0-9.]*\).*/\1/p' | head -1)
+echo "probe: ${probe:-?} GB/s"
+
+record() { # shape type engine
+  awk -F'|' -v s="$1" -v t="$2" -v e="$3" '
+    !tc { for (i = 1; i <= NF; i++) { h = $i; gsub(/ /, "", h); if (h == "test") tc = i; if (h == "t/s" || h == "tok/s") vc = i } next }
+    $tc ~ /(pp|tg)[0-9]+/ { gsub(/ /, "", $tc); split($vc, a, " "); print s, t, e, $tc, a[1] }' "$run_out" >>"$results"
+}
+
+for shape in ${SHAPES:-tinyllama-1.1b}; do
+  for t in ${TYPES:-q4_0 q8_0 q4_k}; do
+    m=$models/$shape-$t.gguf
+    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
+    engines=(hetero llama.cpp)
+    for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
+      for ((i = 0; i < 2; i++)); do
+        e=${engines[$(((i + round - 1) % 2))]}
+        echo "== $shape $t $e (round $round)"
+        if [[ $e == hetero ]]; then
+          "$hetero" bench --config "$config" -m "$m" --providers cpu -p "$pp" -n "$tg" -r "${REPS:-3}" >"$run_out" 2>/dev/null
+        else
+          "$peer/llama-bench" -m "$m" -t "$threads" -p "$pp" -n "$tg" -r "${REPS:-3}" >"$run_out" 2>/dev/null
+        fi
+        cat "$run_out"
+        record "$shape" "$t" "$e"
+      done
+    done
+  done
+done
+
+echo "== summary (best of ${ROUNDS:-2} rounds, $threads threads; decode GB/s = file bytes x tok/s; probe ${probe:-?} GB/s)"
+echo "| shape | type | pp$pp hetero | pp$pp llama.cpp | ratio | tg$tg hetero | tg$tg llama.cpp | ratio | hetero GB/s (% of probe) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for shape in ${SHAPES:-tinyllama-1.1b}; do
+  for t in ${TYPES:-q4_0 q8_0 q4_k}; do
+    bytes=$(stat -c %s "$models/$shape-$t.gguf")
+    awk -v s="$shape" -v t="$t" -v b="$bytes" -v p="${probe:-0}" -v pp="pp$pp" -v tg="tg$tg" '
+      $1 == s && $2 == t { k = $3 " " $4; if ($5 > best[k]) best[k] = $5 }
+      END {
+        ph = best["hetero " pp]; pl = best["llama.cpp " pp]; th = best["hetero " tg]; tl = best["llama.cpp " tg]
+        gbs = th * b / 1e9
+        share = p > 0 ? sprintf("%.0f%%", 100 * gbs / p) : "-"
+        printf "| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f (%s) |\n", s, t, ph, pl, pl ? ph / pl : 0, th, tl, tl ? th / tl : 0,
+               gbs, share }' "$results"
+  done
+done
+rm -f "$config" "$results" "$run_out"
