@@ -155,11 +155,10 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
 
     const uint32_t gtype = *ggml_type_from_hetero(dtype);
     uint64_t salt = seed;
-    auto matrix_scaled = [&](const std::string& name, int64_t rows, int64_t cols, float gain) {
-        const auto data = random_matrix(rows, cols, dtype, gain / std::sqrt(float(cols)), ++salt);
+    auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+        const auto data = random_matrix(rows, cols, dtype, 1.f / std::sqrt(float(cols)), ++salt);
         w.add_tensor(name, gtype, {cols, rows}, data.data(), data.size());
     };
-    auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) { matrix_scaled(name, rows, cols, 1.f); };
     auto vector = [&](const std::string& name, int64_t n, float center, float spread) {
         std::vector<float> v(size_t(n), center);
         if (spread > 0.f) {
@@ -214,7 +213,17 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
         if (av.post_norms) norm(b + "post_ffw_norm.weight", s.n_embd);
     }
     norm("output_norm.weight", s.n_embd);
-    if (!av.tied) matrix_scaled("output.weight", s.n_vocab, s.n_embd, av.plain ? 1.f : 4.f);
+    if (!av.tied && av.plain) matrix("output.weight", s.n_vocab, s.n_embd);
+    if (!av.tied && !av.plain) {
+        // Zero classifier rows for <unk> and <s>: greedy decoding never picks
+        // them (runtimes differ on whether <s> ends a generation).
+        std::vector<uint8_t> data = random_matrix(s.n_vocab, s.n_embd, dtype, 4.f / std::sqrt(float(s.n_embd)), ++salt);
+        std::vector<uint8_t> zero_row(sdk::row_bytes(dtype, s.n_embd));
+        const std::vector<float> zeros(size_t(s.n_embd), 0.f);
+        sdk::row_from_f32(dtype, zeros.data(), zero_row.data(), s.n_embd);
+        for (int r = 0; r < 2; ++r) std::copy(zero_row.begin(), zero_row.end(), data.begin() + ptrdiff_t(r * zero_row.size()));
+        w.add_tensor("output.weight", gtype, {s.n_embd, s.n_vocab}, data.data(), data.size());
+    }
     w.write(path);
 }
 

@@ -25,7 +25,7 @@ for arch in "${archs[@]}"; do
   [[ $arch == gemma3 ]] && layers=6  # five local layers, then a global one
   for type in f32 q8_0; do
     m="$tmp/$arch-$type.gguf"
-    if ! "$hetero" gen-model "$m" --shape tiny --layers $layers --arch "$arch" --type $type --seed 7 >/dev/null 2>"$tmp/err"; then
+    if ! "$hetero" gen-model "$m" --shape tiny --layers $layers --arch "$arch" --type $type --seed ${SEED:-15} >/dev/null 2>"$tmp/err"; then
       echo "FAIL $arch $type: gen-model: $(cat "$tmp/err")"; fail=1; continue
     fi
     theirs=$("$peer" -m "$m" -p "$prompt" -n 32 --temp 0 -no-cnv --no-display-prompt -t 2 -c 256 2>"$tmp/peer.err")
@@ -38,6 +38,10 @@ for arch in "${archs[@]}"; do
     if [[ $rc != 0 ]]; then
       echo "FAIL $arch $type: hetero exited $rc: $(tail -3 "$tmp/ours.err")"; fail=1; continue
     fi
+    # hetero echoes the prompt's pieces first; llama-completion does not (--no-display-prompt).
+    echoed=$("$hetero" run -m "$m" -p "$prompt" -n 0 -q --providers cpu 2>/dev/null)
+    ours="${ours#"$echoed"}"
+    theirs="${theirs% \[end of text\]}"  # llama-completion marks an end-of-generation token
     if [[ "$ours" == "$theirs" ]]; then
       echo "ok   $arch $type: $(wc -w <<<"$ours") words equal"
     else
