@@ -28,7 +28,8 @@ for arch in "${archs[@]}"; do
     if ! "$hetero" gen-model "$m" --shape tiny --layers $layers --arch "$arch" --type $type --seed ${SEED:-15} >/dev/null 2>"$tmp/err"; then
       echo "FAIL $arch $type: gen-model: $(cat "$tmp/err")"; fail=1; continue
     fi
-    theirs=$("$peer" -m "$m" -p "$prompt" -n 32 --temp 0 -no-cnv --no-display-prompt -t 2 -c 256 2>"$tmp/peer.err")
+    # PEER_FLAGS: extra llama-completion flags, e.g. "-ctk f32 -ctv f32 -fa off" for its f32 path.
+    theirs=$("$peer" -m "$m" -p "$prompt" -n 32 --temp 0 -no-cnv --no-display-prompt -t 2 -c 256 ${PEER_FLAGS:-} 2>"$tmp/peer.err")
     rc=$?
     if [[ $rc != 0 ]]; then
       echo "FAIL $arch $type: llama-completion exited $rc: $(tail -3 "$tmp/peer.err")"; fail=1; continue
