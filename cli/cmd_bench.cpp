@@ -150,17 +150,22 @@ void add_bench_command(CLI::App& app) {
     cmd->callback([o] { bench(*o); });
 
     struct GenOpts {
-        std::string out, shape = "tinyllama-1.1b", type = "q4_0";
+        std::string out, shape = "tinyllama-1.1b", type = "q4_0", arch = "llama";
         uint64_t seed = 1;
+        int64_t layers = 0;
     };
     auto g = std::make_shared<GenOpts>();
     CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
     gen->add_option("output", g->out, "GGUF file to write")->required();
     gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, mistral-7b, stories15m, tiny or tiny-k");
     gen->add_option("--type", g->type, "f32, f16, q8_0, q4_0, q4_k, q5_k or q6_k")->check(CLI::IsMember(kGenWeightTypeNames));
+    gen->add_option("--arch", g->arch, std::string("architecture: ") + random_model_archs());
+    gen->add_option("--layers", g->layers, "decoder layers (default: the shape's)")->check(CLI::Range(1, 1024));
     add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");
     gen->callback([g] {
-        write_random_model(g->out, random_model_preset(g->shape), weight_type_from_name(g->type), g->seed);
+        RandomModelShape shape = random_model_preset(g->shape);
+        if (g->layers > 0) shape.n_layer = g->layers;
+        write_random_model(g->out, shape, weight_type_from_name(g->type), g->seed, g->arch);
         fmt::print(stderr, "wrote {}\n", g->out);
     });
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs every suite.
 #   1. Release build of everything; ctest (unit, conformance on every provider
-#      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens).
+#      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens;
+#      every architecture token for token against llama.cpp, built into build/peer).
 #   2. ASan + UBSan build of core, CPU provider and unit tests; ctest -L unit.
 #   3. ThreadSanitizer build of core, CPU provider and the multi-threaded tests; ctest -L tsan.
 #   4. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.
@@ -15,6 +16,7 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHETERO_BUILD_TESTS=ON -DHETERO_BUILD_BENCH=ON \
   -DHETERO_WITH_CPU=ON -DHETERO_WITH_OPENCL=ON -DHETERO_WITH_VULKAN=ON -DHETERO_SANITIZE=OFF
 cmake --build build -j"$jobs"
+tests/arch/build_peer.sh build/peer  # llama.cpp, for the architecture token test (skips without npm)
 ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" --timeout 600
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHETERO_SANITIZE=ON -DHETERO_BUILD_TESTS=ON \

@@ -3,12 +3,15 @@
 // shape and dtype).
 #include <hetero/model/model.hpp>
 
+#include "arch_rules.hpp"
 #include "value_checks.hpp"
 
 #include <hetero/ep_api.h>
 #include <hetero/error.hpp>
 #include <hetero/model/ggml_types.hpp>
 #include <hetero/model/llama2c.hpp>
+#include <hetero/model/rope_scaling.hpp>
+#include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,21 +24,13 @@ namespace hetero {
 
 namespace {
 
+using model_detail::ArchRules;
+using model_detail::arch_rules;
+
 // Anything larger is a corrupt header, and keeps shape products far from overflow.
 constexpr int64_t kMaxDim = int64_t(1) << 24;
 
 std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
-
-struct ArchRules {
-    int rope_mode;
-    bool qkv_bias;  // Q/K/V biases required
-};
-
-ArchRules rules_for(const std::string& arch, const std::string& path) {
-    if (arch == "llama") return {HETERO_ROPE_ADJACENT, false};
-    if (arch == "qwen2") return {HETERO_ROPE_HALVES, true};
-    throw Error(fmt::format("{}: unsupported architecture '{}' (supported: llama, qwen2)", path, arch));
-}
 
 int64_t required_dim(const GgufFile& f, const std::string& key) {
     const auto v = f.get_uint(key);
@@ -55,7 +50,7 @@ LlamaHParams read_hparams(const GgufFile& f) {
     if (!arch) throw Error(fmt::format("{}: metadata key 'general.architecture' is missing", path));
     LlamaHParams hp;
     hp.arch = *arch;
-    const ArchRules rules = rules_for(hp.arch, path);
+    const ArchRules rules = arch_rules(hp.arch, path);
     const std::string a = hp.arch + ".";
     hp.n_embd = required_dim(f, a + "embedding_length");
     hp.n_layer = required_dim(f, a + "block_count");
@@ -80,12 +75,8 @@ LlamaHParams read_hparams(const GgufFile& f) {
         throw Error(fmt::format("{}: rope.freq_base {} must be a finite positive number", path, hp.rope_freq_base));
     if (!(hp.norm_eps >= 0.f) || !std::isfinite(hp.norm_eps) || hp.norm_eps > 1.f)
         throw Error(fmt::format("{}: layer_norm_rms_epsilon {} must be finite, in [0, 1]", path, hp.norm_eps));
-    if (f.has(a + "rope.scaling.type")) {
-        const auto t = f.get_string(a + "rope.scaling.type");
-        if (t && *t != "none" && *t != "")
-            throw Error(fmt::format("{}: RoPE scaling '{}' is not supported", path, *t));
-    }
     hp.rope_mode = rules.rope_mode;
+    model_detail::read_arch_hparams(f, hp);
     return hp;
 }
 
@@ -103,6 +94,40 @@ WeightView view_of(const GgufFile& f, const GgufTensorInfo& t, const std::vector
         throw Error(fmt::format("{}: tensor '{}' has type {} but norms and biases must be f32", f.path(), t.name,
                                 ggml_type_name(t.ggml_type)));
     return WeightView{t.name, *dtype, std::move(shape), t.data, t.bytes};
+}
+
+// A constant the graph needs that the file does not hold as a tensor.
+void add_derived(ModelFile& m, const std::string& name, std::vector<float> values) {
+    auto owned = std::make_shared<const std::vector<float>>(std::move(values));
+    m.weights[name] = WeightView{name, HETERO_DTYPE_F32, {int64_t(owned->size())}, reinterpret_cast<const uint8_t*>(owned->data()),
+                                 owned->size() * sizeof(float)};
+    m.derived.push_back(std::move(owned));
+}
+
+// RoPE factors (from rope_freqs.weight, else from Llama 3 scaling metadata)
+// and the embedding scale.
+void add_derived_constants(ModelFile& m, const GgufFile& gguf) {
+    LlamaHParams& hp = m.hparams;
+    const std::string a = hp.arch + ".", path = gguf.path();
+    if (const GgufTensorInfo* t = gguf.find_tensor("rope_freqs.weight")) {
+        m.weights["rope_freqs.weight"] = view_of(gguf, *t, {hp.rope_dims / 2}, true);
+    } else if (gguf.get_string(a + "rope.scaling.type").value_or("") == "llama3") {
+        auto need_float = [&](const std::string& key) {
+            const auto v = gguf.get_float(a + key);
+            if (!v || !(*v > 0.0) || !std::isfinite(*v))
+                throw Error(fmt::format("{}: Llama 3 RoPE scaling needs metadata key '{}{}' (a positive number)", path, a, key));
+            return *v;
+        };
+        Llama3RopeScaling s;
+        s.factor = need_float("rope.scaling.factor");
+        s.low_freq_factor = need_float("rope.scaling.low_freq_factor");
+        s.high_freq_factor = need_float("rope.scaling.high_freq_factor");
+        s.original_context = need_float("rope.scaling.original_context_length");
+        if (!(s.high_freq_factor > s.low_freq_factor))
+            throw Error(fmt::format("{}: rope.scaling.high_freq_factor must exceed low_freq_factor", path));
+        add_derived(m, "rope_freqs.weight", llama3_rope_factors(s, hp.rope_freq_base, hp.rope_dims));
+    }
+    if (hp.embd_scale) add_derived(m, "embd_scale", std::vector<float>(size_t(hp.n_embd), std::sqrt(float(hp.n_embd))));
 }
 
 }  // namespace
@@ -144,22 +169,53 @@ ModelFile load_model_from_gguf(GgufFile gguf) {
     auto maybe = [&](const std::string& name, std::vector<int64_t> shape, bool f32) {
         if (gguf.find_tensor(name)) need(name, std::move(shape), f32);
     };
-    const bool qkv_bias = rules_for(hp.arch, path).qkv_bias;
+    // Consecutive row ranges of one fused tensor, viewed under the separate names.
+    auto split_rows = [&](const std::string& fused, const std::vector<int64_t>& shape,
+                          const std::vector<std::pair<std::string, int64_t>>& parts) {
+        need(fused, shape, false);
+        const WeightView whole = m.weights.at(fused);
+        m.weights.erase(fused);
+        const uint64_t row = sdk::row_bytes(whole.dtype, whole.shape[1]);
+        int64_t r0 = 0;
+        for (const auto& [name, rows] : parts) {
+            m.weights[name] = WeightView{name, whole.dtype, {rows, whole.shape[1]}, whole.data + uint64_t(r0) * row, uint64_t(rows) * row};
+            r0 += rows;
+        }
+    };
+    const ArchRules rules = arch_rules(hp.arch, path);
+    const bool qkv_bias = rules.qkv_bias;
     need("token_embd.weight", {V, D}, false);
     need("output_norm.weight", {D}, true);
-    maybe("output.weight", {V, D}, false);
+    if (!rules.tied) maybe("output.weight", {V, D}, false);
     hp.tied_output = m.weights.count("output.weight") == 0;
     for (int64_t l = 0; l < hp.n_layer; ++l) {
         const std::string b = fmt::format("blk.{}.", l);
         need(b + "attn_norm.weight", {D}, true);
-        need(b + "attn_q.weight", {Q, D}, false);
-        need(b + "attn_k.weight", {KV, D}, false);
-        need(b + "attn_v.weight", {KV, D}, false);
+        if (rules.fused && gguf.find_tensor(b + "attn_qkv.weight")) {
+            split_rows(b + "attn_qkv.weight", {Q + 2 * KV, D}, {{b + "attn_q.weight", Q}, {b + "attn_k.weight", KV}, {b + "attn_v.weight", KV}});
+        } else {
+            need(b + "attn_q.weight", {Q, D}, false);
+            need(b + "attn_k.weight", {KV, D}, false);
+            need(b + "attn_v.weight", {KV, D}, false);
+        }
         need(b + "attn_output.weight", {D, Q}, false);
         need(b + "ffn_norm.weight", {D}, true);
-        need(b + "ffn_gate.weight", {F, D}, false);
-        need(b + "ffn_up.weight", {F, D}, false);
+        if (rules.fused) {
+            // The first half of ffn_up is the gate, the second the up projection.
+            split_rows(b + "ffn_up.weight", {2 * F, D}, {{b + "ffn_gate.weight", F}, {b + "ffn_up.weight", F}});
+        } else {
+            need(b + "ffn_gate.weight", {F, D}, false);
+            need(b + "ffn_up.weight", {F, D}, false);
+        }
         need(b + "ffn_down.weight", {D, F}, false);
+        if (rules.qk_norm) {
+            need(b + "attn_q_norm.weight", {hp.head_dim}, true);
+            need(b + "attn_k_norm.weight", {hp.head_dim}, true);
+        }
+        if (rules.post_norms) {
+            need(b + "post_attention_norm.weight", {D}, true);
+            need(b + "post_ffw_norm.weight", {D}, true);
+        }
         for (const auto& [bias, rows] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
             if (qkv_bias) need(b + bias, {rows}, true);
             else maybe(b + bias, {rows}, true);
@@ -173,6 +229,7 @@ ModelFile load_model_from_gguf(GgufFile gguf) {
         if (std::sscanf(t.name.c_str(), "blk.%u.", &layer) == 1 && int64_t(layer) >= hp.n_layer)
             throw Error(fmt::format("{}: tensor '{}' belongs to layer {}, but {}block_count is {}", path, t.name, layer, a, hp.n_layer));
     }
+    add_derived_constants(m, gguf);
     m.gguf.emplace(std::move(gguf));  // the views point into its mapping, which does not move
     model_detail::check_weight_values(m);
     return m;

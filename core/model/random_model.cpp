@@ -3,6 +3,7 @@
 #include <hetero/model/ggml_types.hpp>
 #include <hetero/model/gguf_writer.hpp>
 #include <hetero/model/random_model.hpp>
+#include <hetero/model/rope_scaling.hpp>
 #include <hetero/progress.hpp>
 #include <hetero/sdk/quant.hpp>
 
@@ -52,7 +53,75 @@ std::vector<uint8_t> random_matrix(int64_t rows, int64_t cols, uint32_t dtype, f
 
 }  // namespace
 
-void write_random_model(const std::string& path, const RandomModelShape& s, uint32_t dtype, uint64_t seed) {
+const char* random_model_archs() { return "llama, llama3, llama3-meta, llama-linear, mistral, qwen2, qwen3, phi3, gemma2, gemma3"; }
+
+namespace {
+
+// What one architecture variant writes beyond the llama block.
+struct ArchVariant {
+    std::string gguf_arch;    // general.architecture
+    bool plain = false;       // the historical llama file: unit norms, no sharpening
+    bool qkv_bias = false, qk_norm = false, fused = false, post_norms = false, tied = false;
+};
+
+ArchVariant variant_of(const std::string& arch) {
+    ArchVariant v;
+    v.gguf_arch = arch;
+    if (arch == "llama") v.plain = true;
+    else if (arch == "llama3" || arch == "llama3-meta" || arch == "llama-linear") v.gguf_arch = "llama";
+    else if (arch == "qwen2") v.qkv_bias = true;
+    else if (arch == "qwen3") v.qk_norm = true;
+    else if (arch == "phi3") v.fused = true;
+    else if (arch == "gemma2") v.post_norms = v.tied = true;
+    else if (arch == "gemma3") v.post_norms = v.tied = v.qk_norm = true;
+    else if (arch != "mistral") throw Error(fmt::format("unknown architecture '{}' (known: {})", arch, random_model_archs()));
+    return v;
+}
+
+constexpr uint32_t kSlidingWindow = 8;
+// Llama 3.1's factor and bands, against a short original context so the
+// blended band falls on the tiny head sizes' frequencies.
+constexpr Llama3RopeScaling kLlama3Scaling{8.0, 1.0, 4.0, 64.0};
+
+void add_hparams(GgufWriter& w, const std::string& arch, const std::string& gguf_arch, const RandomModelShape& s, int64_t hd) {
+    const std::string a = gguf_arch + ".";
+    w.add_uint32(a + "vocab_size", uint32_t(s.n_vocab));
+    w.add_uint32(a + "context_length", uint32_t(s.n_ctx));
+    w.add_uint32(a + "embedding_length", uint32_t(s.n_embd));
+    w.add_uint32(a + "block_count", uint32_t(s.n_layer));
+    w.add_uint32(a + "feed_forward_length", uint32_t(s.n_ff));
+    w.add_uint32(a + "attention.head_count", uint32_t(s.n_head));
+    w.add_uint32(a + "attention.head_count_kv", uint32_t(s.n_head_kv));
+    w.add_uint32(a + "rope.dimension_count", uint32_t(hd));
+    w.add_float32(a + "rope.freq_base", arch == "gemma3" ? 1000000.f : 10000.f);
+    w.add_float32(a + "attention.layer_norm_rms_epsilon", arch.starts_with("gemma") ? 1e-6f : 1e-5f);
+    if (arch == "gemma2" || arch == "gemma3") {
+        w.add_uint32(a + "attention.key_length", uint32_t(hd));
+        w.add_uint32(a + "attention.value_length", uint32_t(hd));
+        w.add_uint32(a + "attention.sliding_window", kSlidingWindow);
+    }
+    if (arch == "gemma2") {
+        w.add_float32(a + "attn_logit_softcapping", 4.f);  // small enough to bend this model's scores
+        w.add_float32(a + "final_logit_softcapping", 8.f);
+    }
+    if (arch == "gemma3") w.add_float32(a + "rope.freq_base_swa", 10000.f);
+    if (arch == "mistral") w.add_uint32(a + "attention.sliding_window", kSlidingWindow);
+    if (arch == "llama-linear") {
+        w.add_string(a + "rope.scaling.type", "linear");
+        w.add_float32(a + "rope.scaling.factor", 4.f);
+    }
+    if (arch == "llama3-meta") {
+        w.add_string(a + "rope.scaling.type", "llama3");
+        w.add_float32(a + "rope.scaling.factor", float(kLlama3Scaling.factor));
+        w.add_float32(a + "rope.scaling.low_freq_factor", float(kLlama3Scaling.low_freq_factor));
+        w.add_float32(a + "rope.scaling.high_freq_factor", float(kLlama3Scaling.high_freq_factor));
+        w.add_uint32(a + "rope.scaling.original_context_length", uint32_t(kLlama3Scaling.original_context));
+    }
+}
+
+}  // namespace
+
+void write_random_model(const std::string& path, const RandomModelShape& s, uint32_t dtype, uint64_t seed, const std::string& arch) {
     if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_0 &&
         !sdk::is_kquant_dtype(dtype))
         throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_K, q5_K or q6_K");
@@ -61,20 +130,12 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     if (sdk::is_block_dtype(dtype) && (s.n_embd % 32 || s.n_ff % 32)) throw Error("random model: block types need widths divisible by 32");
     if (sdk::is_kquant_dtype(dtype) && (s.n_embd % sdk::kKBlock || s.n_ff % sdk::kKBlock))
         throw Error("random model: K-quant types need widths divisible by 256");
+    const ArchVariant av = variant_of(arch);
     const int64_t hd = s.n_embd / s.n_head, kv = hd * s.n_head_kv;
     GgufWriter w;
-    w.add_string("general.architecture", "llama");
+    w.add_string("general.architecture", av.gguf_arch);
     w.add_string("general.name", "random");
-    LlamaHParams hp;
-    hp.n_vocab = s.n_vocab;
-    hp.n_ctx_train = s.n_ctx;
-    hp.n_embd = s.n_embd;
-    hp.n_layer = s.n_layer;
-    hp.n_ff = s.n_ff;
-    hp.n_head = s.n_head;
-    hp.n_head_kv = s.n_head_kv;
-    hp.rope_dims = hd;
-    add_llama_hparams(w, hp);
+    add_hparams(w, arch, av.gguf_arch, s, hd);
     std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
     std::vector<int32_t> types = {2, 3, 3};
     for (int b = 0; b < 256; ++b) {
@@ -97,35 +158,79 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
 
     const uint32_t gtype = *ggml_type_from_hetero(dtype);
     uint64_t salt = seed;
-    auto progress = std::make_unique<ProgressTask>("generating " + path, uint64_t(2 + 7 * s.n_layer), "matrices");
+    auto progress = std::make_unique<ProgressTask>("generating " + path, uint64_t(s.n_layer + 2), "steps");
     auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
         const auto data = random_matrix(rows, cols, dtype, 1.f / std::sqrt(float(cols)), ++salt);
         w.add_tensor(name, gtype, {cols, rows}, data.data(), data.size());
-        progress->advance(1);
     };
-    auto norm = [&](const std::string& name, int64_t n) {
-        std::vector<float> ones(size_t(n), 1.f);
-        w.add_tensor(name, GGML_TYPE_ID_F32, {n}, ones.data(), ones.size() * 4);
+    auto vector = [&](const std::string& name, int64_t n, float center, float spread) {
+        std::vector<float> v(size_t(n), center);
+        if (spread > 0.f) {
+            std::mt19937 rng(uint32_t(++salt));
+            std::uniform_real_distribution<float> dist(center - spread, center + spread);
+            for (float& x : v) x = dist(rng);
+        }
+        w.add_tensor(name, GGML_TYPE_ID_F32, {n}, v.data(), v.size() * 4);
     };
+    // Norm weights: ones for the historical file, else around 1 so that a norm
+    // applied with the wrong weight shows.
+    auto norm = [&](const std::string& name, int64_t n) { vector(name, n, 1.f, av.plain ? 0.f : 0.5f); };
     {
-        const auto emb = random_matrix(s.n_vocab, s.n_embd, dtype, 1.f, ++salt);
+        // Gemma scales embeddings up by sqrt(n_embd): keep their product near 1.
+        const float a = av.gguf_arch.starts_with("gemma") ? 1.f / std::sqrt(float(s.n_embd)) : 1.f;
+        const auto emb = random_matrix(s.n_vocab, s.n_embd, dtype, a, ++salt);
         w.add_tensor("token_embd.weight", gtype, {s.n_embd, s.n_vocab}, emb.data(), emb.size());
         progress->advance(1);
+    }
+    if (arch == "llama3") {
+        const std::vector<float> f = llama3_rope_factors(kLlama3Scaling, 10000.0, hd);
+        w.add_tensor("rope_freqs.weight", GGML_TYPE_ID_F32, {int64_t(f.size())}, f.data(), f.size() * 4);
     }
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string b = fmt::format("blk.{}.", l);
         norm(b + "attn_norm.weight", s.n_embd);
-        matrix(b + "attn_q.weight", s.n_embd, s.n_embd);
-        matrix(b + "attn_k.weight", kv, s.n_embd);
-        matrix(b + "attn_v.weight", kv, s.n_embd);
+        if (av.fused) {
+            matrix(b + "attn_qkv.weight", s.n_embd + 2 * kv, s.n_embd);
+        } else {
+            matrix(b + "attn_q.weight", s.n_embd, s.n_embd);
+            matrix(b + "attn_k.weight", kv, s.n_embd);
+            matrix(b + "attn_v.weight", kv, s.n_embd);
+        }
+        if (av.qkv_bias) {
+            vector(b + "attn_q.bias", s.n_embd, 0.f, 0.2f);
+            vector(b + "attn_k.bias", kv, 0.f, 0.2f);
+            vector(b + "attn_v.bias", kv, 0.f, 0.2f);
+        }
+        if (av.qk_norm) {
+            norm(b + "attn_q_norm.weight", hd);
+            norm(b + "attn_k_norm.weight", hd);
+        }
         matrix(b + "attn_output.weight", s.n_embd, s.n_embd);
+        if (av.post_norms) norm(b + "post_attention_norm.weight", s.n_embd);
         norm(b + "ffn_norm.weight", s.n_embd);
-        matrix(b + "ffn_gate.weight", s.n_ff, s.n_embd);
-        matrix(b + "ffn_up.weight", s.n_ff, s.n_embd);
+        if (av.fused) {
+            matrix(b + "ffn_up.weight", 2 * s.n_ff, s.n_embd);  // gate rows, then up rows
+        } else {
+            matrix(b + "ffn_gate.weight", s.n_ff, s.n_embd);
+            matrix(b + "ffn_up.weight", s.n_ff, s.n_embd);
+        }
         matrix(b + "ffn_down.weight", s.n_embd, s.n_ff);
+        if (av.post_norms) norm(b + "post_ffw_norm.weight", s.n_embd);
+        progress->advance(1);
     }
     norm("output_norm.weight", s.n_embd);
-    matrix("output.weight", s.n_vocab, s.n_embd);
+    if (!av.tied && av.plain) matrix("output.weight", s.n_vocab, s.n_embd);
+    if (!av.tied && !av.plain) {
+        // Zero classifier rows for <unk> and <s>: greedy decoding never picks
+        // them (runtimes differ on whether <s> ends a generation).
+        std::vector<uint8_t> data = random_matrix(s.n_vocab, s.n_embd, dtype, 4.f / std::sqrt(float(s.n_embd)), ++salt);
+        std::vector<uint8_t> zero_row(sdk::row_bytes(dtype, s.n_embd));
+        const std::vector<float> zeros(size_t(s.n_embd), 0.f);
+        sdk::row_from_f32(dtype, zeros.data(), zero_row.data(), s.n_embd);
+        for (int r = 0; r < 2; ++r) std::copy(zero_row.begin(), zero_row.end(), data.begin() + ptrdiff_t(r * zero_row.size()));
+        w.add_tensor("output.weight", gtype, {s.n_embd, s.n_vocab}, data.data(), data.size());
+    }
+    progress->advance(1);
     progress.reset();
     w.write(path);
 }

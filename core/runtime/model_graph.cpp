@@ -21,6 +21,8 @@ constexpr RoleInfo kRoles[] = {
     {Role::store_v, "store_v"},     {Role::attention, "attention"}, {Role::attn_out, "attn_output"}, {Role::resid_attn, "resid_attn"},
     {Role::ffn_norm, "ffn_norm"},   {Role::gate, "ffn_gate"},       {Role::up, "ffn_up"},          {Role::swiglu, "swiglu"},
     {Role::down, "ffn_down"},       {Role::resid_ffn, "resid_ffn"}, {Role::out_norm, "output_norm"}, {Role::output, "output"},
+    {Role::embd_scale, "embd_scale"}, {Role::q_norm, "attn_q_norm"}, {Role::k_norm, "attn_k_norm"},
+    {Role::attn_post_norm, "post_attention_norm"}, {Role::ffn_post_norm, "post_ffw_norm"}, {Role::logit_softcap, "logit_softcap"},
 };
 
 int64_t row_width(const hetero_tensor_desc& t) {
@@ -92,7 +94,7 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         return id;
     };
     auto node = [&](int layer, Role role, uint32_t op, std::initializer_list<int32_t> in, int32_t out, float f0 = 0.f,
-                    std::initializer_list<int64_t> ip = {}) {
+                    std::initializer_list<int64_t> ip = {}, float f1 = 0.f) {
         ModelNode mn;
         mn.layer = layer;
         mn.role = role;
@@ -102,6 +104,7 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         for (int32_t t : in) mn.node.inputs[i++] = t;
         mn.node.output = out;
         mn.node.fparams[0] = f0;
+        mn.node.fparams[1] = f1;
         i = 0;
         for (int64_t v : ip) mn.node.iparams[i++] = v;
         g.nodes.push_back(mn);
@@ -121,31 +124,54 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
     const int32_t pos = g.add_tensor(HETERO_DTYPE_I32, {n}, TensorUse::positions, -1, "positions");
     const int32_t ids = g.add_tensor(HETERO_DTYPE_I32, {n}, TensorUse::tokens, -1, "tokens");
     int32_t x = node(0, Role::embedding, HETERO_OP_EMBEDDING, {W("token_embd.weight"), ids}, act({n, D}, 0, "embd"));
+    if (hp.embd_scale) x = node(0, Role::embd_scale, HETERO_OP_MUL, {x, W("embd_scale")}, act({n, D}, 0, "embd_scaled"));
     const float eps = hp.norm_eps;
-    const float scale = 1.0f / std::sqrt(float(Hd));
+    const float scale = hp.attn_scale > 0.f ? hp.attn_scale : 1.0f / std::sqrt(float(Hd));
+    const bool rope_factors = model.has("rope_freqs.weight");
     for (int l = 0; l < int(hp.n_layer); ++l) {
         const std::string b = fmt::format("blk.{}.", l);
+        const bool swa = hp.layer_swa(l);
         const int32_t h = node(l, Role::attn_norm, HETERO_OP_RMSNORM, {x, W(b + "attn_norm.weight")}, act({n, D}, l, b + "attn_in"), eps);
-        const int32_t q = matmul(l, Role::q, h, b + "attn_q.weight", b + "attn_q.bias", act({n, H, Hd}, l, b + "q"));
-        const int32_t k = matmul(l, Role::k, h, b + "attn_k.weight", b + "attn_k.bias", act({n, Hkv, Hd}, l, b + "k"));
+        int32_t q = matmul(l, Role::q, h, b + "attn_q.weight", b + "attn_q.bias", act({n, H, Hd}, l, b + "q"));
+        int32_t k = matmul(l, Role::k, h, b + "attn_k.weight", b + "attn_k.bias", act({n, Hkv, Hd}, l, b + "k"));
         const int32_t v = matmul(l, Role::v, h, b + "attn_v.weight", b + "attn_v.bias", act({n, Hkv, Hd}, l, b + "v"));
-        const int32_t qr = node(l, Role::rope_q, HETERO_OP_ROPE, {q, pos}, act({n, H, Hd}, l, b + "q_rope"), hp.rope_freq_base,
-                                {hp.rope_mode, hp.rope_dims});
-        const int32_t kr = node(l, Role::rope_k, HETERO_OP_ROPE, {k, pos}, act({n, Hkv, Hd}, l, b + "k_rope"), hp.rope_freq_base,
-                                {hp.rope_mode, hp.rope_dims});
+        if (hp.qk_norm) {  // RMSNORM over each head's row
+            q = node(l, Role::q_norm, HETERO_OP_RMSNORM, {q, W(b + "attn_q_norm.weight")}, act({n, H, Hd}, l, b + "q_normed"), eps);
+            k = node(l, Role::k_norm, HETERO_OP_RMSNORM, {k, W(b + "attn_k_norm.weight")}, act({n, Hkv, Hd}, l, b + "k_normed"), eps);
+        }
+        // Sliding-window layers may have their own RoPE base and scale.
+        const float base = swa && hp.rope_freq_base_swa > 0.f ? hp.rope_freq_base_swa : hp.rope_freq_base;
+        const float fscale = swa && hp.rope_freq_scale_swa > 0.f ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+        auto rope = [&](Role role, int32_t in, int64_t heads, const std::string& name) {
+            const int32_t out = act({n, heads, Hd}, l, name);
+            if (!rope_factors && fscale == 1.f)
+                return node(l, role, HETERO_OP_ROPE, {in, pos}, out, base, {hp.rope_mode, hp.rope_dims});
+            if (rope_factors) return node(l, role, HETERO_OP_ROPE_SCALED, {in, pos, W("rope_freqs.weight")}, out, base, {hp.rope_mode, hp.rope_dims}, fscale);
+            return node(l, role, HETERO_OP_ROPE_SCALED, {in, pos}, out, base, {hp.rope_mode, hp.rope_dims}, fscale);
+        };
+        const int32_t qr = rope(Role::rope_q, q, H, b + "q_rope");
+        const int32_t kr = rope(Role::rope_k, k, Hkv, b + "k_rope");
         const uint32_t cd = cache_dtype[size_t(l)];
         const int32_t kc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::k_cache, l, b + "k_cache");
         const int32_t vc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::v_cache, l, b + "v_cache");
         node(l, Role::store_k, HETERO_OP_STORE_ROWS, {kr, pos}, kc);
         node(l, Role::store_v, HETERO_OP_STORE_ROWS, {v, pos}, vc);
-        const int32_t att = node(l, Role::attention, HETERO_OP_ATTENTION, {qr, kc, vc, pos}, act({n, H, Hd}, l, b + "attn"), scale);
-        const int32_t o = matmul(l, Role::attn_out, att, b + "attn_output.weight", "", act({n, D}, l, b + "attn_out"));
+        const int32_t att_out = act({n, H, Hd}, l, b + "attn");
+        const int32_t att = swa || hp.attn_softcap > 0.f
+                                ? node(l, Role::attention, HETERO_OP_ATTENTION_EXT, {qr, kc, vc, pos}, att_out, scale, {swa ? hp.n_swa : 0},
+                                       hp.attn_softcap)
+                                : node(l, Role::attention, HETERO_OP_ATTENTION, {qr, kc, vc, pos}, att_out, scale);
+        int32_t o = matmul(l, Role::attn_out, att, b + "attn_output.weight", b + "attn_output.bias", act({n, D}, l, b + "attn_out"));
+        if (hp.post_norms)
+            o = node(l, Role::attn_post_norm, HETERO_OP_RMSNORM, {o, W(b + "post_attention_norm.weight")}, act({n, D}, l, b + "attn_post"), eps);
         const int32_t x2 = node(l, Role::resid_attn, HETERO_OP_ADD, {x, o}, act({n, D}, l, b + "resid_attn"));
         const int32_t h2 = node(l, Role::ffn_norm, HETERO_OP_RMSNORM, {x2, W(b + "ffn_norm.weight")}, act({n, D}, l, b + "ffn_in"), eps);
         const int32_t gate = matmul(l, Role::gate, h2, b + "ffn_gate.weight", "", act({n, hp.n_ff}, l, b + "gate"));
         const int32_t up = matmul(l, Role::up, h2, b + "ffn_up.weight", "", act({n, hp.n_ff}, l, b + "up"));
-        const int32_t sw = node(l, Role::swiglu, HETERO_OP_SWIGLU, {gate, up}, act({n, hp.n_ff}, l, b + "swiglu"));
-        const int32_t down = matmul(l, Role::down, sw, b + "ffn_down.weight", "", act({n, D}, l, b + "ffn_out"));
+        const int32_t sw = node(l, Role::swiglu, hp.gelu_ffn ? HETERO_OP_GEGLU : HETERO_OP_SWIGLU, {gate, up}, act({n, hp.n_ff}, l, b + "ffn_act"));
+        int32_t down = matmul(l, Role::down, sw, b + "ffn_down.weight", "", act({n, D}, l, b + "ffn_out"));
+        if (hp.post_norms)
+            down = node(l, Role::ffn_post_norm, HETERO_OP_RMSNORM, {down, W(b + "post_ffw_norm.weight")}, act({n, D}, l, b + "ffn_post"), eps);
         x = node(l, Role::resid_ffn, HETERO_OP_ADD, {x2, down}, act({n, D}, l, b + "out"));
     }
     g.final_hidden = x;
@@ -157,7 +183,13 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         const int32_t hn = node(hl, Role::out_norm, HETERO_OP_RMSNORM, {g.last_hidden, W("output_norm.weight")},
                                 act({r, D}, hl, "final_norm"), eps);
         g.logits = g.add_tensor(HETERO_DTYPE_F32, {r, hp.n_vocab}, TensorUse::logits, hl, "logits");
-        node(hl, Role::output, HETERO_OP_MATMUL, {hn, W(model.has("output.weight") ? "output.weight" : "token_embd.weight")}, g.logits);
+        const std::string classifier = model.has("output.weight") ? "output.weight" : "token_embd.weight";
+        if (hp.final_softcap > 0.f) {
+            const int32_t raw = node(hl, Role::output, HETERO_OP_MATMUL, {hn, W(classifier)}, act({r, hp.n_vocab}, hl, "logits_raw"));
+            node(hl, Role::logit_softcap, HETERO_OP_SOFTCAP, {raw}, g.logits, hp.final_softcap);
+        } else {
+            node(hl, Role::output, HETERO_OP_MATMUL, {hn, W(classifier)}, g.logits);
+        }
     }
     return g;
 }
@@ -166,7 +198,8 @@ std::string OpShape::family() const {
     const char* dt = sdk::dtype_name(dtype);
     switch (op) {
         case HETERO_OP_MATMUL: return fmt::format("matmul {} k={} m={}", dt, k, m);
-        case HETERO_OP_ATTENTION: return fmt::format("attention {} q={} kv={}", dt, k, m);
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: return fmt::format("{} {} q={} kv={}", sdk::op_name(op), dt, k, m);
         default: return fmt::format("{} {} w={}", sdk::op_name(op), dt, k);
     }
 }
@@ -174,7 +207,8 @@ std::string OpShape::family() const {
 double OpShape::flops() const {
     switch (op) {
         case HETERO_OP_MATMUL: return 2.0 * double(n) * double(k) * double(m);
-        case HETERO_OP_ATTENTION: return 4.0 * double(n) * double(k) * double(std::max<int64_t>(kv, 1));
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: return 4.0 * double(n) * double(k) * double(std::max<int64_t>(kv, 1));
         default: return 4.0 * double(n) * double(k);
     }
 }
@@ -184,6 +218,7 @@ double OpShape::bytes() const {
         case HETERO_OP_MATMUL:
             return double(sdk::row_bytes(dtype, k)) * double(m) + 4.0 * double(n) * double(k + m);
         case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT:
             return double(sdk::row_bytes(dtype, m)) * 2.0 * double(std::max<int64_t>(kv, 1)) + 8.0 * double(n) * double(k);
         case HETERO_OP_EMBEDDING: return double(sdk::row_bytes(dtype, k)) * double(n) + 4.0 * double(n) * double(k);
         default: return 12.0 * double(n) * double(k);
@@ -210,6 +245,7 @@ OpShape op_shape(const ModelGraph& g, size_t i, int64_t mean_kv) {
             s.k = row_width(out);
             break;
         case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT:
             s.dtype = T(nd.inputs[1]).dtype;
             s.n = out.shape[0];
             s.k = row_width(out);

@@ -55,7 +55,8 @@ ShapeNode node_of_shape(const OpShape& s) {
                  desc(kF32, kBound, {n, std::max<int64_t>(s.m, 1)})};
             inputs({0, 1});
             break;
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             // Query heads must be a multiple of KV heads: without that (k not
             // a multiple of m) the caches get k's width.
             const int64_t m = s.m > 0 && k % s.m == 0 ? s.m : k;
@@ -75,7 +76,8 @@ ShapeNode node_of_shape(const OpShape& s) {
             t = {desc(kF32, kBound, {n, k}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(s.dtype, kBound, {std::max(n, s.kv), k})};
             inputs({0, 1});
             break;
-        case HETERO_OP_ROPE: {
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: {
             const int64_t hd = head_dim({k});
             t = {desc(kF32, kBound, {n, k / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
             inputs({0, 1});
@@ -93,10 +95,13 @@ ShapeNode node_of_shape(const OpShape& s) {
             inputs({0});
             break;
         case HETERO_OP_SOFTMAX:
+        case HETERO_OP_SOFTCAP:
+            node.fparams[0] = s.op == HETERO_OP_SOFTCAP ? 30.f : 0.f;
             t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};
             inputs({0});
             break;
         case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU:
         case HETERO_OP_ADD:
         case HETERO_OP_MUL:
             t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};

@@ -115,10 +115,10 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
             const FamilyProfile& f = it->second;
             const double scale = (p->layer_scale.empty() ? 1.0 : p->layer_scale.predict(double(shape.n))) *
                                  session_fit_at(p->session_fit, shape.n).scale;
-            if (shape.op == HETERO_OP_ATTENTION && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
+            if ((shape.op == HETERO_OP_ATTENTION || shape.op == HETERO_OP_ATTENTION_EXT) && shape.n == 1 && !f.by_kv.empty()) return scale * f.by_kv.predict(double(shape.kv));
             if (f.by_n.empty()) return fallback(device, "this op family").node_seconds(device, shape);
             double t = scale * f.by_n.predict(double(shape.n));
-            if (shape.op == HETERO_OP_ATTENTION && shape.n > f.by_n.points.back().x) {
+            if ((shape.op == HETERO_OP_ATTENTION || shape.op == HETERO_OP_ATTENTION_EXT) && shape.n > f.by_n.points.back().x) {
                 // Beyond the grid (a context longer than the profile's), a chunk's
                 // attention grows with n (n + 1) / 2 query-row pairs, not linearly.
                 const double last = double(f.by_n.points.back().x), n = double(shape.n);
@@ -127,7 +127,7 @@ double ProfiledCostModel::node_seconds(size_t device, const OpShape& shape) cons
             // The n table's chunk sat at position 0, its queries attending to
             // (n + 1) / 2 rows on average; further into the context a chunk
             // attends to shape.kv rows on average, and its work grows with them.
-            if (shape.op == HETERO_OP_ATTENTION && shape.n > 1) t *= std::max(1.0, double(shape.kv) / (0.5 * double(shape.n + 1)));
+            if ((shape.op == HETERO_OP_ATTENTION || shape.op == HETERO_OP_ATTENTION_EXT) && shape.n > 1) t *= std::max(1.0, double(shape.kv) / (0.5 * double(shape.n + 1)));
             return t;
         }
     }

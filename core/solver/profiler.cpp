@@ -483,7 +483,7 @@ private:
             for (int64_t x : capped_grid(kNGrid, std::size(kNGrid), cap)) items.push_back({f.family, f.node, false, x, false});
             if (!f.head_only)
                 for (int64_t x : held_out_below(kNHeldOut, std::size(kNHeldOut), cap)) items.push_back({f.family, f.node, false, x, true});
-            if (mg.nodes[f.node].node.op == HETERO_OP_ATTENTION) {
+            if (mg.nodes[f.node].node.op == HETERO_OP_ATTENTION || mg.nodes[f.node].node.op == HETERO_OP_ATTENTION_EXT) {
                 for (int64_t x : capped_grid(kKvGrid, std::size(kKvGrid), p.n_ctx)) items.push_back({f.family, f.node, true, x, false});
                 for (int64_t x : held_out_below(kKvHeldOut, std::size(kKvHeldOut), p.n_ctx)) items.push_back({f.family, f.node, true, x, true});
             }

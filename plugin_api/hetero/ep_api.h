@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define HETERO_ABI_VERSION_MAJOR 1u
-#define HETERO_ABI_VERSION_MINOR 1u
+#define HETERO_ABI_VERSION_MINOR 2u
 #define HETERO_ABI_VERSION ((HETERO_ABI_VERSION_MAJOR << 16) | HETERO_ABI_VERSION_MINOR)
 #define HETERO_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define HETERO_ABI_MINOR_OF(v) ((uint32_t)(v)&0xffffu)
@@ -111,7 +111,9 @@ typedef enum hetero_op {
      * (e.g. to Q8_0 blocks) for quantized W. since 1.0 */
     HETERO_OP_MATMUL = 2,
     /* in0 x [N, D] F32, in1 weight [D] F32 -> out [N, D]:
-     * out = x / sqrt(mean(x^2) + eps) * weight. fparams[0] = eps. since 1.0 */
+     * out = x / sqrt(mean(x^2) + eps) * weight. fparams[0] = eps. x may have
+     * more dimensions ([N, H, Hd] with weight [Hd]): every innermost row is
+     * normalised on its own (per-head norms). since 1.0 */
     HETERO_OP_RMSNORM = 3,
     /* in0 x [N, H, Hd] F32, in1 positions [N] I32 -> out [N, H, Hd].
      * Rotates pairs by angle pos * base^(-2i/rot_dims) for pair i < rot_dims/2.
@@ -143,7 +145,26 @@ typedef enum hetero_op {
     HETERO_OP_STORE_ROWS = 10,
     /* in0 a [N, D] F32, in1 b: [N, D] or [D] F32 -> out = a * b. since 1.0 */
     HETERO_OP_MUL = 11,
-    HETERO_OP_COUNT_1_0 = 12 /* ops 1..11 exist in ABI 1.0 */
+    HETERO_OP_COUNT_1_0 = 12, /* ops 1..11 exist in ABI 1.0 */
+    /* ROPE with scaled frequencies: in0 x [N, H, Hd] F32, in1 positions [N] I32,
+     * optional in2 freq_factors [rot_dims/2] F32 -> out [N, H, Hd]. Pair i turns by
+     * pos * freq_scale * base^(-2i/rot_dims) / freq_factors[i] (Llama 3's
+     * per-frequency factors; linear scaling is freq_scale = 1/factor).
+     * fparams[0] = base; fparams[1] = freq_scale (0 means 1); iparams as ROPE.
+     * since 1.2 */
+    HETERO_OP_ROPE_SCALED = 12,
+    /* ATTENTION with a sliding window and logit soft-capping; inputs, output
+     * and fparams[0] (scale) as ATTENTION. iparams[0] = window W (0 = none):
+     * query row i attends to cache rows max(0, positions[i] - W + 1)..positions[i].
+     * fparams[1] = soft-cap c (0 = none): each score s = scale * q.k becomes
+     * c * tanh(s / c) before the softmax. since 1.2 */
+    HETERO_OP_ATTENTION_EXT = 13,
+    /* in0 gate [N, F] F32, in1 up [N, F] F32 -> out [N, F] = gelu(gate) * up, with
+     * GELU's tanh form 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))). since 1.2 */
+    HETERO_OP_GEGLU = 14,
+    /* in0 x [N, D] F32 -> out [N, D] = c * tanh(x / c), c = fparams[0] > 0. since 1.2 */
+    HETERO_OP_SOFTCAP = 15,
+    HETERO_OP_COUNT_1_2 = 16 /* ops 1..15 exist in ABI 1.2 */
 } hetero_op;
 
 typedef enum hetero_rope_mode {

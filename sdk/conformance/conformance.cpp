@@ -7,6 +7,7 @@ namespace hetero::conformance {
 std::vector<Case> all_cases() {
     std::vector<Case> cases;
     add_op_cases(cases);
+    add_op_cases_1_2(cases);
     add_graph_cases(cases);
     add_error_cases(cases);
     return cases;

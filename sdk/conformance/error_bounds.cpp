@@ -150,7 +150,11 @@ void rope_angles(Ctx& c, const int32_t* pos) {
     Bounds& out = c.err[size_t(c.node.output)];
     for (int64_t i = 0; i < n; ++i)
         for (int64_t p = 0; p < rot / 2; ++p) {
-            const double angle = std::fabs(double(pos[i]) * std::pow(double(c.node.fparams[0]), -2.0 * double(p) / double(rot)));
+            double angle = std::fabs(double(pos[i]) * std::pow(double(c.node.fparams[0]), -2.0 * double(p) / double(rot)));
+            if (c.node.op == HETERO_OP_ROPE_SCALED) {
+                if (c.node.fparams[1] != 0.f) angle *= std::fabs(double(c.node.fparams[1]));
+                if (c.node.n_inputs > 2) angle /= std::fabs(double(c.v(2)[size_t(p)]));
+            }
             const int64_t a = halves ? p : 2 * p, b = halves ? p + rot / 2 : 2 * p + 1;
             for (int64_t h = 0; h < heads; ++h) {
                 const int64_t row = (i * heads + h) * hd;
@@ -176,8 +180,11 @@ void attention(Ctx& c, const int32_t* pos) {
         for (int64_t h = 0; h < heads; ++h) {
             const int64_t qrow = (i * heads + h) * hd, kvh = h / group;
             const int64_t len = int64_t(pos[i]) + 1;
+            // ATTENTION_EXT's window; its soft-cap only shrinks score errors (slope <= 1).
+            const int64_t window = c.node.op == HETERO_OP_ATTENTION_EXT ? c.node.iparams[0] : 0;
+            const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
             double score_err = 0.0;  // largest score error from q and k errors
-            for (int64_t t = 0; t < len; ++t) {
+            for (int64_t t = first; t < len; ++t) {
                 const int64_t krow = (t * kv_heads + kvh) * hd;
                 double s = 0.0;
                 for (int64_t e = 0; e < hd; ++e)
@@ -187,7 +194,7 @@ void attention(Ctx& c, const int32_t* pos) {
             }
             for (int64_t e = 0; e < hd; ++e) {
                 double vmax = 0.0, spread = 0.0, verr = 0.0;
-                for (int64_t t = 0; t < len; ++t) {
+                for (int64_t t = first; t < len; ++t) {
                     const size_t at = size_t((t * kv_heads + kvh) * hd + e);
                     vmax = std::max(vmax, std::fabs(double(v[at])));
                     spread = std::max(spread, std::fabs(double(v[at]) - double(y[size_t(qrow + e)])));
@@ -207,6 +214,27 @@ void swiglu(Ctx& c) {
         const double silu = double(g[e]) * s, dsilu = s * (1.0 + double(g[e]) * (1.0 - s));
         out[e] = A::kAbs + A::kSwigluRel * std::fabs(double(y[e])) + std::fabs(dsilu * u[e]) * eg[e] + std::fabs(silu) * eu[e];
     }
+}
+
+void geglu(Ctx& c) {
+    const Values &g = c.v(0), &u = c.v(1), &y = c.out_v();
+    const Bounds &eg = c.e(0), &eu = c.e(1);
+    Bounds& out = c.err[size_t(c.node.output)];
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    for (size_t e = 0; e < out.size(); ++e) {
+        const double x = g[e], t = std::tanh(k * (x + 0.044715 * x * x * x));
+        const double gelu = 0.5 * x * (1.0 + t);
+        const double dgelu = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x);
+        out[e] = A::kAbs + A::kSwigluRel * std::fabs(double(y[e])) + std::fabs(dgelu * u[e]) * eg[e] + std::fabs(gelu) * eu[e];
+    }
+}
+
+// c * tanh(x / c): slope at most 1.
+void softcap(Ctx& c) {
+    const Values& y = c.out_v();
+    const Bounds& ex = c.e(0);
+    Bounds& out = c.err[size_t(c.node.output)];
+    for (size_t e = 0; e < out.size(); ++e) out[e] = A::kAbs + A::kSwigluRel * std::fabs(double(y[e])) + ex[e];
 }
 
 void binary(Ctx& c, bool multiply) {
@@ -307,6 +335,10 @@ std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const u
             case HETERO_OP_SOFTMAX: softmax(c); break;
             case HETERO_OP_CONVERT: convert_like(c.e(0), c.out_v(), graph.tensors[node.output].dtype, err[size_t(node.output)], 0); break;
             case HETERO_OP_STORE_ROWS: store_rows(c, i32(1)); break;
+            case HETERO_OP_ROPE_SCALED: rope(c); rope_angles(c, i32(1)); break;
+            case HETERO_OP_ATTENTION_EXT: attention(c, i32(3)); break;
+            case HETERO_OP_GEGLU: geglu(c); break;
+            case HETERO_OP_SOFTCAP: softcap(c); break;
             default: break;
         }
     }

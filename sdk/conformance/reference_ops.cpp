@@ -92,12 +92,16 @@ void rope(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* c
     const int64_t rot = sdk::rope_dims(node, hd);
     const bool halves = node.iparams[0] == HETERO_ROPE_HALVES;
     const double base = node.fparams[0];
+    // ROPE_SCALED: a frequency scale and optional per-pair divisors.
+    const bool scaled = node.op == HETERO_OP_ROPE_SCALED;
+    const double freq_scale = scaled && node.fparams[1] != 0.f ? double(node.fparams[1]) : 1.0;
+    const float* factors = scaled && node.n_inputs > 2 ? as_f32(in_data(node, data, 2)) : nullptr;
     const float* x = as_f32(in_data(node, data, 0));
     const int32_t* pos = as_i32(in_data(node, data, 1));
     std::vector<float> out(x, x + n * heads * hd);  // dims past rot_dims pass through
     for (int64_t i = 0; i < n; ++i)
         for (int64_t p = 0; p < rot / 2; ++p) {
-            const double angle = double(pos[i]) * std::pow(base, -2.0 * double(p) / double(rot));
+            const double angle = double(pos[i]) * freq_scale * std::pow(base, -2.0 * double(p) / double(rot)) / (factors ? double(factors[p]) : 1.0);
             const double c = std::cos(angle), s = std::sin(angle);
             const int64_t a = halves ? p : 2 * p, b = halves ? p + rot / 2 : 2 * p + 1;
             for (int64_t h = 0; h < heads; ++h) {
@@ -125,6 +129,10 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
     const std::vector<float> k = rows_to_f32(kd, in_data(node, data, 1));
     const std::vector<float> v = rows_to_f32(in_desc(node, tensors, 2), in_data(node, data, 2));
     const double scale = node.fparams[0];
+    // ATTENTION_EXT: a sliding window over the cache rows and soft-capped scores.
+    const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+    const int64_t window = ext ? node.iparams[0] : 0;
+    const double cap = ext ? double(node.fparams[1]) : 0.0;
     std::vector<float> out(static_cast<size_t>(n * heads * hd));
     std::vector<double> score, acc(static_cast<size_t>(hd));
     for (int64_t i = 0; i < n; ++i)
@@ -132,19 +140,20 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
             const int64_t kvh = h / group;
             const float* qrow = q + (i * heads + h) * hd;
             const int64_t len = int64_t(pos[i]) + 1;
+            const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
             score.assign(size_t(len), 0.0);
             double best = -INFINITY;
-            for (int64_t t = 0; t < len; ++t) {
+            for (int64_t t = first; t < len; ++t) {
                 const float* krow = k.data() + (t * kv_heads + kvh) * hd;
                 double dot = 0.0;
                 for (int64_t e = 0; e < hd; ++e) dot += double(qrow[e]) * double(krow[e]);
-                score[size_t(t)] = dot * scale;
+                score[size_t(t)] = cap > 0.0 ? cap * std::tanh(dot * scale / cap) : dot * scale;
                 best = std::max(best, score[size_t(t)]);
             }
             double sum = 0.0;
-            for (auto& s : score) sum += (s = std::exp(s - best));
+            for (int64_t t = first; t < len; ++t) sum += (score[size_t(t)] = std::exp(score[size_t(t)] - best));
             std::fill(acc.begin(), acc.end(), 0.0);
-            for (int64_t t = 0; t < len; ++t) {
+            for (int64_t t = first; t < len; ++t) {
                 const float* vrow = v.data() + (t * kv_heads + kvh) * hd;
                 for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += score[size_t(t)] * double(vrow[e]);
             }
@@ -162,6 +171,28 @@ void swiglu(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t*
         const double gate = g[e];
         out[size_t(e)] = float(gate / (1.0 + std::exp(-gate)) * double(u[e]));
     }
+    std::copy(out.begin(), out.end(), as_f32(data[node.output]));
+}
+
+void geglu(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
+    const int64_t count = sdk::element_count(tensors[node.output]);
+    const float* g = as_f32(in_data(node, data, 0));
+    const float* u = as_f32(in_data(node, data, 1));
+    std::vector<float> out(static_cast<size_t>(count));
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    for (int64_t e = 0; e < count; ++e) {
+        const double x = g[e];
+        out[size_t(e)] = float(0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))) * double(u[e]));
+    }
+    std::copy(out.begin(), out.end(), as_f32(data[node.output]));
+}
+
+void softcap(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
+    const int64_t count = sdk::element_count(tensors[node.output]);
+    const double c = node.fparams[0];
+    const float* x = as_f32(in_data(node, data, 0));
+    std::vector<float> out(static_cast<size_t>(count));
+    for (int64_t e = 0; e < count; ++e) out[size_t(e)] = float(c * std::tanh(double(x[e]) / c));
     std::copy(out.begin(), out.end(), as_f32(data[node.output]));
 }
 
@@ -235,6 +266,10 @@ void run_node(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_
         case HETERO_OP_SOFTMAX: return softmax(node, tensors, tensor_data);
         case HETERO_OP_CONVERT: return convert(node, tensors, tensor_data);
         case HETERO_OP_STORE_ROWS: return store_rows(node, tensors, tensor_data);
+        case HETERO_OP_ROPE_SCALED: return rope(node, tensors, tensor_data);
+        case HETERO_OP_ATTENTION_EXT: return attention(node, tensors, tensor_data);
+        case HETERO_OP_GEGLU: return geglu(node, tensors, tensor_data);
+        case HETERO_OP_SOFTCAP: return softcap(node, tensors, tensor_data);
         default: fail(HETERO_ERR_INVALID_ARGUMENT, "reference: unknown op " + std::to_string(node.op));
     }
 }

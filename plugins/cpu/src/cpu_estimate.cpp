@@ -89,14 +89,18 @@ double estimate_seconds(const Kernels& k, bool packed, double peak_gflops, doubl
             r.bandwidth_efficiency = f.stream;
             break;
         }
-        case HETERO_OP_ATTENTION: r.compute_efficiency = attention_factor(k, tensors[node.inputs[1]].dtype); break;
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: r.compute_efficiency = attention_factor(k, tensors[node.inputs[1]].dtype); break;
         // exp-bound and sin/cos-bound, at the same rate whatever the ISA
         // (scalar libm calls): SwiGLU ~6 GFLOP/s and RoPE ~22 GFLOP/s on the
         // 2 cores at 2.6 GHz above, i.e. 1.2 and 4.2 nominal flops per cycle
         // and thread. Softmax (exp as well) was not measured: as SwiGLU.
         case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU:
+        case HETERO_OP_SOFTCAP:
         case HETERO_OP_SOFTMAX: r.compute_efficiency = 1.2 * cycles / peak_gflops; break;
-        case HETERO_OP_ROPE: r.compute_efficiency = 4.2 * cycles / peak_gflops; break;
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: r.compute_efficiency = 4.2 * cycles / peak_gflops; break;
         // A layer's activations mostly stay in cache: RMSNorm and add over
         // 128 x 2048 moved 58-66 and 176-208 GB/s against the 50 GB/s hint.
         case HETERO_OP_RMSNORM:

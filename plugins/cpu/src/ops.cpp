@@ -75,12 +75,16 @@ void rmsnorm(const OpContext& ctx, const hetero_node& node, const NodeTensors& t
     });
 }
 
+// ROPE, and ROPE_SCALED with its frequency scale and per-pair factors.
 void rope(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
     const auto& xd = t.in(node, 0);
     const int64_t n = xd.shape[0], heads = xd.shape[1], hd = xd.shape[2];
     const int64_t rot = sdk::rope_dims(node, hd);
     const bool halves = node.iparams[0] == HETERO_ROPE_HALVES;
     const double base = node.fparams[0];
+    const bool scaled = node.op == HETERO_OP_ROPE_SCALED;
+    const double freq_scale = scaled && node.fparams[1] != 0.f ? double(node.fparams[1]) : 1.0;
+    const float* factors = scaled && node.n_inputs > 2 ? f32(t.in_data(node, 2)) : nullptr;
     const float* x = f32(t.in_data(node, 0));
     const int32_t* pos = i32(t.in_data(node, 1));
     float* out = f32(t.out_data(node));
@@ -91,7 +95,8 @@ void rope(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
         for (int64_t i = b; i < e; ++i) {
             for (int64_t p = 0; p < rot / 2; ++p) {
                 // Angles in double: positions reach tens of thousands.
-                const double angle = double(pos[i]) * std::pow(base, -2.0 * double(p) / double(rot));
+                double angle = double(pos[i]) * freq_scale * std::pow(base, -2.0 * double(p) / double(rot));
+                if (factors) angle /= double(factors[p]);
                 cs[2 * p] = float(std::cos(angle));
                 cs[2 * p + 1] = float(std::sin(angle));
             }
@@ -117,6 +122,31 @@ void swiglu(const OpContext& ctx, const hetero_node& node, const NodeTensors& t)
     float* out = f32(t.out_data(node));
     parallel_ranges(ctx.pool, count, 4096, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) out[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
+    });
+}
+
+// gelu(g) * u with GELU's tanh form.
+void geglu(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
+    const int64_t count = sdk::element_count(t.out(node));
+    const float* g = f32(t.in_data(node, 0));
+    const float* u = f32(t.in_data(node, 1));
+    float* out = f32(t.out_data(node));
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    parallel_ranges(ctx.pool, count, 4096, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) {
+            const float x = g[i];
+            out[i] = 0.5f * x * (1.f + std::tanh(kSqrt2OverPi * x * (1.f + 0.044715f * x * x))) * u[i];
+        }
+    });
+}
+
+void softcap(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
+    const int64_t count = sdk::element_count(t.out(node));
+    const float c = node.fparams[0];
+    const float* x = f32(t.in_data(node, 0));
+    float* out = f32(t.out_data(node));
+    parallel_ranges(ctx.pool, count, 4096, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) out[i] = c * std::tanh(x[i] / c);
     });
 }
 
@@ -207,7 +237,8 @@ void store_rows(const OpContext& ctx, const hetero_node& node, const NodeTensors
 bool elementwise_in_place_ok(uint32_t op) {
     switch (op) {
         case HETERO_OP_RMSNORM: case HETERO_OP_ROPE: case HETERO_OP_SWIGLU: case HETERO_OP_ADD:
-        case HETERO_OP_MUL: case HETERO_OP_SOFTMAX: return true;
+        case HETERO_OP_MUL: case HETERO_OP_SOFTMAX: case HETERO_OP_ROPE_SCALED: case HETERO_OP_GEGLU:
+        case HETERO_OP_SOFTCAP: return true;
         default: return false;
     }
 }
@@ -239,6 +270,10 @@ void dispatch(const OpContext& ctx, const hetero_node& node, const NodeTensors& 
         case HETERO_OP_SOFTMAX: return softmax(ctx, node, t);
         case HETERO_OP_CONVERT: return convert(ctx, node, t);
         case HETERO_OP_STORE_ROWS: return store_rows(ctx, node, t);
+        case HETERO_OP_ROPE_SCALED: return rope(ctx, node, t);
+        case HETERO_OP_ATTENTION_EXT: return run_attention(ctx, node, t, f32(t.out_data(node)));
+        case HETERO_OP_GEGLU: return geglu(ctx, node, t);
+        case HETERO_OP_SOFTCAP: return softcap(ctx, node, t);
         default: fail(HETERO_ERR_UNSUPPORTED, "cpu: unknown op " + std::to_string(node.op));
     }
 }

@@ -1,5 +1,6 @@
 // Causal attention over a KV cache: for each query row and head, scores over
-// cache rows 0..positions[i], a softmax, and the weighted sum of V rows.
+// cache rows 0..positions[i] (ATTENTION_EXT: the last `window` of them, and
+// soft-capped scores), a softmax, and the weighted sum of V rows.
 #include "ops.hpp"
 
 #include <hetero/sdk/graph_check.hpp>
@@ -31,6 +32,9 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     const bool f16 = kd.dtype == HETERO_DTYPE_F16;
     const uint64_t elem = f16 ? 2 : 4;
     const float scale = node.fparams[0];
+    const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+    const int64_t window = ext ? node.iparams[0] : 0;
+    const float cap = ext ? node.fparams[1] : 0.f;
     const Kernels& kern = ctx.kernels;
     auto* scores_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * uint64_t(longest) * sizeof(float)));
 
@@ -39,22 +43,24 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     ctx.pool.parallel_for(n * heads, [&](int64_t task, int thread) {
         const int64_t i = task / heads, h = task % heads, kvh = h / group;
         const int64_t len = int64_t(pos[i]) + 1;
+        const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
         const float* qrow = q + (i * heads + h) * hd;
         float* scores = scores_all + int64_t(thread) * longest;
         float best = -INFINITY;
-        for (int64_t r = 0; r < len; ++r) {
+        for (int64_t r = first; r < len; ++r) {
             const uint8_t* krow = kc + uint64_t((r * kv_heads + kvh) * hd) * elem;
-            const float s = scale * (f16 ? kern.dot_f16(reinterpret_cast<const uint16_t*>(krow), qrow, hd)
-                                         : kern.dot_f32(reinterpret_cast<const float*>(krow), qrow, hd));
+            float s = scale * (f16 ? kern.dot_f16(reinterpret_cast<const uint16_t*>(krow), qrow, hd)
+                                   : kern.dot_f32(reinterpret_cast<const float*>(krow), qrow, hd));
+            if (cap > 0.f) s = cap * std::tanh(s / cap);
             scores[r] = s;
             best = std::max(best, s);
         }
         double sum = 0.0;
-        for (int64_t r = 0; r < len; ++r) sum += (scores[r] = std::exp(scores[r] - best));
+        for (int64_t r = first; r < len; ++r) sum += (scores[r] = std::exp(scores[r] - best));
         const float inv = float(1.0 / sum);
         float* orow = out + (i * heads + h) * hd;
         std::fill(orow, orow + hd, 0.f);
-        for (int64_t r = 0; r < len; ++r) {
+        for (int64_t r = first; r < len; ++r) {
             const uint8_t* vrow = vc + uint64_t((r * kv_heads + kvh) * hd) * elem;
             if (f16) kern.axpy_f16(orow, scores[r] * inv, reinterpret_cast<const uint16_t*>(vrow), hd);
             else kern.axpy_f32(orow, scores[r] * inv, reinterpret_cast<const float*>(vrow), hd);

@@ -74,6 +74,9 @@ public:
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double* est_seconds) override {
+        // Ops of ABI 1.2 have no kernels here yet: the solver places them elsewhere.
+        if (node.op >= HETERO_OP_COUNT_1_0)
+            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("opencl: no kernel for ") + sdk::op_name(node.op));
         // Kernels index within a row or head with 32-bit integers.
         auto dims_fit = [&](int32_t id) {
             const hetero_tensor_desc& t = tensors[id];

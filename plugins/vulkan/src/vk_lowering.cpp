@@ -133,6 +133,8 @@ bool writes_16bit(const hetero_node& node, const hetero_tensor_desc* t) {
 
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors) {
     const std::string op = sdk::op_name(node.op);
+    // Ops of ABI 1.2 have no shaders here yet: the solver places them elsewhere.
+    if (node.op >= HETERO_OP_COUNT_1_0) fail(HETERO_ERR_UNSUPPORTED, "vulkan: no shader for " + op);
     auto check_size = [&](int32_t id) {
         const uint64_t bytes = sdk::tensor_bytes(tensors[id]);
         if (bytes + dev.min_offset_align + 4 > dev.max_storage_range || sdk::element_count(tensors[id]) >= (int64_t(1) << 32))

@@ -38,6 +38,13 @@ enum class Role : uint8_t {
     resid_ffn,
     out_norm,
     output,
+    // Architecture-specific steps (not every model has them).
+    embd_scale,     // embeddings times sqrt(n_embd)
+    q_norm,         // per-head RMSNorm of Q
+    k_norm,         // per-head RMSNorm of K
+    attn_post_norm, // RMSNorm of the attention output before the residual add
+    ffn_post_norm,  // RMSNorm of the FFN output before the residual add
+    logit_softcap,  // soft-capping of the logits
 };
 const char* role_name(Role r);
 // Parses role_name's names; returns false for an unknown name.

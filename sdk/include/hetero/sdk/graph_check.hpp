@@ -7,6 +7,7 @@
 #include <hetero/sdk/quant.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,10 @@ inline const char* op_name(uint32_t op) {
         case HETERO_OP_CONVERT: return "convert";
         case HETERO_OP_STORE_ROWS: return "store_rows";
         case HETERO_OP_MUL: return "mul";
+        case HETERO_OP_ROPE_SCALED: return "rope_scaled";
+        case HETERO_OP_ATTENTION_EXT: return "attention_ext";
+        case HETERO_OP_GEGLU: return "geglu";
+        case HETERO_OP_SOFTCAP: return "softcap";
         default: return "unknown";
     }
 }
@@ -133,8 +138,10 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             if (!is(out, HETERO_DTYPE_F32) || !same_shape(out, in(0))) return bad("output must match x");
             if (!(node.fparams[0] >= 0.f)) return bad("eps must be >= 0");
             return {};
-        case HETERO_OP_ROPE: {
-            if (!(e = need_inputs(2, 2)).empty()) return e;
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: {
+            const bool scaled = node.op == HETERO_OP_ROPE_SCALED;
+            if (!(e = need_inputs(2, scaled ? 3 : 2)).empty()) return e;
             const auto& x = in(0);
             if (!is(x, HETERO_DTYPE_F32) || x.ndim != 3) return bad("x must be f32 [N,H,Hd]");
             if (!is(in(1), HETERO_DTYPE_I32) || in(1).ndim != 1 || in(1).shape[0] != x.shape[0]) return bad("positions must be i32 [N]");
@@ -143,10 +150,16 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             if (rot % 2 != 0 || rot > x.shape[2] || rot < 0) return bad("rot_dims must be even and <= head dim");
             if (node.iparams[0] != HETERO_ROPE_ADJACENT && node.iparams[0] != HETERO_ROPE_HALVES) return bad("unknown rope mode");
             if (!(node.fparams[0] > 0.f)) return bad("base must be > 0");
+            if (scaled && !(node.fparams[1] >= 0.f)) return bad("freq_scale must be >= 0 (0 means 1)");
+            if (node.n_inputs == 3 && (!is(in(2), HETERO_DTYPE_F32) || in(2).ndim != 1 || in(2).shape[0] != rot / 2))
+                return bad("freq_factors must be f32 [rot_dims/2]");
             return {};
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             if (!(e = need_inputs(4, 4)).empty()) return e;
+            if (node.op == HETERO_OP_ATTENTION_EXT && node.iparams[0] < 0) return bad("window must be >= 0 (0 = none)");
+            if (node.op == HETERO_OP_ATTENTION_EXT && !(node.fparams[1] >= 0.f)) return bad("soft-cap must be >= 0 (0 = none)");
             const auto &q = in(0), &k = in(1), &v = in(2), &pos = in(3);
             if (!is(q, HETERO_DTYPE_F32) || q.ndim != 3) return bad("q must be f32 [N,H,Hd]");
             for (const auto* c : {&k, &v})
@@ -159,6 +172,7 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             return {};
         }
         case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU:
             if (!(e = need_inputs(2, 2)).empty()) return e;
             if (!is(in(0), HETERO_DTYPE_F32) || !is(in(1), HETERO_DTYPE_F32) || !same_shape(in(0), in(1))) return bad("gate and up must be f32 of one shape");
             if (!is(out, HETERO_DTYPE_F32) || !same_shape(out, in(0))) return bad("output must match gate");
@@ -171,6 +185,9 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
                 return bad("b must match a or be [D], got a " + shape_str(in(0)) + " b " + shape_str(in(1)));
             if (!is(out, HETERO_DTYPE_F32) || !same_shape(out, in(0))) return bad("output must match a");
             return {};
+        case HETERO_OP_SOFTCAP:
+            if (!(node.fparams[0] > 0.f) || !std::isfinite(node.fparams[0])) return bad("cap must be a finite number > 0");
+            [[fallthrough]];
         case HETERO_OP_SOFTMAX:
             if (!(e = need_inputs(1, 1)).empty()) return e;
             if (!is(in(0), HETERO_DTYPE_F32) || !is(out, HETERO_DTYPE_F32) || !same_shape(out, in(0))) return bad("x and output must be f32 of one shape");

@@ -56,7 +56,8 @@ inline NodeWork node_work(const hetero_node& node, const hetero_tensor_desc* t) 
             w.bytes += bytes_of(node.output);
             return w;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             const hetero_tensor_desc& q = t[node.inputs[0]];
             const hetero_tensor_desc& k = t[node.inputs[1]];
             const double n = double(q.shape[0]), heads = double(q.shape[1]), hd = double(q.shape[2]);
@@ -81,8 +82,11 @@ inline NodeWork node_work(const hetero_node& node, const hetero_tensor_desc* t) 
             return w;
         }
         case HETERO_OP_RMSNORM: w.flops = 4.0 * out_elems; break;   // square, sum, scale, weight
-        case HETERO_OP_ROPE: w.flops = 6.0 * out_elems; break;      // angle, sin/cos per pair, 2x2 rotation
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: w.flops = 6.0 * out_elems; break;  // angle, sin/cos per pair, 2x2 rotation
         case HETERO_OP_SWIGLU: w.flops = 6.0 * out_elems; break;    // exp, add, divide, two multiplies
+        case HETERO_OP_GEGLU: w.flops = 9.0 * out_elems; break;     // cube, tanh, four multiplies, add
+        case HETERO_OP_SOFTCAP: w.flops = 3.0 * out_elems; break;   // divide, tanh, multiply
         case HETERO_OP_SOFTMAX: w.flops = 5.0 * out_elems; break;   // scale, max, exp, sum, divide
         case HETERO_OP_CONVERT: w.flops = 3.0 * out_elems; break;   // block max / scale / round
         case HETERO_OP_ADD:
