@@ -1,0 +1,111 @@
+#include "generation_queue.hpp"
+
+#include <hetero/error.hpp>
+
+namespace hetero::serve {
+
+std::optional<std::string> Job::next_piece() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_ || !pieces_.empty(); });
+    if (pieces_.empty()) return std::nullopt;
+    std::string piece = std::move(pieces_.front());
+    pieces_.pop_front();
+    return piece;
+}
+
+const CompletionResult& Job::wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_; });
+    if (!error_.empty()) throw Error(error_);
+    return result_;
+}
+
+void Job::push(std::string_view piece) {
+    {
+        std::lock_guard lock(mutex_);
+        pieces_.emplace_back(piece);
+    }
+    changed_.notify_all();
+}
+
+void Job::finish(CompletionResult result, std::string error) {
+    {
+        std::lock_guard lock(mutex_);
+        result_ = std::move(result);
+        error_ = std::move(error);
+        done_ = true;
+    }
+    changed_.notify_all();
+}
+
+GenerationQueue::GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer)
+    : cache_(cache), tokenizer_(tokenizer), worker_([this] { work(); }) {}
+
+GenerationQueue::~GenerationQueue() {
+    shutdown();
+    worker_.join();
+}
+
+std::shared_ptr<Job> GenerationQueue::submit(std::vector<int32_t> prompt, CompletionOptions options) {
+    auto job = std::make_shared<Job>(std::move(prompt), std::move(options));
+    job->options_.interrupt = &job->cancelled_;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            job->finish({}, "the server is shutting down");
+            return job;
+        }
+        queue_.push_back(job);
+    }
+    wake_.notify_one();
+    return job;
+}
+
+void GenerationQueue::shutdown() {
+    std::deque<std::shared_ptr<Job>> dropped;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        dropped.swap(queue_);
+        if (running_) running_->cancel();
+    }
+    wake_.notify_all();
+    for (auto& job : dropped) job->finish({}, "the server is shutting down");
+}
+
+void GenerationQueue::work() {
+    for (;;) {
+        std::shared_ptr<Job> job;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty()) return;  // stopping
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            running_ = job;
+        }
+        CompletionResult result;
+        std::string error;
+        if (job->cancelled()) {
+            result.finish = FinishReason::cancelled;  // its client left while it waited
+        } else {
+            try {
+                result = complete(cache_, tokenizer_, job->prompt_, job->options_, [&](std::string_view piece) {
+                    job->push(piece);
+                    return !job->cancelled();
+                });
+            } catch (const std::exception& e) {
+                error = e.what();
+                // What the cache holds after a failed forward is unknown: start afresh.
+                cache_.clear();
+            }
+        }
+        {
+            std::lock_guard lock(mutex_);
+            running_.reset();
+        }
+        job->finish(std::move(result), std::move(error));
+    }
+}
+
+}  // namespace hetero::serve
