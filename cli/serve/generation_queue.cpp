@@ -2,6 +2,8 @@
 
 #include <hetero/error.hpp>
 
+#include <fmt/format.h>
+
 namespace hetero::serve {
 
 std::optional<std::string> Job::next_piece() {
@@ -46,8 +48,8 @@ GenerationQueue::~GenerationQueue() {
     worker_.join();
 }
 
-std::shared_ptr<Job> GenerationQueue::submit(std::vector<int32_t> prompt, CompletionOptions options) {
-    auto job = std::make_shared<Job>(std::move(prompt), std::move(options));
+std::shared_ptr<Job> GenerationQueue::submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options) {
+    auto job = std::make_shared<Job>(std::move(label), std::move(prompt), std::move(options));
     job->options_.interrupt = &job->cancelled_;
     {
         std::lock_guard lock(mutex_);
@@ -94,6 +96,8 @@ void GenerationQueue::work() {
                     job->push(piece);
                     return !job->cancelled();
                 });
+                // Cancelled between two tokens, the loop reports an interrupt: it is the same thing here.
+                if (job->cancelled()) result.finish = FinishReason::cancelled;
             } catch (const std::exception& e) {
                 error = e.what();
                 // What the cache holds after a failed forward is unknown: start afresh.
@@ -104,6 +108,11 @@ void GenerationQueue::work() {
             std::lock_guard lock(mutex_);
             running_.reset();
         }
+        if (error.empty())
+            fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}\n", job->label_, job->prompt_.size(),
+                       result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3, finish_reason_name(result.finish));
+        else
+            fmt::print(stderr, "{}: failed: {}\n", job->label_, error);
         job->finish(std::move(result), std::move(error));
     }
 }

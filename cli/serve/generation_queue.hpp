@@ -18,7 +18,8 @@ namespace hetero::serve {
 
 class Job {
 public:
-    Job(std::vector<int32_t> prompt, CompletionOptions options) : prompt_(std::move(prompt)), options_(std::move(options)) {}
+    Job(std::string label, std::vector<int32_t> prompt, CompletionOptions options)
+        : label_(std::move(label)), prompt_(std::move(prompt)), options_(std::move(options)) {}
 
     // Waits for the next piece of text; nullopt once the job has finished
     // and everything was taken.
@@ -34,6 +35,7 @@ private:
     void push(std::string_view piece);
     void finish(CompletionResult result, std::string error);
 
+    std::string label_;  // the response id, for the log
     std::vector<int32_t> prompt_;
     CompletionOptions options_;
     std::atomic<bool> cancelled_{false};
@@ -52,7 +54,8 @@ public:
     GenerationQueue(const GenerationQueue&) = delete;
     GenerationQueue& operator=(const GenerationQueue&) = delete;
 
-    std::shared_ptr<Job> submit(std::vector<int32_t> prompt, CompletionOptions options);
+    // `label` names the job in the log line written when it ends.
+    std::shared_ptr<Job> submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options);
     // Cancels the running and queued jobs; later submits finish at once.
     void shutdown();
 

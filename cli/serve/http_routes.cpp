@@ -101,7 +101,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
         std::vector<int32_t> tokens = prompt_tokens(m, r);
         const Usage usage{int32_t(tokens.size()), 0};
         const ResponseHead head = new_response_head(chat, m.name);
-        auto job = queue.submit(std::move(tokens), completion_options(m, r));
+        auto job = queue.submit(head.id, std::move(tokens), completion_options(m, r));
         if (r.stream) {
             stream_response(res, job, head, usage, r.include_usage);
             return;
@@ -155,8 +155,10 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
     // a body over the size limit: 413) gets one in OpenAI's shape.
     server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
-        const std::string message = res.status == 404 ? fmt::format("no route for {} {}", req.method, req.path)
-                                                      : fmt::format("request failed with HTTP status {}", res.status);
+        std::string message = fmt::format("request failed with HTTP status {}", res.status);
+        if (res.status == 404) message = fmt::format("no route for {} {}", req.method, req.path);
+        if (res.status == 413)
+            message = "the request body is too large (at most 16 MiB; form-encoded bodies at most 8 KiB: send Content-Type: application/json)";
         send_error(res, ApiError(res.status, "invalid_request_error", message));
     });
     server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
