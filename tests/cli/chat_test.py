@@ -66,6 +66,10 @@ check("/exit quits", rc == 0 and out == one, repr(out))
 rc, with_system, err = chat("Hello there\n", "-n", N, "-q", "--system", "You are a pirate.")
 check("--system opens the conversation (it changes the prompt and so the reply)", rc == 0 and with_system != one, repr(with_system))
 
+rc, out, err = chat("Hello there\nand more\n", "-c", "64", "-n", "0", "-q")
+check("a full context ends the reply with a message, the next turn is refused with one",
+      rc == 0 and "context of 64 tokens is full" in err and "but the context holds 64" in err, err)
+
 with tempfile.TemporaryDirectory() as tmp:
     strict = os.path.join(tmp, "strict.jinja")
     with open(strict, "w") as f:

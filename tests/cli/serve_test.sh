@@ -128,11 +128,11 @@ for i in 0 1 2 3; do
   python3 -c "import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))['choices'][0]['message']['content'])" "$tmp/expect$i" >"$tmp/expect$i.txt"
 done
 one_request() {  # one_request N: prints "ok" or what was wrong
-  local i=$1 k=$(( $1 % 4 )) s
-  s=$(curl -s -o "$tmp/load$i" -w '%{http_code}' -H 'Content-Type: application/json' --max-time 120 "$base/v1/chat/completions" \
-      --data-binary "$(chat_body "Question number $k" 6 '')")
+  local i=$1 k=$(( $1 % 4 )) s t
+  read -r s t < <(curl -s -o "$tmp/load$i" -w '%{http_code} %{time_total}\n' -H 'Content-Type: application/json' --max-time 120 \
+      "$base/v1/chat/completions" --data-binary "$(chat_body "Question number $k" 6 '')")
   if [[ $s == 200 ]] && python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['choices'][0]['message']['content']==open(sys.argv[2]).read() else 1)" "$tmp/load$i" "$tmp/expect$k.txt"; then
-    echo ok
+    echo "ok $t"
   else
     echo "request $i: status $s"
   fi
@@ -145,8 +145,12 @@ rss_first=$(rss_kb)
 for b in 1 2 3; do seq $((b * 50)) $((b * 50 + 49)) | xargs -P 8 -I{} bash -c 'one_request {}' >"$tmp/batch$b"; done
 rss_last=$(rss_kb)
 t1=$(date +%s.%N)
-good=$(cat "$tmp"/batch? | grep -c '^ok$')
-echo "     load: $good of 200 answered correctly in $(python3 -c "print(f'{$t1-$t0:.1f}')") s; RSS after the first 50: $rss_first kB, after the last 50: $rss_last kB"
+good=$(cat "$tmp"/batch? | grep -c '^ok ')
+latency=$(cat "$tmp"/batch? | sed -n 's/^ok //p' | python3 -c "
+import sys; t = sorted(float(x) for x in sys.stdin)
+print(f'latency p50 {t[len(t)//2]*1e3:.0f} ms, p95 {t[int(len(t)*0.95)]*1e3:.0f} ms, max {t[-1]*1e3:.0f} ms' if t else 'no latencies')")
+echo "     load: $good of 200 answered correctly in $(python3 -c "print(f'{$t1-$t0:.1f}')") s ($latency, 8 clients, 6 tokens each)"
+echo "     server RSS after the first 50 requests: $rss_first kB, after the last 50: $rss_last kB"
 [[ $good == 200 ]]; check "200 requests, 8 concurrent, all answered correctly" $?
 (( rss_last <= rss_first + rss_first / 20 + 4096 )); check "RSS does not grow under load (last 50 <= first 50 + 5 % + 4 MiB)" $?
 
