@@ -18,6 +18,7 @@ std::optional<std::string> Job::next_piece() {
 const CompletionResult& Job::wait() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return done_; });
+    if (dropped_) throw ShuttingDown();
     if (!error_.empty()) throw Error(error_);
     return result_;
 }
@@ -30,9 +31,10 @@ void Job::push(std::string_view piece) {
     changed_.notify_all();
 }
 
-void Job::finish(CompletionResult result, std::string error) {
+void Job::finish(CompletionResult result, std::string error, bool dropped) {
     {
         std::lock_guard lock(mutex_);
+        dropped_ = dropped;
         result_ = std::move(result);
         error_ = std::move(error);
         done_ = true;
@@ -54,7 +56,7 @@ std::shared_ptr<Job> GenerationQueue::submit(std::string label, std::vector<int3
     {
         std::lock_guard lock(mutex_);
         if (stopping_) {
-            job->finish({}, "the server is shutting down");
+            job->finish({}, "", true);
             return job;
         }
         queue_.push_back(job);
@@ -72,7 +74,7 @@ void GenerationQueue::shutdown() {
         if (running_) running_->cancel();
     }
     wake_.notify_all();
-    for (auto& job : dropped) job->finish({}, "the server is shutting down");
+    for (auto& job : dropped) job->finish({}, "", true);
 }
 
 void GenerationQueue::work() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hetero/chat/completion.hpp>
+#include <hetero/error.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -16,6 +17,12 @@
 
 namespace hetero::serve {
 
+// A job refused or dropped because the server is stopping.
+class ShuttingDown : public Error {
+public:
+    ShuttingDown() : Error("the server is shutting down") {}
+};
+
 class Job {
 public:
     Job(std::string label, std::vector<int32_t> prompt, CompletionOptions options)
@@ -24,7 +31,8 @@ public:
     // Waits for the next piece of text; nullopt once the job has finished
     // and everything was taken.
     std::optional<std::string> next_piece();
-    // Waits for the end; the result, or throws the worker's error as hetero::Error.
+    // Waits for the end; the result, or throws the worker's error as hetero::Error
+    // (ShuttingDown when the job was dropped unrun).
     const CompletionResult& wait();
     // Stops the generation before its next token (a client went away).
     void cancel() { cancelled_.store(true); }
@@ -33,7 +41,7 @@ public:
 private:
     friend class GenerationQueue;
     void push(std::string_view piece);
-    void finish(CompletionResult result, std::string error);
+    void finish(CompletionResult result, std::string error, bool dropped = false);
 
     std::string label_;  // the response id, for the log
     std::vector<int32_t> prompt_;
@@ -42,7 +50,7 @@ private:
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<std::string> pieces_;
-    bool done_ = false;
+    bool done_ = false, dropped_ = false;
     CompletionResult result_;
     std::string error_;
 };

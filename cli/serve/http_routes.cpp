@@ -111,6 +111,8 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
                         "application/json");
     } catch (const ApiError& e) {
         send_error(res, e);
+    } catch (const ShuttingDown& e) {
+        send_error(res, ApiError(503, "server_error", e.what()));
     } catch (const std::exception& e) {
         send_error(res, ApiError(500, "server_error", e.what()));
     }
@@ -128,6 +130,15 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
     server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
         const json entry = {{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}};
         res.set_content(to_text({{"object", "list"}, {"data", json::array({entry})}}), "application/json");
+    });
+    server.Get(R"(/v1/models/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+        const std::string id = req.matches[1];
+        if (id != model.name && id != model.stem) {
+            send_error(res, ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", id, model.name),
+                                     "model", "model_not_found"));
+            return;
+        }
+        res.set_content(to_text({{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}}), "application/json");
     });
     server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
         res.set_content(R"({"status":"ok"})", "application/json");

@@ -42,6 +42,9 @@ async function expectError(name, fn, cls, status, code) {
 (async () => {
   const models = await client.models.list();
   check('models.list names the model', models.data.some((m) => m.id === model), JSON.stringify(models.data));
+  const one = await client.models.retrieve(model);
+  check('models.retrieve', one.id === model && one.object === 'model', JSON.stringify(one));
+  await expectError('models.retrieve of an unknown model -> NotFoundError 404', () => client.models.retrieve('no-such-model'), OpenAI.NotFoundError, 404);
 
   const chat = await client.chat.completions.create(chatArgs('Hello'));
   const reply = chat.choices[0].message.content;

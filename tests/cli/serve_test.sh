@@ -46,6 +46,8 @@ PY
 s=$(curl -s -o "$tmp/h" -w '%{http_code}' "$base/health"); [[ $s == 200 ]] && json "$tmp/h" "d['status']=='ok'"; check "GET /health" $?
 s=$(curl -s -o "$tmp/m" -w '%{http_code}' "$base/v1/models"); [[ $s == 200 ]] && json "$tmp/m" "d['object']=='list' and d['data'][0]['id']=='$model'"
 check "GET /v1/models names the model (general.name)" $?
+s=$(curl -s -o "$tmp/m1" -w '%{http_code}' "$base/v1/models/$model"); [[ $s == 200 ]] && json "$tmp/m1" "d['id']=='$model'"
+check "GET /v1/models/NAME" $?
 
 chat_body() { echo "{\"model\":\"$model\",\"messages\":[{\"role\":\"user\",\"content\":\"$1\"}],\"max_tokens\":$2,\"temperature\":0$3}"; }
 s=$(post /v1/chat/completions "$(chat_body Hello 12 '')" "$tmp/c1")
