@@ -29,16 +29,24 @@ std::unique_ptr<ChatModel> open_chat_model(const ChatModelOptions& o, int32_t ex
     // The template first: a broken one should fail before devices start.
     cm->model = open_model(path, o.tokenizer);
     std::optional<std::string> source;
+    std::string origin;  // where the template came from, for its errors
     if (!o.chat_template_file.empty()) {
         source = read_text_file(o.chat_template_file);
+        origin = o.chat_template_file;
     } else {
         source = chat_template_source(cm->model.file);
+        origin = path + " (tokenizer.chat_template)";
         if (!source) {
             fmt::print(stderr, "notice: {} has no chat template (tokenizer.chat_template); using ChatML\n", path);
             source = kChatMLTemplate;
+            origin = "the ChatML fallback";
         }
     }
-    cm->chat_template = std::make_unique<JinjaChatTemplate>(*source);
+    try {
+        cm->chat_template = std::make_unique<JinjaChatTemplate>(*source);
+    } catch (const ChatTemplateError& e) {
+        throw ChatTemplateError(fmt::format("{}: {}", origin, e.what()));
+    }
     const GgufFile* gguf = cm->model.file.gguf ? &*cm->model.file.gguf : nullptr;
     cm->prompt = std::make_unique<ChatPrompt>(*cm->chat_template, *cm->model.tokenizer, gguf);
     cm->stem = std::filesystem::path(path).stem().string();
