@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
     hetero::cli::add_simulate_command(app);
     hetero::cli::add_perplexity_command(app);
     hetero::cli::add_calibrate_command(app);
+    hetero::cli::add_chat_command(app);
+    hetero::cli::add_serve_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

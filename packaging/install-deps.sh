@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages hetero builds with. With --test, also
 # what the test suite needs (cross compiler and qemu for the ISA matrix,
-# Vulkan validation layers). Uses sudo only when not root.
+# Vulkan validation layers, node/npm and curl for the server tests). Uses
+# sudo only when not root.
 set -euo pipefail
 
 packages=(
@@ -10,9 +11,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libvulkan-dev glslang-tools mesa-vulkan-drivers
+  python3-jinja2 libpython3-dev libcpp-httplib-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang)
+  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang nodejs npm curl)
 fi
 
 SUDO=""

@@ -1,0 +1,109 @@
+// hetero chat: an interactive conversation on stdin/stdout. Replies stream as
+// they are generated; the KV cache is kept between turns. /reset starts over,
+// /exit or end of input quits; Ctrl-C stops the reply being written (at the
+// prompt it quits).
+#include "commands.hpp"
+#include "model_session.hpp"
+
+#include <hetero/chat/conversation.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+namespace hetero::cli {
+
+namespace {
+
+struct ChatOptions {
+    ChatModelOptions model;
+    SamplerOptions sampling;
+    int32_t n_predict = 512;
+    std::string system;
+    bool quiet = false, stats = false;
+};
+
+std::atomic<bool> g_interrupt{false};
+void on_sigint(int) { g_interrupt.store(true); }
+
+void chat(const ChatOptions& o) {
+    auto cm = open_chat_model(o.model, o.n_predict, o.quiet);
+    Conversation conv(*cm->cache, *cm->model.tokenizer, *cm->prompt);
+    if (!o.system.empty()) conv.set_system(o.system);
+
+    // No SA_RESTART: Ctrl-C at the prompt interrupts the read and quits.
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+
+    const bool interactive = isatty(STDIN_FILENO);
+    if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); /reset starts over, /exit quits\n", cm->name, cm->cache->n_ctx());
+    CompletionOptions co;
+    co.max_tokens = o.n_predict;
+    co.sampling = o.sampling;
+    co.interrupt = &g_interrupt;
+    std::string line;
+    for (;;) {
+        if (interactive) {
+            std::fputs("> ", stdout);
+            std::fflush(stdout);
+        }
+        g_interrupt.store(false);
+        if (!std::getline(std::cin, line) || g_interrupt.load()) break;
+        if (line == "/exit" || line == "/quit") break;
+        if (line == "/reset") {
+            conv.reset();
+            if (!o.quiet) fmt::print(stderr, "(conversation cleared)\n");
+            continue;
+        }
+        if (line.empty()) continue;
+        CompletionResult r;
+        try {
+            r = conv.say(line, co, [](std::string_view piece) {
+                std::fwrite(piece.data(), 1, piece.size(), stdout);
+                std::fflush(stdout);
+                return true;
+            });
+        } catch (const ChatTemplateError& e) {
+            fmt::print(stderr, "error: {}\n", e.what());
+            continue;
+        } catch (const DeviceFault&) {
+            throw;
+        } catch (const Error& e) {
+            // A message that does not fit the context: the conversation is kept as it was.
+            fmt::print(stderr, "error: {}; /reset starts a new conversation\n", e.what());
+            continue;
+        }
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+        if (r.finish == FinishReason::interrupted) fmt::print(stderr, "(reply stopped)\n");
+        if (r.finish == FinishReason::context_full)
+            fmt::print(stderr, "(the context of {} tokens is full: the reply was cut; /reset starts a new conversation)\n", cm->cache->n_ctx());
+        if (o.stats)
+            fmt::print(stderr, "[prompt {} tokens: {} reused, {} evaluated in {:.1f} ms; reply {} tokens in {:.1f} ms; {}]\n", r.n_prompt,
+                       r.n_reused, r.n_prompt - r.n_reused, r.prefill_seconds * 1e3, r.n_generated, r.decode_seconds * 1e3,
+                       finish_reason_name(r.finish));
+    }
+    if (interactive) std::fputc('\n', stdout);
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app) {
+    auto o = std::make_shared<ChatOptions>();
+    CLI::App* cmd = app.add_subcommand("chat", "talk with a model through its chat template (stdin/stdout; /reset, /exit)");
+    add_chat_model_options(*cmd, o->model);
+    add_sampling_options(*cmd, o->sampling);
+    cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per reply (0 = until the context is full)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--system", o->system, "a system message that opens the conversation");
+    cmd->add_flag("-q,--quiet", o->quiet, "print only the replies");
+    cmd->add_flag("--stats", o->stats, "after each reply, print its token counts and times to stderr");
+    cmd->callback([o] { chat(*o); });
+}
+
+}  // namespace hetero::cli

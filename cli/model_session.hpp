@@ -1,0 +1,47 @@
+// What `hetero chat` and `hetero serve` share: the model opened on the
+// providers, one session with its KV cache, and the model's chat template
+// (or the ChatML fallback, with a notice on stderr).
+#pragma once
+
+#include "common.hpp"
+
+#include <hetero/chat/chat_prompt.hpp>
+#include <hetero/chat/prefix_cache.hpp>
+#include <hetero/runtime/open_model.hpp>
+#include <hetero/runtime/resilient_session.hpp>
+#include <hetero/runtime/sampler.hpp>
+
+#include <memory>
+#include <string>
+
+namespace hetero::cli {
+
+struct ChatModelOptions {
+    ProviderFlags providers;
+    std::string model, tokenizer;
+    int32_t ctx = 0;
+    std::string cache_type = "auto";
+    std::string chat_template_file;  // overrides the model's template
+};
+
+struct ChatModel {
+    Runtime runtime;
+    OpenedModel model;
+    std::string name;  // general.name, else the file's stem
+    std::string stem;  // the file's stem
+    std::unique_ptr<ResilientSession> session;
+    std::unique_ptr<PrefixCache> cache;
+    std::unique_ptr<ChatTemplate> chat_template;
+    std::unique_ptr<ChatPrompt> prompt;
+};
+
+// -m/--tokenizer, -c, --cache-type, --chat-template and the provider flags.
+void add_chat_model_options(CLI::App& cmd, ChatModelOptions& o);
+// --temp, --top-k, --top-p, -s/--seed as `run` has them.
+void add_sampling_options(CLI::App& cmd, SamplerOptions& s);
+
+// Opens everything; `expected_reply` sizes the plan's decode part. Prints the
+// plan to stderr unless quiet.
+std::unique_ptr<ChatModel> open_chat_model(const ChatModelOptions& o, int32_t expected_reply, bool quiet);
+
+}  // namespace hetero::cli

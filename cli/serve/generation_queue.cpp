@@ -1,0 +1,122 @@
+#include "generation_queue.hpp"
+
+#include <hetero/error.hpp>
+
+#include <fmt/format.h>
+
+namespace hetero::serve {
+
+std::optional<std::string> Job::next_piece() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_ || !pieces_.empty(); });
+    if (pieces_.empty()) return std::nullopt;
+    std::string piece = std::move(pieces_.front());
+    pieces_.pop_front();
+    return piece;
+}
+
+const CompletionResult& Job::wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_; });
+    if (dropped_) throw ShuttingDown();
+    if (!error_.empty()) throw Error(error_);
+    return result_;
+}
+
+void Job::push(std::string_view piece) {
+    {
+        std::lock_guard lock(mutex_);
+        pieces_.emplace_back(piece);
+    }
+    changed_.notify_all();
+}
+
+void Job::finish(CompletionResult result, std::string error, bool dropped) {
+    {
+        std::lock_guard lock(mutex_);
+        dropped_ = dropped;
+        result_ = std::move(result);
+        error_ = std::move(error);
+        done_ = true;
+    }
+    changed_.notify_all();
+}
+
+GenerationQueue::GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer)
+    : cache_(cache), tokenizer_(tokenizer), worker_([this] { work(); }) {}
+
+GenerationQueue::~GenerationQueue() {
+    shutdown();
+    worker_.join();
+}
+
+std::shared_ptr<Job> GenerationQueue::submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options) {
+    auto job = std::make_shared<Job>(std::move(label), std::move(prompt), std::move(options));
+    job->options_.interrupt = &job->cancelled_;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            job->finish({}, "", true);
+            return job;
+        }
+        queue_.push_back(job);
+    }
+    wake_.notify_one();
+    return job;
+}
+
+void GenerationQueue::shutdown() {
+    std::deque<std::shared_ptr<Job>> dropped;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        dropped.swap(queue_);
+        if (running_) running_->cancel();
+    }
+    wake_.notify_all();
+    for (auto& job : dropped) job->finish({}, "", true);
+}
+
+void GenerationQueue::work() {
+    for (;;) {
+        std::shared_ptr<Job> job;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty()) return;  // stopping
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            running_ = job;
+        }
+        CompletionResult result;
+        std::string error;
+        if (job->cancelled()) {
+            result.finish = FinishReason::cancelled;  // its client left while it waited
+        } else {
+            try {
+                result = complete(cache_, tokenizer_, job->prompt_, job->options_, [&](std::string_view piece) {
+                    job->push(piece);
+                    return !job->cancelled();
+                });
+                // Cancelled between two tokens, the loop reports an interrupt: it is the same thing here.
+                if (job->cancelled()) result.finish = FinishReason::cancelled;
+            } catch (const std::exception& e) {
+                error = e.what();
+                // What the cache holds after a failed forward is unknown: start afresh.
+                cache_.clear();
+            }
+        }
+        {
+            std::lock_guard lock(mutex_);
+            running_.reset();
+        }
+        if (error.empty())
+            fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}\n", job->label_, job->prompt_.size(),
+                       result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3, finish_reason_name(result.finish));
+        else
+            fmt::print(stderr, "{}: failed: {}\n", job->label_, error);
+        job->finish(std::move(result), std::move(error));
+    }
+}
+
+}  // namespace hetero::serve

@@ -1,0 +1,83 @@
+// The server's one worker: it owns the session (and its KV cache) and runs
+// queued generations one after another, in arrival order. A job's text is
+// handed to the HTTP thread that waits for it piece by piece.
+#pragma once
+
+#include <hetero/chat/completion.hpp>
+#include <hetero/error.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace hetero::serve {
+
+// A job refused or dropped because the server is stopping.
+class ShuttingDown : public Error {
+public:
+    ShuttingDown() : Error("the server is shutting down") {}
+};
+
+class Job {
+public:
+    Job(std::string label, std::vector<int32_t> prompt, CompletionOptions options)
+        : label_(std::move(label)), prompt_(std::move(prompt)), options_(std::move(options)) {}
+
+    // Waits for the next piece of text; nullopt once the job has finished
+    // and everything was taken.
+    std::optional<std::string> next_piece();
+    // Waits for the end; the result, or throws the worker's error as hetero::Error
+    // (ShuttingDown when the job was dropped unrun).
+    const CompletionResult& wait();
+    // Stops the generation before its next token (a client went away).
+    void cancel() { cancelled_.store(true); }
+    bool cancelled() const { return cancelled_.load(); }
+
+private:
+    friend class GenerationQueue;
+    void push(std::string_view piece);
+    void finish(CompletionResult result, std::string error, bool dropped = false);
+
+    std::string label_;  // the response id, for the log
+    std::vector<int32_t> prompt_;
+    CompletionOptions options_;
+    std::atomic<bool> cancelled_{false};
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::string> pieces_;
+    bool done_ = false, dropped_ = false;
+    CompletionResult result_;
+    std::string error_;
+};
+
+class GenerationQueue {
+public:
+    GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer);
+    ~GenerationQueue();  // shutdown(), then waits for the worker
+    GenerationQueue(const GenerationQueue&) = delete;
+    GenerationQueue& operator=(const GenerationQueue&) = delete;
+
+    // `label` names the job in the log line written when it ends.
+    std::shared_ptr<Job> submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options);
+    // Cancels the running and queued jobs; later submits finish at once.
+    void shutdown();
+
+private:
+    void work();
+
+    PrefixCache& cache_;
+    const Tokenizer& tokenizer_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<Job>> queue_;
+    std::shared_ptr<Job> running_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+}  // namespace hetero::serve

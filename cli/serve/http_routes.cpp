@@ -1,0 +1,187 @@
+#include "http_routes.hpp"
+
+#include "openai_request.hpp"
+#include "openai_response.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <random>
+
+namespace hetero::serve {
+
+using nlohmann::json;
+
+namespace {
+
+void send_error(httplib::Response& res, const ApiError& e) {
+    res.status = e.status;
+    res.set_content(to_text(error_body(e)), "application/json");
+}
+
+// The prompt tokens of a request, refused when the context cannot hold them
+// and one token of reply.
+std::vector<int32_t> prompt_tokens(const ServedModel& m, const GenerationRequest& r) {
+    std::vector<int32_t> tokens;
+    try {
+        tokens = r.chat ? m.prompt->tokens(r.messages) : m.tokenizer->encode(r.prompt, m.tokenizer->adds_bos(), true);
+    } catch (const ChatTemplateError& e) {
+        throw invalid_request(e.what(), "messages");
+    }
+    if (tokens.empty()) throw invalid_request("the prompt encodes to no tokens", r.chat ? "messages" : "prompt");
+    if (int64_t(tokens.size()) >= m.n_ctx)
+        throw invalid_request(fmt::format("This model's maximum context length is {} tokens, but the prompt has {} tokens "
+                                          "(and the reply needs at least one more).", m.n_ctx, tokens.size()),
+                              r.chat ? "messages" : "prompt", "context_length_exceeded");
+    return tokens;
+}
+
+CompletionOptions completion_options(const ServedModel& m, const GenerationRequest& r) {
+    CompletionOptions o;
+    // /v1/completions defaults to 16 tokens as OpenAI's does; chat replies run to their end.
+    o.max_tokens = r.max_tokens.value_or(r.chat ? 0 : 16);
+    o.sampling.temperature = r.temperature;
+    o.sampling.top_p = r.top_p;
+    o.sampling.top_k = 0;
+    static std::atomic<uint64_t> requests{0};
+    o.sampling.seed = r.seed.value_or(m.default_seed + requests.fetch_add(1));
+    o.stop = r.stop;
+    if (r.chat) {
+        o.stop_tokens = m.prompt->stop_tokens();
+    } else {
+        for (int32_t t : {m.tokenizer->eos(), m.tokenizer->bos()})
+            if (t >= 0) o.stop_tokens.push_back(t);
+    }
+    return o;
+}
+
+std::string api_finish_reason(FinishReason f) {
+    return f == FinishReason::length || f == FinishReason::context_full ? "length" : "stop";
+}
+
+void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseHead head, Usage usage, bool include_usage) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, head, usage, include_usage](size_t, httplib::DataSink& sink) mutable {
+            const auto send = [&](const std::string& s) {
+                if (!sink.is_writable() || !sink.write(s.data(), s.size())) {
+                    job->cancel();  // the client went away: stop its generation
+                    return false;
+                }
+                return true;
+            };
+            if (head.chat && !send(sse_event(chunk(head, "", "", true)))) return false;
+            while (auto piece = job->next_piece())
+                if (!send(sse_event(chunk(head, *piece, "")))) return false;
+            try {
+                const CompletionResult& r = job->wait();
+                json last = chunk(head, "", api_finish_reason(r.finish));
+                if (include_usage) {
+                    usage.completion_tokens = r.n_generated;
+                    last["usage"] = usage_json(usage);
+                }
+                if (!send(sse_event(last))) return false;
+            } catch (const std::exception& e) {
+                if (!send(sse_event(error_body(ApiError(500, "server_error", e.what()))))) return false;
+            }
+            if (!send(kSseDone)) return false;
+            sink.done();
+            return true;
+        },
+        [job](bool) { job->cancel(); });  // released: finished, or the connection closed
+}
+
+void handle_generation(const ServedModel& m, GenerationQueue& queue, const httplib::Request& req, httplib::Response& res, bool chat) {
+    try {
+        const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
+        if (r.model != m.name && r.model != m.stem)
+            throw ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", r.model, m.name),
+                           "model", "model_not_found");
+        std::vector<int32_t> tokens = prompt_tokens(m, r);
+        const Usage usage{int32_t(tokens.size()), 0};
+        const ResponseHead head = new_response_head(chat, m.name);
+        auto job = queue.submit(head.id, std::move(tokens), completion_options(m, r));
+        if (r.stream) {
+            stream_response(res, job, head, usage, r.include_usage);
+            return;
+        }
+        const CompletionResult& result = job->wait();
+        res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish), {usage.prompt_tokens, result.n_generated})),
+                        "application/json");
+    } catch (const ApiError& e) {
+        send_error(res, e);
+    } catch (const ShuttingDown& e) {
+        send_error(res, ApiError(503, "server_error", e.what()));
+    } catch (const std::exception& e) {
+        send_error(res, ApiError(500, "server_error", e.what()));
+    }
+}
+
+}  // namespace
+
+void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue) {
+    server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(model, queue, req, res, true);
+    });
+    server.Post("/v1/completions", [&](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(model, queue, req, res, false);
+    });
+    server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
+        const json entry = {{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}};
+        res.set_content(to_text({{"object", "list"}, {"data", json::array({entry})}}), "application/json");
+    });
+    server.Get(R"(/v1/models/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+        const std::string id = req.matches[1];
+        if (id != model.name && id != model.stem) {
+            send_error(res, ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", id, model.name),
+                                     "model", "model_not_found"));
+            return;
+        }
+        res.set_content(to_text({{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}}), "application/json");
+    });
+    server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(R"({"status":"ok"})", "application/json");
+    });
+    // A known path with the wrong method: 405 and the method it takes.
+    const auto wrong_method = [](const char* allowed) {
+        return [allowed](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("Allow", allowed);
+            send_error(res, ApiError(405, "invalid_request_error", fmt::format("{} {} is not allowed; use {}", req.method, req.path, allowed)));
+        };
+    };
+    for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
+        server.Get(path, wrong_method("POST"));
+        server.Put(path, wrong_method("POST"));
+        server.Delete(path, wrong_method("POST"));
+        server.Patch(path, wrong_method("POST"));
+    }
+    for (const char* path : {"/v1/models", "/health"}) {
+        server.Post(path, wrong_method("GET"));
+        server.Put(path, wrong_method("GET"));
+        server.Delete(path, wrong_method("GET"));
+        server.Patch(path, wrong_method("GET"));
+    }
+    // Whatever else failed without a body of its own (unknown path: 404;
+    // a body over the size limit: 413) gets one in OpenAI's shape.
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return;
+        std::string message = fmt::format("request failed with HTTP status {}", res.status);
+        if (res.status == 404) message = fmt::format("no route for {} {}", req.method, req.path);
+        if (res.status == 413)
+            message = "the request body is too large (at most 16 MiB; form-encoded bodies at most 8 KiB: send Content-Type: application/json)";
+        send_error(res, ApiError(res.status, "invalid_request_error", message));
+    });
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        send_error(res, ApiError(500, "server_error", what));
+    });
+}
+
+}  // namespace hetero::serve

@@ -1,0 +1,140 @@
+#include "openai_request.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace hetero::serve {
+
+using nlohmann::json;
+
+ApiError invalid_request(const std::string& message, const std::string& param, const std::string& code) {
+    return ApiError(400, "invalid_request_error", message, param, code);
+}
+
+namespace {
+
+json parse_object(const std::string& body) {
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded())
+        throw invalid_request("the request body is not valid JSON");
+    if (!j.is_object()) throw invalid_request("the request body must be a JSON object");
+    return j;
+}
+
+// A field that is absent or null counts as not given.
+const json* field(const json& j, const char* name) {
+    const auto it = j.find(name);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string required_string(const json& j, const char* name) {
+    const json* v = field(j, name);
+    if (!v) throw invalid_request(fmt::format("'{}' is required", name), name);
+    if (!v->is_string()) throw invalid_request(fmt::format("'{}' must be a string", name), name);
+    return v->get<std::string>();
+}
+
+float number_in(const json& j, const char* name, double lo, double hi, float fallback) {
+    const json* v = field(j, name);
+    if (!v) return fallback;
+    if (!v->is_number()) throw invalid_request(fmt::format("'{}' must be a number", name), name);
+    const double x = v->get<double>();
+    if (!(x >= lo && x <= hi)) throw invalid_request(fmt::format("'{}' must be between {} and {}", name, lo, hi), name);
+    return float(x);
+}
+
+// Message content: a string, or a list of parts of which the text ones count.
+std::string content_text(const json& content, size_t index) {
+    const std::string param = fmt::format("messages[{}].content", index);
+    if (content.is_null()) return "";
+    if (content.is_string()) return content.get<std::string>();
+    if (!content.is_array()) throw invalid_request(param + " must be a string or a list of content parts", param);
+    std::string text;
+    for (const json& part : content) {
+        if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+            throw invalid_request(param + ": every content part needs a 'type'", param);
+        if (part["type"] != "text") throw invalid_request(fmt::format("{}: content parts of type '{}' are not supported", param, part["type"].get<std::string>()), param);
+        if (!part.contains("text") || !part["text"].is_string()) throw invalid_request(param + ": a text part needs 'text'", param);
+        text += part["text"].get<std::string>();
+    }
+    return text;
+}
+
+void parse_common(const json& j, GenerationRequest& r) {
+    r.model = required_string(j, "model");
+    for (const char* name : {"max_tokens", "max_completion_tokens"})
+        if (const json* v = field(j, name)) {
+            if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > INT32_MAX)
+                throw invalid_request(fmt::format("'{}' must be a positive integer", name), name);
+            r.max_tokens = int32_t(v->get<int64_t>());
+        }
+    r.temperature = number_in(j, "temperature", 0, 2, 1.f);
+    r.top_p = number_in(j, "top_p", 0, 1, 1.f);
+    if (const json* v = field(j, "seed")) {
+        if (!v->is_number_integer()) throw invalid_request("'seed' must be an integer", "seed");
+        r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+    }
+    if (const json* v = field(j, "stop")) {
+        if (v->is_string()) {
+            r.stop.push_back(v->get<std::string>());
+        } else if (v->is_array() && v->size() <= 4) {
+            for (const json& s : *v) {
+                if (!s.is_string()) throw invalid_request("'stop' must be a string or a list of at most 4 strings", "stop");
+                r.stop.push_back(s.get<std::string>());
+            }
+        } else {
+            throw invalid_request("'stop' must be a string or a list of at most 4 strings", "stop");
+        }
+    }
+    if (const json* v = field(j, "stream")) {
+        if (!v->is_boolean()) throw invalid_request("'stream' must be true or false", "stream");
+        r.stream = v->get<bool>();
+    }
+    if (const json* v = field(j, "stream_options")) {
+        if (!v->is_object()) throw invalid_request("'stream_options' must be an object", "stream_options");
+        if (const json* u = field(*v, "include_usage")) r.include_usage = u->is_boolean() && u->get<bool>();
+    }
+    if (const json* v = field(j, "n"))
+        if (!v->is_number_integer() || v->get<int64_t>() != 1) throw invalid_request("only n = 1 is supported", "n");
+}
+
+}  // namespace
+
+GenerationRequest parse_chat_request(const std::string& body) {
+    const json j = parse_object(body);
+    GenerationRequest r;
+    r.chat = true;
+    const json* messages = field(j, "messages");
+    if (!messages) throw invalid_request("'messages' is required", "messages");
+    if (!messages->is_array() || messages->empty()) throw invalid_request("'messages' must be a non-empty list", "messages");
+    for (size_t i = 0; i < messages->size(); ++i) {
+        const json& m = (*messages)[i];
+        if (!m.is_object()) throw invalid_request(fmt::format("messages[{}] must be an object", i), fmt::format("messages[{}]", i));
+        const json* role = field(m, "role");
+        if (!role || !role->is_string())
+            throw invalid_request(fmt::format("messages[{}].role is required and must be a string", i), fmt::format("messages[{}].role", i));
+        const auto content = m.find("content");
+        r.messages.push_back({role->get<std::string>(), content_text(content == m.end() ? json() : *content, i)});
+    }
+    parse_common(j, r);
+    return r;
+}
+
+GenerationRequest parse_completion_request(const std::string& body) {
+    const json j = parse_object(body);
+    GenerationRequest r;
+    r.chat = false;
+    const json* prompt = field(j, "prompt");
+    if (!prompt) throw invalid_request("'prompt' is required", "prompt");
+    if (prompt->is_string()) {
+        r.prompt = prompt->get<std::string>();
+    } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+        r.prompt = (*prompt)[0].get<std::string>();
+    } else {
+        throw invalid_request("'prompt' must be a string (or a list of one string)", "prompt");
+    }
+    parse_common(j, r);
+    return r;
+}
+
+}  // namespace hetero::serve

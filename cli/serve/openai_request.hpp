@@ -1,0 +1,44 @@
+// The OpenAI request bodies `hetero serve` accepts, checked field by field;
+// anything wrong becomes an ApiError with the status and code OpenAI uses.
+#pragma once
+
+#include <hetero/chat/chat_template.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hetero::serve {
+
+struct ApiError : std::runtime_error {
+    ApiError(int status, std::string type, std::string message, std::string param = "", std::string code = "")
+        : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+    int status;
+    std::string type;   // "invalid_request_error", "not_found_error", "server_error"
+    std::string param;  // the field at fault; "" = null
+    std::string code;   // "context_length_exceeded", "model_not_found"; "" = null
+};
+
+ApiError invalid_request(const std::string& message, const std::string& param = "", const std::string& code = "");
+
+struct GenerationRequest {
+    bool chat = true;  // /v1/chat/completions, else /v1/completions
+    std::string model;
+    std::vector<ChatMessage> messages;  // chat
+    std::string prompt;                 // completion
+    std::optional<int32_t> max_tokens;
+    float temperature = 1.f;
+    float top_p = 1.f;
+    std::optional<uint64_t> seed;
+    std::vector<std::string> stop;
+    bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage
+};
+
+// Throws ApiError (400) for malformed JSON, a missing or mistyped field.
+GenerationRequest parse_chat_request(const std::string& body);
+GenerationRequest parse_completion_request(const std::string& body);
+
+}  // namespace hetero::serve

@@ -1,0 +1,80 @@
+#include "openai_response.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+
+namespace hetero::serve {
+
+using nlohmann::json;
+
+ResponseHead new_response_head(bool chat, const std::string& model) {
+    static std::atomic<uint64_t> counter{0};
+    static const uint64_t salt = std::random_device{}();
+    ResponseHead h;
+    h.chat = chat;
+    h.model = model;
+    h.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    h.id = fmt::format("{}-{:08x}{:06x}", chat ? "chatcmpl" : "cmpl", uint32_t(salt), counter.fetch_add(1) & 0xffffff);
+    return h;
+}
+
+json error_body(const ApiError& e) {
+    return {{"error",
+             {{"message", e.what()},
+              {"type", e.type},
+              {"param", e.param.empty() ? json(nullptr) : json(e.param)},
+              {"code", e.code.empty() ? json(nullptr) : json(e.code)}}}};
+}
+
+json usage_json(const Usage& u) {
+    return {{"prompt_tokens", u.prompt_tokens}, {"completion_tokens", u.completion_tokens}, {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+}
+
+namespace {
+json head_json(const ResponseHead& h, bool chunked) {
+    return {{"id", h.id},
+            {"object", h.chat ? (chunked ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+            {"created", h.created},
+            {"model", h.model}};
+}
+json reason(const std::string& finish_reason) { return finish_reason.empty() ? json(nullptr) : json(finish_reason); }
+}  // namespace
+
+json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u) {
+    json j = head_json(h, false);
+    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}};
+    if (h.chat) {
+        choice["message"] = {{"role", "assistant"}, {"content", text}};
+    } else {
+        choice["text"] = text;
+        choice["logprobs"] = nullptr;
+    }
+    j["choices"] = json::array({choice});
+    j["usage"] = usage_json(u);
+    return j;
+}
+
+json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role) {
+    json j = head_json(h, true);
+    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}};
+    if (h.chat) {
+        json delta = json::object();
+        if (role) delta["role"] = "assistant";
+        if (!text.empty() || role) delta["content"] = text;
+        choice["delta"] = delta;
+    } else {
+        choice["text"] = text;
+        choice["logprobs"] = nullptr;
+    }
+    j["choices"] = json::array({choice});
+    return j;
+}
+
+std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string sse_event(const json& j) { return "data: " + to_text(j) + "\n\n"; }
+
+}  // namespace hetero::serve

@@ -1,0 +1,37 @@
+// The OpenAI response bodies and server-sent-event chunks `hetero serve`
+// writes. Generated text that is not valid UTF-8 is sent with U+FFFD.
+#pragma once
+
+#include "openai_request.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace hetero::serve {
+
+struct Usage {
+    int32_t prompt_tokens = 0, completion_tokens = 0;
+};
+
+// Identity of one response: its id ("chatcmpl-…" / "cmpl-…"), creation time, model.
+struct ResponseHead {
+    std::string id;
+    int64_t created = 0;
+    std::string model;
+    bool chat = true;
+};
+ResponseHead new_response_head(bool chat, const std::string& model);
+
+nlohmann::json error_body(const ApiError& e);
+nlohmann::json usage_json(const Usage& u);
+nlohmann::json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u);
+// A streamed chunk; `role` starts a chat stream, `finish_reason` ends it ("" = null).
+nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false);
+
+std::string to_text(const nlohmann::json& j);  // compact, invalid UTF-8 replaced
+std::string sse_event(const nlohmann::json& j);  // "data: {...}\n\n"
+inline constexpr const char* kSseDone = "data: [DONE]\n\n";
+
+}  // namespace hetero::serve

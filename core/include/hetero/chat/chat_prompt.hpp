@@ -1,0 +1,39 @@
+// A model's way of chatting: its template, the BOS / EOS texts the template
+// sees, and the tokens that end an assistant turn.
+#pragma once
+
+#include <hetero/chat/chat_template.hpp>
+#include <hetero/tokenizer/tokenizer.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+class GgufFile;
+
+// EOS, tokenizer.ggml.eot_token_id / eom_token_id when the file has them, and
+// the usual end-of-turn markers (<|im_end|>, <|eot_id|>, <end_of_turn>,
+// <|end|>, <|endoftext|>) where the vocabulary has them as special tokens.
+std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tokenizer, const GgufFile* gguf);
+
+class ChatPrompt {
+public:
+    // Both references must outlive the ChatPrompt.
+    ChatPrompt(const ChatTemplate& tmpl, const Tokenizer& tokenizer, const GgufFile* gguf);
+
+    std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+    // The rendered text tokenized with special-token parsing; BOS is added
+    // when the vocabulary wants it and the template did not write it.
+    std::vector<int32_t> tokens(const std::vector<ChatMessage>& messages) const;
+    const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
+
+private:
+    const ChatTemplate& template_;
+    const Tokenizer& tokenizer_;
+    ChatTemplateContext context_;
+    std::vector<int32_t> stop_tokens_;
+};
+
+}  // namespace hetero

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""hetero chat driven through stdin, as a script would: deterministic replies
+with greedy sampling, the KV cache kept between turns (the second reply equals
+what a fresh `hetero run` of the whole conversation gives), /reset, /exit,
+template errors, and Ctrl-C stopping a reply without ending the chat.
+Usage: chat_test.py HETERO_BINARY"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+hetero = sys.argv[1]
+failed = False
+
+
+def check(name, ok, detail=""):
+    global failed
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"))
+    failed |= not ok
+
+
+def chat(stdin, *args):
+    p = subprocess.run([hetero, "chat", "--providers", "cpu", "--temp", "0", *args], input=stdin.encode(),
+                       capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def chatml(messages):
+    return "".join(f"<|im_start|>{role}\n{content}<|im_end|>\n" for role, content in messages) + "<|im_start|>assistant\n"
+
+
+N = "40"
+rc, two, two_err = chat("Hello there\nTell me a story about a cat\n/reset\nHello there\n", "-n", N, "--stats", "-q")
+check("two turns and /reset: exit 0", rc == 0, two_err)
+check("a model without a template gets the ChatML notice", "has no chat template" in two_err and "using ChatML" in two_err, two_err)
+rc, one, err = chat("Hello there\n", "-n", N, "-q")
+check("one turn: exit 0", rc == 0, err)
+reply1 = one[:-1] if one.endswith("\n") else one
+check("the reply is not empty", len(reply1.strip()) > 0, repr(one))
+check("the first turn is deterministic", two.startswith(one), f"{two!r} vs {one!r}")
+check("after /reset the same question gets the first reply again", two.endswith(one), f"{two!r} vs {one!r}")
+reply2 = two[len(one):len(two) - len(one)]
+reply2 = reply2[:-1] if reply2.endswith("\n") else reply2
+err = two_err
+stats = re.findall(r"\[prompt (\d+) tokens: (\d+) reused, (\d+) evaluated", err)
+check("--stats printed per turn", len(stats) == 3, err)
+if len(stats) == 3:
+    p1, r1, _ = map(int, stats[0])
+    p2, r2, e2 = map(int, stats[1])
+    check(f"turn 2 reuses the cached turn 1 ({r2} of {p2} tokens reused, {e2} evaluated)", r2 > p1 and e2 < p2 - p1, err)
+    check("after /reset nothing is reused", int(stats[2][1]) == 0, err)
+
+# The whole conversation evaluated from scratch by `hetero run` continues with the same reply.
+prompt = chatml([("user", "Hello there"), ("assistant", reply1), ("user", "Tell me a story about a cat")])
+p = subprocess.run([hetero, "run", "--providers", "cpu", "--temp", "0", "-n", N, "-q", "-p", prompt], capture_output=True, timeout=60)
+run_out = p.stdout.decode(errors="replace")
+check("second reply = a fresh run of the whole conversation", p.returncode == 0 and run_out.endswith(reply2 + "\n") and reply2.strip() != "",
+      f"chat: {reply2!r}\n     run:  {run_out[-len(reply2) - 20:]!r}")
+
+rc, out, err = chat("Hello there\n/exit\nHello there\n", "-n", N, "-q")
+check("/exit quits", rc == 0 and out == one, repr(out))
+
+rc, with_system, err = chat("Hello there\n", "-n", N, "-q", "--system", "You are a pirate.")
+check("--system opens the conversation (it changes the prompt and so the reply)", rc == 0 and with_system != one, repr(with_system))
+
+rc, out, err = chat("Hello there\nand more\n", "-c", "64", "-n", "0", "-q")
+check("a full context ends the reply with a message, the next turn is refused with one",
+      rc == 0 and "context of 64 tokens is full" in err and "but the context holds 64" in err, err)
+
+with tempfile.TemporaryDirectory() as tmp:
+    strict = os.path.join(tmp, "strict.jinja")
+    with open(strict, "w") as f:
+        f.write("{% if messages | length > 1 %}{{ raise_exception('only one message, please') }}{% endif %}"
+                "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+    rc, out, err = chat("Hello there\nagain\n", "-n", "8", "-q", "--chat-template", strict)
+    check("raise_exception is reported and the chat goes on", rc == 0 and "only one message, please" in err and out.count("\n") == 1,
+          f"rc={rc} out={out!r} err={err!r}")
+    broken = os.path.join(tmp, "broken.jinja")
+    with open(broken, "w") as f:
+        f.write("{% for m in messages %}\n{{ m.content }\n{% endfor %}")
+    rc, out, err = chat("Hello\n", "-q", "--chat-template", broken)
+    check("a template syntax error names its line and fails", rc != 0 and "syntax error at line 2" in err, err)
+
+    # Ctrl-C: a model slow enough to interrupt mid-reply.
+    model = os.path.join(tmp, "s15.gguf")
+    subprocess.run([hetero, "gen-model", model, "--shape", "stories15m", "--type", "q8_0"], check=True, capture_output=True)
+    proc = subprocess.Popen([hetero, "chat", "--providers", "cpu", "-m", model, "--temp", "0", "-n", "0", "-q"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.set_blocking(proc.stdout.fileno(), False)
+    proc.stdin.write(b"Tell me everything\n")
+    proc.stdin.flush()
+    got = b""
+    deadline = time.time() + 60
+    while len(got) < 20 and time.time() < deadline:
+        time.sleep(0.05)
+        got += proc.stdout.read() or b""
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    proc.stdin.write(b"/exit\n")
+    proc.stdin.flush()
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    err = err.decode(errors="replace")
+    check("Ctrl-C stops the reply, the chat goes on to /exit", proc.returncode == 0 and "(reply stopped)" in err and len(got) >= 20,
+          f"rc={proc.returncode} err={err!r} got={len(got)} bytes")
+
+    # Ctrl-C at the prompt quits.
+    proc = subprocess.Popen([hetero, "chat", "--providers", "cpu", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=20)
+        check("Ctrl-C at the prompt quits", proc.returncode is not None)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        check("Ctrl-C at the prompt quits", False, "still running 20 s after SIGINT")
+
+sys.exit(1 if failed else 0)

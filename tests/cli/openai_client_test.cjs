@@ -1,0 +1,93 @@
+// hetero serve through the official `openai` npm client: models, chat and
+// completions (streamed and not), concurrent streams, an aborted stream, and
+// the client's typed errors for an unknown model and a too-long prompt.
+// Usage: node openai_client_test.cjs NODE_MODULES_PARENT BASE_URL MODEL
+const path = require('path');
+const [dir, baseURL, model] = process.argv.slice(2);
+const mod = require(path.join(dir, 'node_modules', 'openai'));
+const OpenAI = mod.OpenAI || mod.default || mod;
+
+let failed = false;
+function check(name, ok, detail) {
+  console.log((ok ? 'ok   ' : 'FAIL ') + name + (ok || detail === undefined ? '' : `\n     ${detail}`));
+  if (!ok) failed = true;
+}
+
+const client = new OpenAI({ baseURL: baseURL + '/v1', apiKey: 'unused', maxRetries: 0, timeout: 60000 });
+const chatArgs = (content, extra = {}) => ({ model, messages: [{ role: 'user', content }], max_tokens: 12, temperature: 0, ...extra });
+
+async function streamText(stream, field) {
+  let text = '', finish = null, chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    const c = chunk.choices[0];
+    if (c) {
+      text += field === 'text' ? (c.text || '') : (c.delta?.content || '');
+      if (c.finish_reason) finish = c.finish_reason;
+    }
+  }
+  return { text, finish, chunks };
+}
+
+async function expectError(name, fn, cls, status, code) {
+  try {
+    await fn();
+    check(name, false, 'no error');
+  } catch (e) {
+    check(name, e instanceof cls && e.status === status && (code === undefined || e.code === code),
+          `${e.constructor.name} status ${e.status} code ${e.code}: ${e.message}`);
+  }
+}
+
+(async () => {
+  const models = await client.models.list();
+  check('models.list names the model', models.data.some((m) => m.id === model), JSON.stringify(models.data));
+  const one = await client.models.retrieve(model);
+  check('models.retrieve', one.id === model && one.object === 'model', JSON.stringify(one));
+  await expectError('models.retrieve of an unknown model -> NotFoundError 404', () => client.models.retrieve('no-such-model'), OpenAI.NotFoundError, 404);
+
+  const chat = await client.chat.completions.create(chatArgs('Hello'));
+  const reply = chat.choices[0].message.content;
+  check('chat.completions.create', chat.object === 'chat.completion' && reply.length > 0 && chat.choices[0].finish_reason === 'length' &&
+        chat.usage.completion_tokens === 12, JSON.stringify(chat));
+  const streamed = await streamText(await client.chat.completions.create(chatArgs('Hello', { stream: true })), 'delta');
+  check('chat.completions.create stream: same text', streamed.text === reply && streamed.finish === 'length' && streamed.chunks >= 3,
+        JSON.stringify(streamed));
+
+  const comp = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 10, temperature: 0 });
+  const text = comp.choices[0].text;
+  check('completions.create', comp.object === 'text_completion' && text.length > 0 && comp.usage.completion_tokens === 10, JSON.stringify(comp));
+  const compStream = await streamText(await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 10, temperature: 0, stream: true }), 'text');
+  check('completions.create stream: same text', compStream.text === text, JSON.stringify(compStream));
+
+  const [a, b] = await Promise.all([
+    client.chat.completions.create(chatArgs('Hello', { stream: true })).then((s) => streamText(s, 'delta')),
+    client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 10, temperature: 0, stream: true }).then((s) => streamText(s, 'text')),
+  ]);
+  check('two concurrent streams get their own answers', a.text === reply && b.text === text, JSON.stringify([a.text, b.text]));
+
+  // Abort a long stream after a few chunks; the next request must not wait for it.
+  const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Go on forever' }], temperature: 0, stream: true });
+  let seen = 0;
+  for await (const chunk of long) {
+    if (++seen === 5) { long.controller.abort(); break; }
+  }
+  const t0 = Date.now();
+  const after = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 10, temperature: 0 });
+  const waited = (Date.now() - t0) / 1000;
+  console.log(`     request after the aborted stream answered in ${waited.toFixed(2)} s`);
+  check('an aborted stream stops; the next request is answered at once', seen === 5 && after.choices[0].text === text && waited < 5);
+
+  await expectError('unknown model -> NotFoundError 404 model_not_found', () => client.chat.completions.create({ ...chatArgs('hi'), model: 'no-such-model' }),
+                    OpenAI.NotFoundError, 404, 'model_not_found');
+  await expectError('prompt longer than the context -> BadRequestError 400 context_length_exceeded',
+                    () => client.completions.create({ model, prompt: 'word '.repeat(3000) }), OpenAI.BadRequestError, 400, 'context_length_exceeded');
+  await expectError('bad parameter -> BadRequestError 400', () => client.chat.completions.create(chatArgs('hi', { temperature: 7 })),
+                    OpenAI.BadRequestError, 400);
+  const again = await client.chat.completions.create(chatArgs('Hello'));
+  check('still serving after the errors', again.choices[0].message.content === reply);
+  process.exit(failed ? 1 : 0);
+})().catch((e) => {
+  console.log('FAIL unexpected error: ' + (e.stack || e));
+  process.exit(1);
+});
