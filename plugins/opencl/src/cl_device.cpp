@@ -261,7 +261,8 @@ void ClDevice::fill_props(hetero_device_props& p) const {
     p.memory_bytes = info_.global_mem;
     p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) |
-                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K);
     // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
     p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
     // OpenCL reports no memory bandwidth (nor the memory clock and bus

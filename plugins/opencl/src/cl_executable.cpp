@@ -18,7 +18,7 @@ namespace {
 
 // Mirrors the dtype numbers of kernels/common.cl.
 static_assert(HETERO_DTYPE_F32 == 0 && HETERO_DTYPE_F16 == 1 && HETERO_DTYPE_BF16 == 2 && HETERO_DTYPE_Q8_0 == 3 &&
-              HETERO_DTYPE_Q4_0 == 4);
+              HETERO_DTYPE_Q4_0 == 4 && HETERO_DTYPE_Q4_K == 7 && HETERO_DTYPE_Q5_K == 8 && HETERO_DTYPE_Q6_K == 9);
 
 constexpr cl_int kFlagInit[4] = {0, INT_MAX, 0, 0};
 constexpr cl_int kErrIdRange = 1, kErrPosRange = 2;
@@ -71,6 +71,9 @@ const char* matvec_kernel(uint32_t dtype) {
         case HETERO_DTYPE_F16: return "matvec_f16";
         case HETERO_DTYPE_BF16: return "matvec_bf16";
         case HETERO_DTYPE_Q8_0: return "matvec_q8_0";
+        case HETERO_DTYPE_Q4_K: return "matvec_q4_k";  // kernels/kquant.cl
+        case HETERO_DTYPE_Q5_K: return "matvec_q5_k";
+        case HETERO_DTYPE_Q6_K: return "matvec_q6_k";
         default: return "matvec_q4_0";
     }
 }
@@ -81,6 +84,9 @@ const char* gemm_kernel(uint32_t dtype) {
         case HETERO_DTYPE_F16: return "gemm_f16";
         case HETERO_DTYPE_BF16: return "gemm_bf16";
         case HETERO_DTYPE_Q8_0: return "gemm_q8_0";
+        case HETERO_DTYPE_Q4_K: return "gemm_q4_k";
+        case HETERO_DTYPE_Q5_K: return "gemm_q5_k";
+        case HETERO_DTYPE_Q6_K: return "gemm_q6_k";
         default: return "gemm_q4_0";
     }
 }
