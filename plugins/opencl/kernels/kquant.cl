@@ -97,20 +97,38 @@ inline float kq_hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
         return acc;                                                                  \
     }
 
+// x in global memory, and (the norm-fused kernels) in local memory.
 KQ45_PART(q4k_part, global, 0)
 KQ45_PART(q5k_part, global, 1)
 KQ6_PART(q6k_part, global)
+KQ45_PART(q4k_part_l, local, 0)
+KQ45_PART(q5k_part_l, local, 1)
+KQ6_PART(q6k_part_l, local)
 KQUANT_DOT(dot_q4_k, q4k_part, global)
 KQUANT_DOT(dot_q5_k, q5k_part, global)
 KQUANT_DOT(dot_q6_k, q6k_part, global)
+KQUANT_DOT(dot_q4_k_l, q4k_part_l, local)
+KQUANT_DOT(dot_q5_k_l, q5k_part_l, local)
+KQUANT_DOT(dot_q6_k_l, q6k_part_l, local)
 
 #define ROW_BYTES_Q4_K(K) ((ulong)((K) / QKK) * Q4K_BYTES)
 #define ROW_BYTES_Q5_K(K) ((ulong)((K) / QKK) * Q5K_BYTES)
 #define ROW_BYTES_Q6_K(K) ((ulong)((K) / QKK) * Q6K_BYTES)
 
+// The fusions of the Q4_0/Q8_0 matvecs (matvec.cl): up to three matrices a
+// launch, SwiGLU after gate/up, the RMSNORM before.
 MATVEC_KERNEL(matvec_q4_k, dot_q4_k, ROW_BYTES_Q4_K, , X_GLOBAL)
 MATVEC_KERNEL(matvec_q5_k, dot_q5_k, ROW_BYTES_Q5_K, , X_GLOBAL)
 MATVEC_KERNEL(matvec_q6_k, dot_q6_k, ROW_BYTES_Q6_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q4_k, dot_q4_k, ROW_BYTES_Q4_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q5_k, dot_q5_k, ROW_BYTES_Q5_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q6_k, dot_q6_k, ROW_BYTES_Q6_K, , X_GLOBAL)
+MATVEC_KERNEL(matvec_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_ARGS, X_NORMED)
+MATVEC_KERNEL(matvec_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
+MATVEC_KERNEL(matvec_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
 
 // ---- prefill: the register-tiled GEMM of gemm.cl
 //

@@ -93,11 +93,18 @@ const char* gemm_kernel(uint32_t dtype) {
 
 const char* mma_gemm_kernel(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_q8_0" : "gemm_mma_q4_0"; }
 
-// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
+// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0; matvec_[swiglu_][norm_]q4_k / q5_k / q6_k
 std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
-    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") +
-           (dtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
+    const char* type = dtype == HETERO_DTYPE_Q8_0   ? "q8_0"
+                       : dtype == HETERO_DTYPE_Q4_K ? "q4_k"
+                       : dtype == HETERO_DTYPE_Q5_K ? "q5_k"
+                       : dtype == HETERO_DTYPE_Q6_K ? "q6_k"
+                                                    : "q4_0";
+    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") + type;
 }
+
+// Weights the fused matvec launches take: GGUF blocks of 32 or K-quants.
+bool quantized(uint32_t dtype) { return sdk::is_block_dtype(dtype) || sdk::is_kquant_dtype(dtype); }
 
 // Rows per tile of the planar matvec kernels (gate and up rows each with
 // SwiGLU) and the work-items that share a tile (PQ_ROWS and PQ_LANES of
@@ -171,7 +178,7 @@ constexpr int64_t kNormFusionMaxWidth = 4096;
 // A MATMUL that may share a launch with its neighbours: quantized weights,
 // no bias, an internal product.
 bool groupable(const sdk::Graph& g, const hetero_node& n) {
-    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && sdk::is_block_dtype(g.tensors[size_t(n.inputs[1])].dtype) &&
+    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && quantized(g.tensors[size_t(n.inputs[1])].dtype) &&
            g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
 }
 
@@ -578,7 +585,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
     // The rope_store group runs inside the planar kernel, or after the launch.
     const bool rope = mm.rope_node >= 0 && !planar.empty();
-    if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]q4_0 / q8_0
+    if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
     if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
