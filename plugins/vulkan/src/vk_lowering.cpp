@@ -371,10 +371,11 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
     switch (first.op) {
         case HETERO_OP_MATMUL: {
             // Quantized matrices over the same x: a multi-matvec for few
-            // rows, a multi coopmat GEMM for many.
+            // rows, a multi coopmat GEMM for many (Q4_0/Q8_0 only).
             auto groupable = [&](const hetero_node& n) {
                 const hetero_tensor_desc& w = t[n.inputs[1]];
-                return n.n_inputs == 2 && sdk::is_block_dtype(w.dtype) && t[n.output].kind == HETERO_TENSOR_INTERNAL &&
+                return n.n_inputs == 2 && (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) &&
+                       t[n.output].kind == HETERO_TENSOR_INTERNAL &&
                        (t[n.inputs[0]].shape[0] <= kMatvecMaxRows || use_coopmat(dev, w.dtype));
             };
             const hetero_tensor_desc &wa = t[first.inputs[1]], &wb = t[next.inputs[1]];
