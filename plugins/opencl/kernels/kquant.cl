@@ -130,113 +130,136 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_A
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
 
-// ---- prefill: the register-tiled GEMM of gemm.cl
+// ---- prefill: the register-tiled GEMM of gemm.cl (and gemm_mma.cl's)
 //
-// Its K step of 32 is one K-quant sub-block (two Q6_K sub-blocks), the same
+// Their K step of 32 is one K-quant sub-block (two Q6_K sub-blocks), the same
 // for all rows of the tile. Part t of a step is elements 8p..8p+7 (p = t % 4)
 // of row t / 4: fetched raw as the block's f16 scale(s), the bytes that hold
 // this sub-block's scale and min, and 8 quant bytes (plus 8 fifth-bit or
 // high-bit bytes), dequantized as they are written to local memory. Rows
-// past M read as zero (scales 0).
+// past M read as zero (scales 0). A work-item of a `group` fetches parts
+// t = id + i * group, i < count, t < parts, into KQ45_REGS / KQ6_REGS
+// registers each.
+#define KQ45_REGS(Q5) ((Q5) ? 6 : 4)
+#define KQ6_REGS 5
 
-// Block of row m holding K step k0, and the sub-block j (0..7) it is.
+// Block of row m holding K step k0.
 inline global const uchar* kq_gemm_block(global const uchar* w, int K, int m, int k0, int bytes) {
     return w + (ulong)m * (ulong)(K / QKK) * bytes + (ulong)(k0 / QKK) * bytes;
 }
 
-// Q4_K/Q5_K: r = {d|dmin, scale bytes (j&3), (j&3)+4, (j&3)+8 and j, quants 8p.., (Q5_K) qh 8p..}.
-#define KQ45_FETCH(NAME, Q5)                                                                      \
-    inline void NAME(global const uchar* w, int M, int K, int m0, int k0, uint* r) {              \
-        const int R = Q5 ? 6 : 4, j = (k0 / QK) & 7;                                              \
-        for (int i = 0; i < GEMM_PR; ++i) {                                                       \
-            const int t = get_local_id(0) + i * GEMM_WG;                                          \
-            const int m = m0 + t / 4, p = t % 4;                                                  \
-            for (int e = 0; e < R; ++e) r[R * i + e] = 0u;                                        \
-            if (t < GEMM_BM * 4 && m < M) {                                                       \
-                global const uchar* blk = kq_gemm_block(w, K, m, k0, Q5 ? Q5K_BYTES : Q4K_BYTES); \
-                r[R * i] = as_uint(vload2(0, (global const ushort*)blk));                         \
-                r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) |           \
-                               ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);                 \
-                const uint2 q = as_uint2(vload8(0, blk + (Q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p)); \
-                r[R * i + 2] = q.x;                                                               \
-                r[R * i + 3] = q.y;                                                               \
-                if (Q5) {                                                                         \
-                    const uint2 h = as_uint2(vload8(0, blk + 16 + 8 * p));                        \
-                    r[R * i + 4] = h.x;                                                           \
-                    r[R * i + R - 1] = h.y;                                                       \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-    }
-
-// Sub-block j's 6-bit scale and min from its three scale bytes (see
-// KQ_UNPACK_SCALES): a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8].
-#define KQ45_PUT(NAME, Q5)                                                                        \
-    inline void NAME(const uint* r, local float* Bs) {                                            \
-        const int R = Q5 ? 6 : 4;                                                                 \
-        for (int i = 0; i < GEMM_PR; ++i) {                                                       \
-            const int t = get_local_id(0) + i * GEMM_WG;                                          \
-            if (t >= GEMM_BM * 4) break;                                                          \
-            const int row = t / 4, p = t % 4;                                                     \
-            const uint s = r[R * i + 1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu; \
-            const int j = (int)(s >> 24);                                                         \
-            const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));                    \
-            const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));                     \
-            const float d = half_reg_to_float(r[R * i]) * (float)sc;                              \
-            const float o = half_reg_to_float(r[R * i] >> 16) * (float)mn;                        \
-            const uchar8 q = (as_uchar8((uint2)(r[R * i + 2], r[R * i + 3])) >> (uchar)(4 * (j & 1))) & (uchar)15; \
-            const uchar8 h = Q5 ? ((as_uchar8((uint2)(r[R * i + 4], r[R * i + R - 1])) >> (uchar)j) & (uchar)1) << (uchar)4 \
-                                : (uchar8)(0);                                                    \
-            const float8 v = d * convert_float8(q | h) - o;                                       \
-            local float* dst = Bs + 8 * p * GEMM_SB + row;                                        \
-            dst[0 * GEMM_SB] = v.s0; dst[1 * GEMM_SB] = v.s1; dst[2 * GEMM_SB] = v.s2; dst[3 * GEMM_SB] = v.s3; \
-            dst[4 * GEMM_SB] = v.s4; dst[5 * GEMM_SB] = v.s5; dst[6 * GEMM_SB] = v.s6; dst[7 * GEMM_SB] = v.s7; \
-        }                                                                                         \
-    }
-
-KQ45_FETCH(gemm_fetch_w_q4_k, 0)
-KQ45_FETCH(gemm_fetch_w_q5_k, 1)
-KQ45_PUT(gemm_put_w_q4_k, 0)
-KQ45_PUT(gemm_put_w_q5_k, 1)
-
-// Q6_K step j = half j / 4, run c = j % 4: r = {d | scale byte << 16 | c << 24,
-// ql 8p.. of the run's bytes, qh 8p..}. Elements 8p.. share scale 2c + p / 2 of the half.
-inline void gemm_fetch_w_q6_k(global const uchar* w, int M, int K, int m0, int k0, uint* r) {
-    const int j = (k0 / QK) & 7, h = j >> 2, c = j & 3;
-    for (int i = 0; i < GEMM_PR; ++i) {
-        const int t = get_local_id(0) + i * GEMM_WG;
+// Q4_K/Q5_K sub-block j: r = {d | dmin, scale bytes (j & 3), (j & 3) + 4,
+// (j & 3) + 8 and j, quants 8p.., (Q5_K) qh 8p..}.
+inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, bool q5, uint* r) {
+    const int R = KQ45_REGS(q5), j = (k0 / QK) & 7;
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
         const int m = m0 + t / 4, p = t % 4;
-        for (int e = 0; e < 5; ++e) r[5 * i + e] = 0u;
-        if (t < GEMM_BM * 4 && m < M) {
-            global const uchar* blk = kq_gemm_block(w, K, m, k0, Q6K_BYTES);
-            r[5 * i] = (uint)((global const ushort*)(blk + 208))[0] | ((uint)blk[192 + 8 * h + 2 * c + (p >> 1)] << 16) | ((uint)c << 24);
-            const uint2 q = as_uint2(vload8(0, blk + 64 * h + 32 * (c & 1) + 8 * p));
-            const uint2 hb = as_uint2(vload8(0, blk + 128 + 32 * h + 8 * p));
-            r[5 * i + 1] = q.x;
-            r[5 * i + 2] = q.y;
-            r[5 * i + 3] = hb.x;
-            r[5 * i + 4] = hb.y;
+        for (int e = 0; e < R; ++e) r[R * i + e] = 0u;
+        if (t < parts && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, q5 ? Q5K_BYTES : Q4K_BYTES);
+            r[R * i] = as_uint(vload2(0, (global const ushort*)blk));
+            r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) | ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);
+            const uint2 q = as_uint2(vload8(0, blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p));
+            r[R * i + 2] = q.x;
+            r[R * i + 3] = q.y;
+            if (q5) {
+                const uint2 h = as_uint2(vload8(0, blk + 16 + 8 * p));
+                r[R * i + 4] = h.x;
+                r[R * i + R - 1] = h.y;
+            }
         }
     }
 }
 
-inline void gemm_put_w_q6_k(const uint* r, local float* Bs) {
-    for (int i = 0; i < GEMM_PR; ++i) {
-        const int t = get_local_id(0) + i * GEMM_WG;
-        if (t >= GEMM_BM * 4) break;
-        const int row = t / 4, p = t % 4;
-        const uint s = r[5 * i];
-        const int c = (int)(s >> 24);
-        const float d = half_reg_to_float(s) * (float)(char)(uchar)(s >> 16);
-        const uchar8 lo = (as_uchar8((uint2)(r[5 * i + 1], r[5 * i + 2])) >> (uchar)(4 * (c >> 1))) & (uchar)15;
-        const uchar8 hi = ((as_uchar8((uint2)(r[5 * i + 3], r[5 * i + 4])) >> (uchar)(2 * c)) & (uchar)3) << (uchar)4;
-        const float8 v = d * (convert_float8(lo | hi) - 32.f);
-        local float* dst = Bs + 8 * p * GEMM_SB + row;
-        dst[0 * GEMM_SB] = v.s0; dst[1 * GEMM_SB] = v.s1; dst[2 * GEMM_SB] = v.s2; dst[3 * GEMM_SB] = v.s3;
-        dst[4 * GEMM_SB] = v.s4; dst[5 * GEMM_SB] = v.s5; dst[6 * GEMM_SB] = v.s6; dst[7 * GEMM_SB] = v.s7;
+// The 8 values of one part: sub-block j's 6-bit scale and min from its three
+// scale bytes a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
+// KQ_UNPACK_SCALES), then d * sc * q - dmin * m.
+inline float8 dequant_part_q45_k(const uint* r, bool q5) {
+    const uint s = r[1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu;
+    const int j = (int)(s >> 24);
+    const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
+    const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
+    const float d = half_reg_to_float(r[0]) * (float)sc;
+    const float o = half_reg_to_float(r[0] >> 16) * (float)mn;
+    const uchar8 q = (as_uchar8((uint2)(r[2], r[3])) >> (uchar)(4 * (j & 1))) & (uchar)15;
+    const uchar8 h = q5 ? ((as_uchar8((uint2)(r[4], r[5])) >> (uchar)j) & (uchar)1) << (uchar)4 : (uchar8)(0);
+    return d * convert_float8(q | h) - o;
+}
+
+// Q6_K step j = half j / 4, run c = j % 4: r = {d | scale byte << 16 | c << 24,
+// ql 8p.. of the run's bytes, qh 8p..}. Elements 8p.. share scale 2c + p / 2 of the half.
+inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, uint* r) {
+    const int j = (k0 / QK) & 7, h = j >> 2, c = j & 3;
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
+        const int m = m0 + t / 4, p = t % 4;
+        for (int e = 0; e < KQ6_REGS; ++e) r[KQ6_REGS * i + e] = 0u;
+        if (t < parts && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, Q6K_BYTES);
+            r[KQ6_REGS * i] = (uint)((global const ushort*)(blk + 208))[0] | ((uint)blk[192 + 8 * h + 2 * c + (p >> 1)] << 16) | ((uint)c << 24);
+            const uint2 q = as_uint2(vload8(0, blk + 64 * h + 32 * (c & 1) + 8 * p));
+            const uint2 hb = as_uint2(vload8(0, blk + 128 + 32 * h + 8 * p));
+            r[KQ6_REGS * i + 1] = q.x;
+            r[KQ6_REGS * i + 2] = q.y;
+            r[KQ6_REGS * i + 3] = hb.x;
+            r[KQ6_REGS * i + 4] = hb.y;
+        }
     }
 }
 
-GEMM_KERNEL(gemm_q4_k, gemm_fetch_w_q4_k, gemm_put_w_q4_k, 4 * GEMM_PR)
-GEMM_KERNEL(gemm_q5_k, gemm_fetch_w_q5_k, gemm_put_w_q5_k, 6 * GEMM_PR)
-GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, 5 * GEMM_PR)
+inline float8 dequant_part_q6_k(const uint* r) {
+    const int c = (int)(r[0] >> 24);
+    const float d = half_reg_to_float(r[0]) * (float)(char)(uchar)(r[0] >> 16);
+    const uchar8 lo = (as_uchar8((uint2)(r[1], r[2])) >> (uchar)(4 * (c >> 1))) & (uchar)15;
+    const uchar8 hi = ((as_uchar8((uint2)(r[3], r[4])) >> (uchar)(2 * c)) & (uchar)3) << (uchar)4;
+    return d * (convert_float8(lo | hi) - 32.f);
+}
+
+#define gemm_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, false, r)
+#define gemm_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, true, r)
+#define gemm_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
+
+// A part's 8 values go to column `row` of k-major Bs (gemm.cl's layout).
+#define KQ_GEMM_PUT(NAME, DEQUANT)                                                                        \
+    inline void NAME(const uint* r, local float* Bs) {                                                   \
+        for (int i = 0; i < GEMM_PR; ++i) {                                                               \
+            const int t = get_local_id(0) + i * GEMM_WG;                                                  \
+            if (t >= GEMM_BM * 4) break;                                                                  \
+            const float8 v = DEQUANT;                                                                     \
+            local float* dst = Bs + 8 * (t % 4) * GEMM_SB + t / 4;                                        \
+            dst[0 * GEMM_SB] = v.s0; dst[1 * GEMM_SB] = v.s1; dst[2 * GEMM_SB] = v.s2; dst[3 * GEMM_SB] = v.s3; \
+            dst[4 * GEMM_SB] = v.s4; dst[5 * GEMM_SB] = v.s5; dst[6 * GEMM_SB] = v.s6; dst[7 * GEMM_SB] = v.s7; \
+        }                                                                                                 \
+    }
+KQ_GEMM_PUT(gemm_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
+KQ_GEMM_PUT(gemm_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
+KQ_GEMM_PUT(gemm_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
+
+GEMM_KERNEL(gemm_q4_k, gemm_fetch_w_q4_k, gemm_put_w_q4_k, KQ45_REGS(false) * GEMM_PR)
+GEMM_KERNEL(gemm_q5_k, gemm_fetch_w_q5_k, gemm_put_w_q5_k, KQ45_REGS(true) * GEMM_PR)
+GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
+
+#ifdef MMA_KERNELS
+// Tensor cores (gemm_mma.cl): the same parts, written as f16 into the
+// weight row's 32 halves (dequantized K-quant weights are far inside f16 range).
+#define mma_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, false, r)
+#define mma_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, true, r)
+#define mma_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#define KQ_MMA_PUT(NAME, DEQUANT)                                                         \
+    inline void NAME(const uint* r, local uint* Bs) {                                     \
+        for (int i = 0; i < MMA_PR; ++i) {                                                \
+            const int t = get_local_id(0) + i * MMA_WG;                                   \
+            const float8 v = DEQUANT;                                                     \
+            local half* dst = (local half*)(Bs + (t / 4) * MMA_ROW_WORDS) + 8 * (t % 4); \
+            vstore_half4(v.lo, 0, dst);                                                   \
+            vstore_half4(v.hi, 0, dst + 4);                                               \
+        }                                                                                 \
+    }
+KQ_MMA_PUT(mma_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
+KQ_MMA_PUT(mma_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
+KQ_MMA_PUT(mma_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
+GEMM_MMA_KERNEL(gemm_mma_q4_k, mma_fetch_w_q4_k, mma_put_w_q4_k, KQ45_REGS(false) * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q5_k, mma_fetch_w_q5_k, mma_put_w_q5_k, KQ45_REGS(true) * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q6_k, mma_fetch_w_q6_k, mma_put_w_q6_k, KQ6_REGS * MMA_PR)
+#endif

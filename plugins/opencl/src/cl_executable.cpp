@@ -91,7 +91,15 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
-const char* mma_gemm_kernel(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_q8_0" : "gemm_mma_q4_0"; }
+const char* mma_gemm_kernel(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_Q8_0: return "gemm_mma_q8_0";
+        case HETERO_DTYPE_Q4_K: return "gemm_mma_q4_k";
+        case HETERO_DTYPE_Q5_K: return "gemm_mma_q5_k";
+        case HETERO_DTYPE_Q6_K: return "gemm_mma_q6_k";
+        default: return "gemm_mma_q4_0";
+    }
+}
 
 // matvec_[swiglu_][norm_][planar_]q4_0 / q8_0; matvec_[swiglu_][norm_]q4_k / q5_k / q6_k
 std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
@@ -589,7 +597,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
     if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
-    const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
+    const bool mma = !matvec && program_.mma() && quantized(wtype) &&
                      program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
     if (mma) name = mma_gemm_kernel(wtype);
     Launch l;
