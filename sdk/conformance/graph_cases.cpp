@@ -17,32 +17,35 @@ constexpr uint32_t F32 = HETERO_DTYPE_F32, I32 = HETERO_DTYPE_I32;
 std::string s(int64_t v) { return std::to_string(v); }
 
 // x -> rmsnorm -> gate/up matmuls -> swiglu -> down matmul -> + x
+struct FfnShape { int64_t n, d, f; };
+
+void add_ffn_case(std::vector<Case>& out, uint32_t w, const FfnShape& sh) {
+    CaseBuilder b("graph/ffn/" + std::string(sdk::dtype_name(w)) + "/n" + s(sh.n) + "_d" + s(sh.d) + "_f" + s(sh.f));
+    const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d});
+    const int32_t norm_w = b.tensor("norm.weight", F32, C, {sh.d}, uniform(0.5, 1.5));
+    const int32_t wg = b.tensor("ffn.gate", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
+    const int32_t wu = b.tensor("ffn.up", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
+    const int32_t wd = b.tensor("ffn.down", w, C, {sh.d, sh.f}, uniform(-0.3, 0.3));
+    const int32_t xn = b.tensor("xn", F32, I, {sh.n, sh.d});
+    const int32_t g = b.tensor("gate", F32, I, {sh.n, sh.f});
+    const int32_t u = b.tensor("up", F32, I, {sh.n, sh.f});
+    const int32_t h = b.tensor("hidden", F32, I, {sh.n, sh.f});
+    const int32_t dn = b.tensor("down", F32, I, {sh.n, sh.d});
+    const int32_t y = b.output("out", F32, {sh.n, sh.d});
+    b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-5f;
+    b.node(HETERO_OP_MATMUL, {xn, wg}, g);
+    b.node(HETERO_OP_MATMUL, {xn, wu}, u);
+    b.node(HETERO_OP_SWIGLU, {g, u}, h);
+    b.node(HETERO_OP_MATMUL, {h, wd}, dn);
+    b.node(HETERO_OP_ADD, {x, dn}, y);
+    b.get().packed = sh.n == 3;
+    out.push_back(b.done());
+}
+
 void ffn_cases(std::vector<Case>& out) {
-    struct Shape { int64_t n, d, f; };
-    const Shape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}, {70, 96, 224}};
+    const FfnShape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}, {70, 96, 224}};
     for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
-        for (const Shape& sh : shapes) {
-            CaseBuilder b("graph/ffn/" + std::string(sdk::dtype_name(w)) + "/n" + s(sh.n) + "_d" + s(sh.d) + "_f" + s(sh.f));
-            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d});
-            const int32_t norm_w = b.tensor("norm.weight", F32, C, {sh.d}, uniform(0.5, 1.5));
-            const int32_t wg = b.tensor("ffn.gate", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
-            const int32_t wu = b.tensor("ffn.up", w, C, {sh.f, sh.d}, uniform(-0.3, 0.3));
-            const int32_t wd = b.tensor("ffn.down", w, C, {sh.d, sh.f}, uniform(-0.3, 0.3));
-            const int32_t xn = b.tensor("xn", F32, I, {sh.n, sh.d});
-            const int32_t g = b.tensor("gate", F32, I, {sh.n, sh.f});
-            const int32_t u = b.tensor("up", F32, I, {sh.n, sh.f});
-            const int32_t h = b.tensor("hidden", F32, I, {sh.n, sh.f});
-            const int32_t dn = b.tensor("down", F32, I, {sh.n, sh.d});
-            const int32_t y = b.output("out", F32, {sh.n, sh.d});
-            b.node(HETERO_OP_RMSNORM, {x, norm_w}, xn).fparams[0] = 1e-5f;
-            b.node(HETERO_OP_MATMUL, {xn, wg}, g);
-            b.node(HETERO_OP_MATMUL, {xn, wu}, u);
-            b.node(HETERO_OP_SWIGLU, {g, u}, h);
-            b.node(HETERO_OP_MATMUL, {h, wd}, dn);
-            b.node(HETERO_OP_ADD, {x, dn}, y);
-            b.get().packed = sh.n == 3;
-            out.push_back(b.done());
-        }
+        for (const FfnShape& sh : shapes) add_ffn_case(out, w, sh);
 }
 
 // The head of an attention block over n rows: norm, q/k/v projections, rope
@@ -216,6 +219,23 @@ void paired_rope_cases(std::vector<Case>& out) {
         }
 }
 
+// K-quant weights (widths multiples of 256) through the fused paths a
+// provider may take for them: the FFN (gate/up pair, SwiGLU, norm before),
+// the Q/K/V head with rope and cache stores, decode and prefill sized.
+void kquant_graph_cases(std::vector<Case>& out) {
+    const FfnShape ffn[] = {{1, 256, 512}, {3, 256, 256}, {17, 512, 256}};
+    const HeadShape heads[] = {{1, 8, 2, 32, 17, HETERO_ROPE_ADJACENT, 0}, {1, 4, 1, 64, 9, HETERO_ROPE_HALVES, 0},
+                               {19, 8, 4, 32, 40, HETERO_ROPE_ADJACENT, 0}};
+    for (uint32_t w : {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K}) {
+        for (const FfnShape& sh : ffn) add_ffn_case(out, w, sh);
+        for (const HeadShape& sh : heads) {
+            CaseBuilder b(head_name("qkv_rope_store", w, HETERO_DTYPE_F16, sh) + "_rot" + s(sh.rot));
+            add_attention_head(b, w, HETERO_DTYPE_F16, sh, true);
+            out.push_back(b.done());
+        }
+    }
+}
+
 void add_graph_cases(std::vector<Case>& out) {
     paired_rope_cases(out);
     ffn_cases(out);
@@ -223,6 +243,7 @@ void add_graph_cases(std::vector<Case>& out) {
     qkv_rope_store_cases(out);
     store_then_attend_cases(out);
     embed_to_probs_cases(out);
+    kquant_graph_cases(out);
 }
 
 }  // namespace hetero::conformance

@@ -203,7 +203,7 @@ TEST_P(KQuantModel, GeneratesAsItsF32Copy) {
 INSTANTIATE_TEST_SUITE_P(Types, KQuantModel, testing::Values(HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K),
                          [](const testing::TestParamInfo<uint32_t>& i) { return std::string(sdk::dtype_name(i.param)); });
 
-// Providers that do not list the K-quants in dtype_mask (the GPU ones) are
+// Providers that do not list the K-quants in dtype_mask (npu_emu) are
 // refused the matmuls, with the dtype named, and dropped for such a model.
 TEST(KQuant, DevicesWithoutTheDtypeAreLeftOut) {
     const std::string kq = temp_path("plan.gguf");

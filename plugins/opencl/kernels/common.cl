@@ -10,10 +10,18 @@
 #define DT_BF16 2
 #define DT_Q8_0 3
 #define DT_Q4_0 4
+#define DT_Q4_K 7
+#define DT_Q5_K 8
+#define DT_Q6_K 9
 
 #define QK 32
 #define Q8_BYTES 34
 #define Q4_BYTES 18
+// K-quant super-blocks: 256 elements; byte offsets inside a block follow GGUF.
+#define QKK 256
+#define Q4K_BYTES 144
+#define Q5K_BYTES 176
+#define Q6K_BYTES 210
 
 // Bits of the execution error flag (err[0]); err[1] holds the lowest failing node.
 #define ERR_ID_RANGE 1
@@ -108,8 +116,47 @@ inline ushort float_to_bf16_bits(float f) {
 // f16 scale of a block that is only 2-byte aligned.
 inline float block_scale(global const uchar* blk) { return vload_half(0, (global const half*)blk); }
 
+inline bool is_kquant(int dtype) { return dtype == DT_Q4_K || dtype == DT_Q5_K || dtype == DT_Q6_K; }
+
+inline int kquant_bytes(int dtype) { return dtype == DT_Q4_K ? Q4K_BYTES : dtype == DT_Q5_K ? Q5K_BYTES : Q6K_BYTES; }
+
+// 6-bit scale (.x) and min (.y) of sub-block j of a Q4_K/Q5_K block whose 12
+// scale bytes start at s: sub-blocks 0-3 keep both in the low 6 bits of bytes
+// j and j + 4; sub-blocks 4-7 keep their low 4 bits in byte j + 4 (scale in
+// the low nibble, min in the high one) and their top 2 bits in the top bits
+// of bytes j - 4 (scale) and j (min).
+inline int2 kq_scale_min(global const uchar* s, int j) {
+    if (j < 4) return (int2)(s[j] & 63, s[j + 4] & 63);
+    return (int2)((s[j + 4] & 15) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+}
+
+// Element e (0..255) of a K-quant super-block, computed as the SDK's decoder does.
+inline float kq_elem(global const uchar* blk, int dtype, int e) {
+    if (dtype == DT_Q6_K) {
+        // Half h = e / 128; within it element l + 32c: low 4 bits in
+        // ql[64h + 32(c & 1) + l] (high nibble for c >= 2), top 2 bits at
+        // bit 2c of qh[32h + l]; scale e / 16.
+        const int h = e >> 7, c = (e >> 5) & 3, l = e & 31;
+        const uchar ql = blk[64 * h + 32 * (c & 1) + l];
+        const int q = ((c & 2) ? (ql >> 4) : (ql & 15)) | (((blk[128 + 32 * h + l] >> (2 * c)) & 3) << 4);
+        const float d = vload_half(0, (global const half*)(blk + 208));
+        return d * (float)(char)blk[192 + (e >> 4)] * (float)(q - 32);
+    }
+    // Q4_K/Q5_K: sub-block j = e / 32 keeps its 4 low bits in the low (even j)
+    // or high (odd j) nibbles of qs[32 (j / 2) + e % 32]; Q5_K's fifth bit is
+    // bit j of qh[e % 32].
+    const int j = e >> 5, l = e & 31;
+    const bool q5 = dtype == DT_Q5_K;
+    int q = (blk[(q5 ? 48 : 16) + 32 * (j >> 1) + l] >> (4 * (j & 1))) & 15;
+    if (q5) q |= ((blk[16 + l] >> j) & 1) << 4;
+    const int2 sm = kq_scale_min(blk + 4, j);
+    const float2 dm = vload_half2(0, (global const half*)blk);
+    return dm.x * (float)sm.x * (float)q - dm.y * (float)sm.y;
+}
+
 // Element k of a row stored as `dtype` (row points at the row's first byte).
 inline float load_elem(global const uchar* row, int dtype, int k) {
+    if (is_kquant(dtype)) return kq_elem(row + (k / QKK) * kquant_bytes(dtype), dtype, k % QKK);
     switch (dtype) {
         case DT_F32: return ((global const float*)row)[k];
         case DT_F16: return vload_half(k, (global const half*)row);
@@ -134,6 +181,9 @@ inline ulong row_bytes_of(int dtype, int n) {
         case DT_F16:
         case DT_BF16: return (ulong)n * 2;
         case DT_Q8_0: return (ulong)(n / QK) * Q8_BYTES;
+        case DT_Q4_K:
+        case DT_Q5_K:
+        case DT_Q6_K: return (ulong)(n / QKK) * kquant_bytes(dtype);
         default: return (ulong)(n / QK) * Q4_BYTES;
     }
 }

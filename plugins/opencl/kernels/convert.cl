@@ -12,6 +12,9 @@ kernel void convert_to_f32(global const uchar* xb, ulong xoff, int dtype, global
         case DT_F32: v = ((global const float*)x)[i]; break;
         case DT_F16: v = half_bits_to_float(((global const ushort*)x)[i]); break;
         case DT_BF16: v = bf16_bits_to_float(((global const ushort*)x)[i]); break;
+        case DT_Q4_K:
+        case DT_Q5_K:
+        case DT_Q6_K: v = kq_elem(x + (i / QKK) * kquant_bytes(dtype), dtype, (int)(i % QKK)); break;
         default: {
             // Blocks never straddle rows (rows are multiples of 32), so the
             // flat element index addresses blocks directly.

@@ -168,9 +168,14 @@ constexpr const char* kKernelNames[] = {
     "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
     "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
     "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0",
-    "matvec_norm_planar_rope_q4_0", "matvec_norm_planar_rope_q8_0"};
+    "matvec_norm_planar_rope_q4_0", "matvec_norm_planar_rope_q8_0",
+    // K-quants (kernels/kquant.cl)
+    "matvec_q4_k", "matvec_q5_k", "matvec_q6_k", "matvec_swiglu_q4_k", "matvec_swiglu_q5_k", "matvec_swiglu_q6_k",
+    "matvec_norm_q4_k", "matvec_norm_q5_k", "matvec_norm_q6_k", "matvec_swiglu_norm_q4_k", "matvec_swiglu_norm_q5_k",
+    "matvec_swiglu_norm_q6_k", "gemm_q4_k", "gemm_q5_k", "gemm_q6_k"};
 // Only in programs built with the tensor-core kernels.
-constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0", "gemm_mma_q8_0", "attention_mma"};
+constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0", "gemm_mma_q8_0", "attention_mma", "gemm_mma_q4_k", "gemm_mma_q5_k",
+                                           "gemm_mma_q6_k"};
 
 }  // namespace
 
@@ -261,7 +266,8 @@ void ClDevice::fill_props(hetero_device_props& p) const {
     p.memory_bytes = info_.global_mem;
     p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) |
-                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K);
     // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
     p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
     // OpenCL reports no memory bandwidth (nor the memory clock and bus

@@ -18,7 +18,7 @@ namespace {
 
 // Mirrors the dtype numbers of kernels/common.cl.
 static_assert(HETERO_DTYPE_F32 == 0 && HETERO_DTYPE_F16 == 1 && HETERO_DTYPE_BF16 == 2 && HETERO_DTYPE_Q8_0 == 3 &&
-              HETERO_DTYPE_Q4_0 == 4);
+              HETERO_DTYPE_Q4_0 == 4 && HETERO_DTYPE_Q4_K == 7 && HETERO_DTYPE_Q5_K == 8 && HETERO_DTYPE_Q6_K == 9);
 
 constexpr cl_int kFlagInit[4] = {0, INT_MAX, 0, 0};
 constexpr cl_int kErrIdRange = 1, kErrPosRange = 2;
@@ -71,6 +71,9 @@ const char* matvec_kernel(uint32_t dtype) {
         case HETERO_DTYPE_F16: return "matvec_f16";
         case HETERO_DTYPE_BF16: return "matvec_bf16";
         case HETERO_DTYPE_Q8_0: return "matvec_q8_0";
+        case HETERO_DTYPE_Q4_K: return "matvec_q4_k";  // kernels/kquant.cl
+        case HETERO_DTYPE_Q5_K: return "matvec_q5_k";
+        case HETERO_DTYPE_Q6_K: return "matvec_q6_k";
         default: return "matvec_q4_0";
     }
 }
@@ -81,17 +84,35 @@ const char* gemm_kernel(uint32_t dtype) {
         case HETERO_DTYPE_F16: return "gemm_f16";
         case HETERO_DTYPE_BF16: return "gemm_bf16";
         case HETERO_DTYPE_Q8_0: return "gemm_q8_0";
+        case HETERO_DTYPE_Q4_K: return "gemm_q4_k";
+        case HETERO_DTYPE_Q5_K: return "gemm_q5_k";
+        case HETERO_DTYPE_Q6_K: return "gemm_q6_k";
         default: return "gemm_q4_0";
     }
 }
 
-const char* mma_gemm_kernel(uint32_t dtype) { return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_q8_0" : "gemm_mma_q4_0"; }
-
-// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0
-std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
-    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") +
-           (dtype == HETERO_DTYPE_Q8_0 ? "q8_0" : "q4_0");
+const char* mma_gemm_kernel(uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_Q8_0: return "gemm_mma_q8_0";
+        case HETERO_DTYPE_Q4_K: return "gemm_mma_q4_k";
+        case HETERO_DTYPE_Q5_K: return "gemm_mma_q5_k";
+        case HETERO_DTYPE_Q6_K: return "gemm_mma_q6_k";
+        default: return "gemm_mma_q4_0";
+    }
 }
+
+// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0; matvec_[swiglu_][norm_]q4_k / q5_k / q6_k
+std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
+    const char* type = dtype == HETERO_DTYPE_Q8_0   ? "q8_0"
+                       : dtype == HETERO_DTYPE_Q4_K ? "q4_k"
+                       : dtype == HETERO_DTYPE_Q5_K ? "q5_k"
+                       : dtype == HETERO_DTYPE_Q6_K ? "q6_k"
+                                                    : "q4_0";
+    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") + type;
+}
+
+// Weights the fused matvec launches take: GGUF blocks of 32 or K-quants.
+bool quantized(uint32_t dtype) { return sdk::is_block_dtype(dtype) || sdk::is_kquant_dtype(dtype); }
 
 // Rows per tile of the planar matvec kernels (gate and up rows each with
 // SwiGLU) and the work-items that share a tile (PQ_ROWS and PQ_LANES of
@@ -165,7 +186,7 @@ constexpr int64_t kNormFusionMaxWidth = 4096;
 // A MATMUL that may share a launch with its neighbours: quantized weights,
 // no bias, an internal product.
 bool groupable(const sdk::Graph& g, const hetero_node& n) {
-    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && sdk::is_block_dtype(g.tensors[size_t(n.inputs[1])].dtype) &&
+    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && quantized(g.tensors[size_t(n.inputs[1])].dtype) &&
            g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
 }
 
@@ -572,11 +593,11 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
     // The rope_store group runs inside the planar kernel, or after the launch.
     const bool rope = mm.rope_node >= 0 && !planar.empty();
-    if (sdk::is_block_dtype(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]q4_0 / q8_0
+    if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
     if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
-    const bool mma = !matvec && program_.mma() && sdk::is_block_dtype(wtype) &&
+    const bool mma = !matvec && program_.mma() && quantized(wtype) &&
                      program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
     if (mma) name = mma_gemm_kernel(wtype);
     Launch l;

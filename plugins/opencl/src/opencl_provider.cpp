@@ -87,6 +87,10 @@ public:
         for (uint32_t i = 0; i < node.n_inputs; ++i)
             if (!dims_fit(node.inputs[i])) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
         if (!dims_fit(node.output)) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
+        // K-quant weights are read (matmul, embedding, conversion to f32); no kernel writes them.
+        if (node.op == HETERO_OP_CONVERT && sdk::is_kquant_dtype(tensors[node.output].dtype))
+            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("convert: quantizing to ") + sdk::dtype_name(tensors[node.output].dtype) +
+                                                  " is not provided");
         if (node.op == HETERO_OP_ATTENTION) {
             // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
             size_t wg = 1;

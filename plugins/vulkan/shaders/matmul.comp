@@ -55,6 +55,38 @@ void main() {
                 ws[lp * 8u + b][lr] = d * float(int(v << 24) >> 24);
                 ws[lp * 8u + b + 1u][lr] = d * float(int(v << 16) >> 24);
             }
+#elif WTYPE == 7 || WTYPE == 8
+            // K-quants: a step of 32 is sub-block j of one super-block; this
+            // invocation's 8 elements are its quant bytes 8lp.. (low nibbles
+            // for even j, high for odd; Q5_K's fifth bit: bit j of qh[8lp..]).
+            // Its 6-bit scale and min: see load.glsl.
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 8 ? 176u : 144u);
+            uint j = (k0 >> 5) & 7u;
+            uint a = w_u8(blk + 4u + (j & 3u)), bm = w_u8(blk + 8u + (j & 3u)), c = w_u8(blk + 12u + (j & 3u));
+            uint sc = j < 4u ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
+            uint mn = j < 4u ? (bm & 63u) : ((c >> 4) | ((bm >> 6) << 4));
+            vec2 dm = unpackHalf2x16(w_u32(blk));
+            float d = dm.x * float(sc), o = dm.y * float(mn);
+            for (uint b = 0u; b < 8u; b += 4u) {
+                uint q = (w_u32(blk + (WTYPE == 8 ? 48u : 16u) + 32u * (j >> 1) + lp * 8u + b) >> (4u * (j & 1u))) & 0x0f0f0f0fu;
+#if WTYPE == 8
+                q |= ((w_u32(blk + 16u + lp * 8u + b) >> j) & 0x01010101u) << 4;
+#endif
+                for (uint e = 0u; e < 4u; ++e) ws[lp * 8u + b + e][lr] = d * float((q >> (8u * e)) & 0xffu) - o;
+            }
+#elif WTYPE == 9
+            // Q6_K: step j is run c = j % 4 of half h = j / 4 (elements
+            // 128h + 32c + l): low 4 bits in ql (nibble c / 2 of byte
+            // 64h + 32(c % 2) + l), top 2 at bits 2c of qh[32h + l]; columns
+            // 8lp..8lp+7 share scale 8h + 2c + lp / 2.
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * 210u;
+            uint j = (k0 >> 5) & 7u, h = j >> 2, c = j & 3u;
+            float d = unpackHalf2x16(w_u16(blk + 208u)).x * float(int(w_u8(blk + 192u + 8u * h + 2u * c + (lp >> 1)) << 24) >> 24);
+            for (uint b = 0u; b < 8u; b += 4u) {
+                uint q = (w_u32(blk + 64u * h + 32u * (c & 1u) + lp * 8u + b) >> (4u * (c >> 1))) & 0x0f0f0f0fu;
+                q |= ((w_u32(blk + 128u + 32u * h + lp * 8u + b) >> (2u * c)) & 0x03030303u) << 4;
+                for (uint e = 0u; e < 4u; ++e) ws[lp * 8u + b + e][lr] = d * float(int((q >> (8u * e)) & 0xffu) - 32);
+            }
 #else
             for (uint b = 0u; b < 8u; ++b) {
                 uint k = k0 + lp * 8u + b;

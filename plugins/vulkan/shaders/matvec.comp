@@ -46,7 +46,7 @@ layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };  // same data, when 16-byte aligned
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
 #if MULTI
-#if WTYPE != 3 && WTYPE != 4
+#if WTYPE != 3 && WTYPE != 4 && WTYPE < 7
 #error "MULTI is for quantized weights"
 #endif
 layout(std430, binding = 2) readonly buffer W0 { uint ww0[]; };
@@ -189,6 +189,134 @@ void quant_partials_pair(uint row0, uint M, uint K, uint xb, inout float part[NP
 DEFINE_BLOCK_DOT(_w, ww)
 DEFINE_QUANT_PARTIALS(_w)
 #endif
+#elif WTYPE >= 7
+// K-quant rows (WTYPE 7-9: Q4_K, Q5_K, Q6_K). A super-block is cut into 8
+// parts of 32 elements that split its quant bytes between them, so each byte
+// is read by one invocation: part s takes bytes 4s..4s+3 of each 32-byte run
+// of quants (Q4_K/Q5_K: 4 elements of each of the 8 sub-blocks, whose fifth
+// bits are qh[4s..4s+3]) or, for Q6_K, bytes 8(s%4)..+8 of each run of half
+// s/4. Invocations stride over parts (neighbours read neighbouring bytes);
+// x's 32 values of a part are loaded once for all NR rows (and, MULTI with
+// NORM, scaled by the norm weight, each element by exactly one invocation).
+uvec4 bytes4(uint v) { return uvec4(v, v >> 8, v >> 16, v >> 24) & 0xffu; }
+
+#if WTYPE == 9
+// Elements 128h + 32c + l0 + (0..7) of block b, c = 0..3, as xv[2c], xv[2c + 1].
+void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
+    uint e0 = b * 256u + 128u * (s >> 2) + 8u * (s & 3u);
+    for (uint c = 0u; c < 4u; ++c)
+        for (uint i = 0u; i < 2u; ++i) {
+            xv[2u * c + i] = xv4(xb, e0 + 32u * c + 4u * i);
+            NORM_SCALE(xv[2u * c + i], e0 + 32u * c + 4u * i);
+        }
+    for (uint i = 0u; i < 8u; ++i) xsum[i] = 0.0;
+}
+
+// ql run c holds its low 4 bits (runs 0, 1: low nibbles of the two 32-byte
+// ql halves; runs 2, 3: their high nibbles), qh bits 2c..2c+1 the top 2; the
+// 8 columns of a part share one int8 scale per run. LD: the loaders of W's array.
+#define DEFINE_KQ_DOT(SFX, LD)                                                                                  \
+    float kq_part_dot##SFX(uint blk, uint s, vec4 xv[8], float xsum[8]) {                                      \
+        uint h = s >> 2, l0 = 8u * (s & 3u);                                                                    \
+        uint qa0 = LD##_u32(blk + 64u * h + l0), qa1 = LD##_u32(blk + 64u * h + l0 + 4u);                       \
+        uint qb0 = LD##_u32(blk + 64u * h + 32u + l0), qb1 = LD##_u32(blk + 64u * h + 36u + l0);                \
+        uint qh0 = LD##_u32(blk + 128u + 32u * h + l0), qh1 = LD##_u32(blk + 132u + 32u * h + l0);              \
+        uint sb = blk + 192u + 8u * h + (l0 >> 4);                                                              \
+        float sum = 0.0;                                                                                        \
+        for (uint c = 0u; c < 4u; ++c) {                                                                        \
+            uint lo0 = (c & 1u) == 0u ? qa0 : qb0, lo1 = (c & 1u) == 0u ? qa1 : qb1;                            \
+            uint sh = 4u * (c >> 1);                                                                            \
+            uint q0 = ((lo0 >> sh) & 0x0f0f0f0fu) | (((qh0 >> (2u * c)) & 0x03030303u) << 4);                   \
+            uint q1 = ((lo1 >> sh) & 0x0f0f0f0fu) | (((qh1 >> (2u * c)) & 0x03030303u) << 4);                   \
+            float dq = dot(vec4(bytes4(q0)) - 32.0, xv[2u * c]) + dot(vec4(bytes4(q1)) - 32.0, xv[2u * c + 1u]); \
+            sum += float(int(LD##_u8(sb + 2u * c) << 24) >> 24) * dq;                                           \
+        }                                                                                                       \
+        return unpackHalf2x16(LD##_u16(blk + 208u)).x * sum;                                                    \
+    }
+#else
+// Elements 64p + 4s + (0..3) (sub-block 2p) and 64p + 32 + 4s + (0..3)
+// (sub-block 2p + 1) of block b as xv[2p], xv[2p + 1], with their sums.
+void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
+    for (uint j = 0u; j < 8u; ++j) {
+        xv[j] = xv4(xb, b * 256u + 32u * j + 4u * s);
+        NORM_SCALE(xv[j], b * 256u + 32u * j + 4u * s);
+        xsum[j] = xv[j].x + xv[j].y + xv[j].z + xv[j].w;
+    }
+}
+
+// Sub-block j: d * sc[j] * dot(q, x) - dmin * m[j] * sum(x). The 16 six-bit
+// scales and mins come from the 12 scale bytes A, B, C (4 each): sub-blocks
+// 0-3 are the low 6 bits of A (scales) and B (mins), sub-blocks 4-7 the
+// nibbles of C with the top 2 bits of A and B above them.
+#define DEFINE_KQ_DOT(SFX, LD)                                                                                  \
+    float kq_part_dot##SFX(uint blk, uint s, vec4 xv[8], float xsum[8]) {                                      \
+        uvec4 A = bytes4(LD##_u32(blk + 4u)), B = bytes4(LD##_u32(blk + 8u)), C = bytes4(LD##_u32(blk + 12u));  \
+        vec4 sc_lo = vec4(A & 63u), m_lo = vec4(B & 63u);                                                       \
+        vec4 sc_hi = vec4((C & 15u) | ((A >> 6) << 4)), m_hi = vec4((C >> 4) | ((B >> 6) << 4));                \
+        float sc[8] = float[8](sc_lo.x, sc_lo.y, sc_lo.z, sc_lo.w, sc_hi.x, sc_hi.y, sc_hi.z, sc_hi.w);         \
+        float mn[8] = float[8](m_lo.x, m_lo.y, m_lo.z, m_lo.w, m_hi.x, m_hi.y, m_hi.z, m_hi.w);                 \
+        uint qh = WTYPE == 8 ? LD##_u32(blk + 16u + 4u * s) : 0u;                                               \
+        uint qs = blk + (WTYPE == 8 ? 48u : 16u) + 4u * s;                                                      \
+        float sq = 0.0, sm = 0.0;                                                                               \
+        for (uint p = 0u; p < 4u; ++p) {                                                                        \
+            uint q = LD##_u32(qs + 32u * p);                                                                    \
+            uint q0 = (q & 0x0f0f0f0fu) | (((qh >> (2u * p)) & 0x01010101u) << 4);                              \
+            uint q1 = ((q >> 4) & 0x0f0f0f0fu) | (((qh >> (2u * p + 1u)) & 0x01010101u) << 4);                  \
+            sq += sc[2u * p] * dot(vec4(bytes4(q0)), xv[2u * p]) + sc[2u * p + 1u] * dot(vec4(bytes4(q1)), xv[2u * p + 1u]); \
+            sm += mn[2u * p] * xsum[2u * p] + mn[2u * p + 1u] * xsum[2u * p + 1u];                              \
+        }                                                                                                       \
+        vec2 dm = unpackHalf2x16(LD##_u32(blk));                                                                \
+        return dm.x * sq - dm.y * sm;                                                                           \
+    }
+#endif
+
+const uint KQ_BYTES = WTYPE == 7 ? 144u : WTYPE == 8 ? 176u : 210u;
+
+// Named as the Q4_0/Q8_0 functions, so main() picks them alike.
+#define DEFINE_KQ_PARTIALS(SFX)                                                                            \
+    void quant_partials##SFX(uint row0, uint M, uint K, uint wbase, uint xb, inout float part[NP]) {      \
+        uint nb = K / 256u;                                                                                \
+        for (uint v = gl_LocalInvocationID.x; v < nb * 8u; v += WG) {                                      \
+            uint b = v >> 3, s = v & 7u;                                                                   \
+            vec4 xv[8];                                                                                    \
+            float xsum[8];                                                                                 \
+            load_x_part(xb, b, s, xv, xsum);                                                               \
+            for (uint r = 0u; r < NR; ++r)                                                                 \
+                if (row0 + r < M) part[r] += kq_part_dot##SFX(wbase + ((row0 + r) * nb + b) * KQ_BYTES, s, xv, xsum); \
+        }                                                                                                  \
+    }
+#if MULTI
+DEFINE_LOADERS(w0, ww0)
+DEFINE_LOADERS(w1, ww1)
+DEFINE_LOADERS(w2, ww2)
+DEFINE_KQ_DOT(_0, w0)
+DEFINE_KQ_DOT(_1, w1)
+DEFINE_KQ_DOT(_2, w2)
+DEFINE_KQ_PARTIALS(_0)
+DEFINE_KQ_PARTIALS(_1)
+DEFINE_KQ_PARTIALS(_2)
+#if SWIGLU
+// The same rows of W0 and W1, x's part loaded once for both.
+void quant_partials_pair(uint row0, uint M, uint K, uint xb, inout float part[NP]) {
+    uint nb = K / 256u;
+    for (uint v = gl_LocalInvocationID.x; v < nb * 8u; v += WG) {
+        uint b = v >> 3, s = v & 7u;
+        vec4 xv[8];
+        float xsum[8];
+        load_x_part(xb, b, s, xv, xsum);
+        for (uint r = 0u; r < NR; ++r)
+            if (row0 + r < M) {
+                uint at = ((row0 + r) * nb + b) * KQ_BYTES;
+                part[r] += kq_part_dot_0(pc.t1 + at, s, xv, xsum);
+                part[NR + r] += kq_part_dot_1(pc.t2 + at, s, xv, xsum);
+            }
+    }
+}
+#endif
+#else
+DEFINE_KQ_DOT(_w, w)
+DEFINE_KQ_PARTIALS(_w)
+#endif
 #else
 // Partial dot product of one row of W with x over this invocation's chunks.
 float row_partial(uint row, uint K, uint wbase, uint xb) {
@@ -241,7 +369,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint xb = (pc.t0 >> 2) + n * K;
     float part[NP];
-#if WTYPE == 3 || WTYPE == 4
+#if WTYPE == 3 || WTYPE == 4 || WTYPE >= 7
     for (uint r = 0u; r < NP; ++r) part[r] = 0.0;
 #if SWIGLU
     quant_partials_pair(row0, M, K, xb, part);

@@ -82,7 +82,8 @@ public:
         std::snprintf(p.driver, sizeof(p.driver), "%s", d.driver.c_str());
         p.memory_bytes = d.memory_bytes;
         p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) | HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0);
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) |
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K);
         p.subgroup_size = d.subgroup_size;
         // Vulkan reports neither FLOPS nor bandwidth: hints where the device
         // type says enough, else 0 (unknown).

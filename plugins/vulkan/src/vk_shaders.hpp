@@ -18,7 +18,13 @@ namespace hetero::vk {
     X(matmul_coop_multi_xh_w4) X(matvec_multi_w3) X(matvec_multi_w4) X(matvec_multi_sg_w3) \
     X(matvec_multi_sg_w4) X(matvec_multi_norm_sg_w3) X(matvec_multi_norm_sg_w4) X(matvec_multi_swiglu_w3) \
     X(matvec_multi_swiglu_w4) X(matvec_multi_swiglu_sg_w3) X(matvec_multi_swiglu_sg_w4) \
-    X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4)
+    X(matvec_multi_norm_swiglu_sg_w3) X(matvec_multi_norm_swiglu_sg_w4) X(matmul_w7) X(matmul_w8) X(matmul_w9) \
+    X(matvec_w7) X(matvec_w8) X(matvec_w9) X(matvec_sg_w7) X(matvec_sg_w8) X(matvec_sg_w9) \
+    X(matvec_multi_w7) X(matvec_multi_w8) X(matvec_multi_w9) X(matvec_multi_sg_w7) X(matvec_multi_sg_w8) \
+    X(matvec_multi_sg_w9) X(matvec_multi_norm_sg_w7) X(matvec_multi_norm_sg_w8) X(matvec_multi_norm_sg_w9) \
+    X(matvec_multi_swiglu_w7) X(matvec_multi_swiglu_w8) X(matvec_multi_swiglu_w9) X(matvec_multi_swiglu_sg_w7) \
+    X(matvec_multi_swiglu_sg_w8) X(matvec_multi_swiglu_sg_w9) X(matvec_multi_norm_swiglu_sg_w7) \
+    X(matvec_multi_norm_swiglu_sg_w8) X(matvec_multi_norm_swiglu_sg_w9)
 
 struct ShaderCode {
     const uint32_t* words;

@@ -1,0 +1,265 @@
+// K-quant weights (Q4_K, Q5_K, Q6_K; GGUF super-blocks of 256 elements, read
+// in place from the GGUF bytes): the decode matvecs and the prefill GEMMs.
+// Uses matvec.cl's MATVEC_KERNEL and gemm.cl's GEMM_KERNEL.
+
+// ---- decode: y = W x, one activation row
+//
+// A super-block is cut into 8 parts of 32 elements such that every weight
+// byte belongs to exactly one part: part s takes bytes 4s..4s+3 of each
+// 32-byte run of quants (Q4_K/Q5_K: 4 elements of each of the 8 sub-blocks;
+// Q5_K's fifth bits of those 32 elements are qh[4s..4s+3]) and, for Q6_K,
+// bytes 8(s%4)..+8 of each run of half s/4 (8 elements of each of its 4
+// sub-block pairs). The `lanes` work-items of a row walk the parts as the
+// Q4_0 kernels do (neighbouring lanes, neighbouring bytes), so a row's bytes
+// are each loaded once; only the few scale bytes are shared by the 8 parts.
+
+// The 16 six-bit scales and mins of a Q4_K/Q5_K block, unpacked four at a
+// time from its 12 scale bytes A = s[0..3], B = s[4..7], C = s[8..11]:
+// sub-blocks 0-3 are the low 6 bits of A (scales) and B (mins); sub-blocks
+// 4-7 take their low 4 bits from C's nibbles and their top 2 from the top
+// bits of A and B.
+#define KQ_UNPACK_SCALES(blk, sc_lo, m_lo, sc_hi, m_hi)                   \
+    const uint4 A_ = convert_uint4(vload4(0, (blk) + 4));                 \
+    const uint4 B_ = convert_uint4(vload4(0, (blk) + 8));                 \
+    const uint4 C_ = convert_uint4(vload4(0, (blk) + 12));                \
+    const float4 sc_lo = convert_float4(A_ & 63u);                        \
+    const float4 m_lo = convert_float4(B_ & 63u);                         \
+    const float4 sc_hi = convert_float4((C_ & 15u) | ((A_ >> 6) << 4));   \
+    const float4 m_hi = convert_float4((C_ >> 4) | ((B_ >> 6) << 4));
+
+inline float kq_hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+// Q4_K / Q5_K part v of a row: for pair p, 4 quant bytes hold sub-block 2p
+// (low nibbles) and 2p+1 (high nibbles). Sum d * sc * q . x - dmin * m * sum(x).
+#define KQ45_PART(NAME, AS, Q5)                                                                  \
+    inline float NAME(global const uchar* wrow, AS const float* x, int v) {                     \
+        const int b = v >> 3, s = v & 7;                                                         \
+        global const uchar* blk = wrow + b * (Q5 ? Q5K_BYTES : Q4K_BYTES);                       \
+        const float2 dm = vload_half2(0, (global const half*)blk);                              \
+        KQ_UNPACK_SCALES(blk, sc_lo, m_lo, sc_hi, m_hi)                                          \
+        const float sc[8] = {sc_lo.x, sc_lo.y, sc_lo.z, sc_lo.w, sc_hi.x, sc_hi.y, sc_hi.z, sc_hi.w}; \
+        const float mn[8] = {m_lo.x, m_lo.y, m_lo.z, m_lo.w, m_hi.x, m_hi.y, m_hi.z, m_hi.w};   \
+        global const uchar* qs = blk + (Q5 ? 48 : 16) + 4 * s;                                   \
+        const uchar4 qh = Q5 ? vload4(0, blk + 16 + 4 * s) : (uchar4)(0);                        \
+        AS const float* xp = x + b * QKK + 4 * s;                                                \
+        float sq = 0.f, sm = 0.f;                                                                \
+        for (int p = 0; p < 4; ++p) {                                                            \
+            const uchar4 q = vload4(0, qs + 32 * p);                                             \
+            const uchar4 h0 = ((qh >> (uchar)(2 * p)) & (uchar)1) << (uchar)4;                   \
+            const uchar4 h1 = ((qh >> (uchar)(2 * p + 1)) & (uchar)1) << (uchar)4;               \
+            const float4 x0 = vload4(0, xp + 64 * p), x1 = vload4(0, xp + 64 * p + 32);          \
+            sq = fma(sc[2 * p], dot(convert_float4((q & (uchar)15) | h0), x0), sq);              \
+            sq = fma(sc[2 * p + 1], dot(convert_float4((q >> (uchar)4) | h1), x1), sq);          \
+            sm = fma(mn[2 * p], kq_hsum(x0), sm);                                                \
+            sm = fma(mn[2 * p + 1], kq_hsum(x1), sm);                                            \
+        }                                                                                        \
+        return dm.x * sq - dm.y * sm;                                                            \
+    }
+
+// Q6_K part v of a row: half h, element columns l0..l0+7 of its four runs
+// c = 0..3 (elements 128h + 32c + l): low 4 bits from ql (runs 0, 1 low
+// nibbles, runs 2, 3 high nibbles of the same bytes), top 2 from bits 2c of
+// qh; one int8 scale per run (columns l0..l0+7 share a 16-element sub-block).
+#define KQ6_PART(NAME, AS)                                                                       \
+    inline float NAME(global const uchar* wrow, AS const float* x, int v) {                     \
+        const int b = v >> 3, s = v & 7, h = s >> 2, l0 = 8 * (s & 3);                           \
+        global const uchar* blk = wrow + b * Q6K_BYTES;                                          \
+        const uchar8 qa = vload8(0, blk + 64 * h + l0), qb = vload8(0, blk + 64 * h + 32 + l0);  \
+        const uchar8 qh = vload8(0, blk + 128 + 32 * h + l0);                                    \
+        global const char* sc = (global const char*)(blk + 192 + 8 * h + (l0 >> 4));             \
+        const float d = vload_half(0, (global const half*)(blk + 208));                         \
+        const uchar8 q[4] = {(qa & (uchar)15) | ((qh & (uchar)3) << (uchar)4),                   \
+                             (qb & (uchar)15) | (((qh >> (uchar)2) & (uchar)3) << (uchar)4),     \
+                             (qa >> (uchar)4) | (((qh >> (uchar)4) & (uchar)3) << (uchar)4),     \
+                             (qb >> (uchar)4) | ((qh >> (uchar)6) << (uchar)4)};                 \
+        AS const float* xp = x + b * QKK + 128 * h + l0;                                         \
+        float sum = 0.f;                                                                         \
+        for (int c = 0; c < 4; ++c) {                                                            \
+            const float8 w = convert_float8(q[c]) - 32.f;                                        \
+            const float8 xv = vload8(0, xp + 32 * c);                                            \
+            sum = fma((float)sc[2 * c], dot(w.lo, xv.lo) + dot(w.hi, xv.hi), sum);               \
+        }                                                                                        \
+        return d * sum;                                                                          \
+    }
+
+// This lane's share of row . x over the row's K / 256 * 8 parts.
+#define KQUANT_DOT(NAME, PART, AS)                                                   \
+    inline float NAME(global const uchar* wrow, AS const float* x, int K, int lane, int lanes) { \
+        const int parts = (K / QKK) * 8;                                             \
+        float acc = 0.f;                                                             \
+        int v = lane;                                                                \
+        for (; v + 3 * lanes < parts; v += 4 * lanes) {                              \
+            const float p0 = PART(wrow, x, v), p1 = PART(wrow, x, v + lanes);        \
+            const float p2 = PART(wrow, x, v + 2 * lanes), p3 = PART(wrow, x, v + 3 * lanes); \
+            acc += (p0 + p1) + (p2 + p3);                                            \
+        }                                                                            \
+        for (; v < parts; v += lanes) acc += PART(wrow, x, v);                       \
+        return acc;                                                                  \
+    }
+
+// x in global memory, and (the norm-fused kernels) in local memory.
+KQ45_PART(q4k_part, global, 0)
+KQ45_PART(q5k_part, global, 1)
+KQ6_PART(q6k_part, global)
+KQ45_PART(q4k_part_l, local, 0)
+KQ45_PART(q5k_part_l, local, 1)
+KQ6_PART(q6k_part_l, local)
+KQUANT_DOT(dot_q4_k, q4k_part, global)
+KQUANT_DOT(dot_q5_k, q5k_part, global)
+KQUANT_DOT(dot_q6_k, q6k_part, global)
+KQUANT_DOT(dot_q4_k_l, q4k_part_l, local)
+KQUANT_DOT(dot_q5_k_l, q5k_part_l, local)
+KQUANT_DOT(dot_q6_k_l, q6k_part_l, local)
+
+#define ROW_BYTES_Q4_K(K) ((ulong)((K) / QKK) * Q4K_BYTES)
+#define ROW_BYTES_Q5_K(K) ((ulong)((K) / QKK) * Q5K_BYTES)
+#define ROW_BYTES_Q6_K(K) ((ulong)((K) / QKK) * Q6K_BYTES)
+
+// The fusions of the Q4_0/Q8_0 matvecs (matvec.cl): up to three matrices a
+// launch, SwiGLU after gate/up, the RMSNORM before.
+MATVEC_KERNEL(matvec_q4_k, dot_q4_k, ROW_BYTES_Q4_K, , X_GLOBAL)
+MATVEC_KERNEL(matvec_q5_k, dot_q5_k, ROW_BYTES_Q5_K, , X_GLOBAL)
+MATVEC_KERNEL(matvec_q6_k, dot_q6_k, ROW_BYTES_Q6_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q4_k, dot_q4_k, ROW_BYTES_Q4_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q5_k, dot_q5_k, ROW_BYTES_Q5_K, , X_GLOBAL)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_q6_k, dot_q6_k, ROW_BYTES_Q6_K, , X_GLOBAL)
+MATVEC_KERNEL(matvec_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_ARGS, X_NORMED)
+MATVEC_KERNEL(matvec_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
+MATVEC_KERNEL(matvec_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
+MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
+
+// ---- prefill: the register-tiled GEMM of gemm.cl (and gemm_mma.cl's)
+//
+// Their K step of 32 is one K-quant sub-block (two Q6_K sub-blocks), the same
+// for all rows of the tile. Part t of a step is elements 8p..8p+7 (p = t % 4)
+// of row t / 4: fetched raw as the block's f16 scale(s), the bytes that hold
+// this sub-block's scale and min, and 8 quant bytes (plus 8 fifth-bit or
+// high-bit bytes), dequantized as they are written to local memory. Rows
+// past M read as zero (scales 0). A work-item of a `group` fetches parts
+// t = id + i * group, i < count, t < parts, into KQ45_REGS / KQ6_REGS
+// registers each.
+#define KQ45_REGS(Q5) ((Q5) ? 6 : 4)
+#define KQ6_REGS 5
+
+// Block of row m holding K step k0.
+inline global const uchar* kq_gemm_block(global const uchar* w, int K, int m, int k0, int bytes) {
+    return w + (ulong)m * (ulong)(K / QKK) * bytes + (ulong)(k0 / QKK) * bytes;
+}
+
+// Q4_K/Q5_K sub-block j: r = {d | dmin, scale bytes (j & 3), (j & 3) + 4,
+// (j & 3) + 8 and j, quants 8p.., (Q5_K) qh 8p..}.
+inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, bool q5, uint* r) {
+    const int R = KQ45_REGS(q5), j = (k0 / QK) & 7;
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
+        const int m = m0 + t / 4, p = t % 4;
+        for (int e = 0; e < R; ++e) r[R * i + e] = 0u;
+        if (t < parts && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, q5 ? Q5K_BYTES : Q4K_BYTES);
+            r[R * i] = as_uint(vload2(0, (global const ushort*)blk));
+            r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) | ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);
+            const uint2 q = as_uint2(vload8(0, blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p));
+            r[R * i + 2] = q.x;
+            r[R * i + 3] = q.y;
+            if (q5) {
+                const uint2 h = as_uint2(vload8(0, blk + 16 + 8 * p));
+                r[R * i + 4] = h.x;
+                r[R * i + R - 1] = h.y;
+            }
+        }
+    }
+}
+
+// The 8 values of one part: sub-block j's 6-bit scale and min from its three
+// scale bytes a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
+// KQ_UNPACK_SCALES), then d * sc * q - dmin * m.
+inline float8 dequant_part_q45_k(const uint* r, bool q5) {
+    const uint s = r[1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu;
+    const int j = (int)(s >> 24);
+    const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
+    const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
+    const float d = half_reg_to_float(r[0]) * (float)sc;
+    const float o = half_reg_to_float(r[0] >> 16) * (float)mn;
+    const uchar8 q = (as_uchar8((uint2)(r[2], r[3])) >> (uchar)(4 * (j & 1))) & (uchar)15;
+    const uchar8 h = q5 ? ((as_uchar8((uint2)(r[4], r[5])) >> (uchar)j) & (uchar)1) << (uchar)4 : (uchar8)(0);
+    return d * convert_float8(q | h) - o;
+}
+
+// Q6_K step j = half j / 4, run c = j % 4: r = {d | scale byte << 16 | c << 24,
+// ql 8p.. of the run's bytes, qh 8p..}. Elements 8p.. share scale 2c + p / 2 of the half.
+inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, uint* r) {
+    const int j = (k0 / QK) & 7, h = j >> 2, c = j & 3;
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
+        const int m = m0 + t / 4, p = t % 4;
+        for (int e = 0; e < KQ6_REGS; ++e) r[KQ6_REGS * i + e] = 0u;
+        if (t < parts && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, Q6K_BYTES);
+            r[KQ6_REGS * i] = (uint)((global const ushort*)(blk + 208))[0] | ((uint)blk[192 + 8 * h + 2 * c + (p >> 1)] << 16) | ((uint)c << 24);
+            const uint2 q = as_uint2(vload8(0, blk + 64 * h + 32 * (c & 1) + 8 * p));
+            const uint2 hb = as_uint2(vload8(0, blk + 128 + 32 * h + 8 * p));
+            r[KQ6_REGS * i + 1] = q.x;
+            r[KQ6_REGS * i + 2] = q.y;
+            r[KQ6_REGS * i + 3] = hb.x;
+            r[KQ6_REGS * i + 4] = hb.y;
+        }
+    }
+}
+
+inline float8 dequant_part_q6_k(const uint* r) {
+    const int c = (int)(r[0] >> 24);
+    const float d = half_reg_to_float(r[0]) * (float)(char)(uchar)(r[0] >> 16);
+    const uchar8 lo = (as_uchar8((uint2)(r[1], r[2])) >> (uchar)(4 * (c >> 1))) & (uchar)15;
+    const uchar8 hi = ((as_uchar8((uint2)(r[3], r[4])) >> (uchar)(2 * c)) & (uchar)3) << (uchar)4;
+    return d * (convert_float8(lo | hi) - 32.f);
+}
+
+#define gemm_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, false, r)
+#define gemm_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, true, r)
+#define gemm_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
+
+// A part's 8 values go to column `row` of k-major Bs (gemm.cl's layout).
+#define KQ_GEMM_PUT(NAME, DEQUANT)                                                                        \
+    inline void NAME(const uint* r, local float* Bs) {                                                   \
+        for (int i = 0; i < GEMM_PR; ++i) {                                                               \
+            const int t = get_local_id(0) + i * GEMM_WG;                                                  \
+            if (t >= GEMM_BM * 4) break;                                                                  \
+            const float8 v = DEQUANT;                                                                     \
+            local float* dst = Bs + 8 * (t % 4) * GEMM_SB + t / 4;                                        \
+            dst[0 * GEMM_SB] = v.s0; dst[1 * GEMM_SB] = v.s1; dst[2 * GEMM_SB] = v.s2; dst[3 * GEMM_SB] = v.s3; \
+            dst[4 * GEMM_SB] = v.s4; dst[5 * GEMM_SB] = v.s5; dst[6 * GEMM_SB] = v.s6; dst[7 * GEMM_SB] = v.s7; \
+        }                                                                                                 \
+    }
+KQ_GEMM_PUT(gemm_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
+KQ_GEMM_PUT(gemm_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
+KQ_GEMM_PUT(gemm_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
+
+GEMM_KERNEL(gemm_q4_k, gemm_fetch_w_q4_k, gemm_put_w_q4_k, KQ45_REGS(false) * GEMM_PR)
+GEMM_KERNEL(gemm_q5_k, gemm_fetch_w_q5_k, gemm_put_w_q5_k, KQ45_REGS(true) * GEMM_PR)
+GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
+
+#ifdef MMA_KERNELS
+// Tensor cores (gemm_mma.cl): the same parts, written as f16 into the
+// weight row's 32 halves (dequantized K-quant weights are far inside f16 range).
+#define mma_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, false, r)
+#define mma_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, true, r)
+#define mma_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#define KQ_MMA_PUT(NAME, DEQUANT)                                                         \
+    inline void NAME(const uint* r, local uint* Bs) {                                     \
+        for (int i = 0; i < MMA_PR; ++i) {                                                \
+            const int t = get_local_id(0) + i * MMA_WG;                                   \
+            const float8 v = DEQUANT;                                                     \
+            local half* dst = (local half*)(Bs + (t / 4) * MMA_ROW_WORDS) + 8 * (t % 4); \
+            vstore_half4(v.lo, 0, dst);                                                   \
+            vstore_half4(v.hi, 0, dst + 4);                                               \
+        }                                                                                 \
+    }
+KQ_MMA_PUT(mma_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
+KQ_MMA_PUT(mma_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
+KQ_MMA_PUT(mma_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
+GEMM_MMA_KERNEL(gemm_mma_q4_k, mma_fetch_w_q4_k, mma_put_w_q4_k, KQ45_REGS(false) * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q5_k, mma_fetch_w_q5_k, mma_put_w_q5_k, KQ45_REGS(true) * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q6_k, mma_fetch_w_q6_k, mma_put_w_q6_k, KQ6_REGS * MMA_PR)
+#endif
