@@ -111,7 +111,9 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b mistral-7b}; do
   for t in ${TYPES:-q4_0 q8_0}; do
     m=$models/$shape-$t.gguf
     bytes=$(stat -c %s "$m")
-    bpw=$([[ $t == q4_0 ]] && echo 0.5625 || echo 1.0625)  # bytes per weight of the block format
+    case $t in  # bytes per weight of the block format
+      q4_0 | q4_k) bpw=0.5625 ;; q5_k) bpw=0.6875 ;; q6_k) bpw=0.8203 ;; q8_0) bpw=1.0625 ;; f16) bpw=2 ;; *) bpw=4 ;;
+    esac
     for e in ${ENGINES:-hetero-vulkan hetero-opencl llama-vulkan llama-cuda}; do
       awk -v s="$shape" -v t="$t" -v e="$e" -v b="$bytes" -v bpw="$bpw" -v tbs="$peak_tbs" -v tf="$peak_tflops" '
         $1 == s && $2 == t && $3 == e { if ($5 > best[$4]) best[$4] = $5; if ($6 > rss) rss = $6; if ($7 > dev) dev = $7; n++ }
