@@ -2,6 +2,8 @@
 // arithmetic; only the f16 <-> f32 conversions every armv8-a core has).
 #include "kernels.hpp"
 
+#include <hetero/ep_api.h>
+
 #include <arm_neon.h>
 
 namespace hetero::cpu {
@@ -217,7 +219,10 @@ const Kernels& kernels_neon() {
                                &dot_f32,  &dot_f16,       &axpy_f32,                 &axpy_f16,
                                &f32_to_f16_row, &f16_to_f32_row,
                                // K-quants: the portable tiles (dequantise, then f32 dot products).
-                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable, false};
+                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable,
+                               &matmul_q4_1_portable, &matmul_q5_0_portable, &matmul_q5_1_portable, &matmul_iq4_nl_portable,
+                               &matmul_q2_k_portable, &matmul_q3_k_portable,
+                               HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0)};
     return k;
 }
 
