@@ -15,6 +15,7 @@
 #include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/open_model.hpp>
 #include <hetero/runtime/plan.hpp>
+#include <hetero/runtime/session.hpp>
 #include <hetero/sdk/graph_check.hpp>
 #include <hetero/sdk/quant.hpp>
 
@@ -263,6 +264,41 @@ TEST_P(QuantTypeModel, GeneratesAsItsF32Copy) {
     EXPECT_EQ(tq, tf);
     fs::remove(q);
     fs::remove(f);
+}
+
+// Every matmul cut by output rows between two entries of the cpu device
+// (slices of the weight rows, merges, hand-overs) gives the unsplit tokens.
+TEST_P(QuantTypeModel, RowSplitGivesTheSameTokens) {
+    Provider* cpu = test::build_tree_registry().find("cpu");
+    ASSERT_NE(cpu, nullptr);
+    const uint32_t dt = GetParam();
+    const std::string path = temp_path(std::string(sdk::dtype_name(dt)) + "_split.gguf");
+    write_random_model(path, random_model_preset(sdk::is_kquant_dtype(dt) ? "tiny-k" : "tiny"), dt, 13);
+    OpenedModel m = open_model(path);
+    const std::vector<DeviceRef> devs = {{cpu, 0, cpu->device_props(0)}, {cpu, 0, cpu->device_props(0)}};
+    auto tokens = [&](const Plan& plan) {
+        SessionOptions so;
+        so.cache_type = CacheType::f32;
+        so.max_batch = 3;  // prefill chunks, then decode
+        Session session(m.file, plan, so);
+        Sampler greedy(SamplerOptions{0.f, 0, 1.f, 0});
+        return generate(session, *m.tokenizer, "Once upon a time", 16, greedy).tokens;
+    };
+    const auto expected = tokens(plan_single_device(int(m.file.hparams.n_layer), devs, 0));
+    Plan plan = plan_single_device(int(m.file.hparams.n_layer), devs, 0);
+    const ModelGraph g = build_model_graph(m.file, 1, 64, std::vector<uint32_t>(size_t(m.file.hparams.n_layer), HETERO_DTYPE_F32));
+    for (const ModelNode& n : g.nodes) {
+        if (!is_matmul_role(n.role)) continue;
+        const int64_t rows = g.tensors[size_t(n.node.inputs[1])].desc.shape[0];
+        const int64_t cut = rows / 2 / 32 * 32;
+        std::vector<Share> shares;
+        if (cut > 0) shares.push_back({0, 0, cut});
+        shares.push_back({1, cut, rows});
+        for (int p = 0; p < kPhases; ++p) plan.layers[size_t(n.layer)].matmuls[size_t(p)][n.role] = shares;
+    }
+    ASSERT_EQ(plan.used_devices().size(), 2u);
+    EXPECT_EQ(tokens(plan), expected) << plan.describe();
+    fs::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, QuantTypeModel,
