@@ -163,13 +163,14 @@ TEST(QuantTypes, QuantizersRoundTrip) {
         sdk::row_from_f32(t.dtype, x.data(), bytes.data(), 1024);
         sdk::row_to_f32(t.dtype, bytes.data(), y.data(), 1024);
         // Half a step of each grid (2/15, 1/16, 2/31, IQ4_NL's widest gap
-        // 24/127, 2/3, 1/4), plus scale rounding.
+        // 24/127, 2/3, 1/4), plus scale rounding; the symmetric grids (Q5_0,
+        // Q3_K) reach one step short of +amax when -amax is the extreme.
         const double tol = t.dtype == HETERO_DTYPE_Q4_1   ? 0.075
-                           : t.dtype == HETERO_DTYPE_Q5_0 ? 0.04
+                           : t.dtype == HETERO_DTYPE_Q5_0 ? 0.07
                            : t.dtype == HETERO_DTYPE_Q5_1 ? 0.04
                            : t.dtype == HETERO_DTYPE_IQ4_NL ? 0.11
                            : t.dtype == HETERO_DTYPE_Q2_K ? 0.4
-                                                          : 0.2;
+                                                          : 0.3;
         double worst = 0.0, err2 = 0.0;
         for (size_t i = 0; i < x.size(); ++i) {
             const double e = std::fabs(double(x[i]) - double(y[i]));
