@@ -158,7 +158,7 @@ void add_bench_command(CLI::App& app) {
     CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
     gen->add_option("output", g->out, "GGUF file to write")->required();
     gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, mistral-7b, stories15m, tiny or tiny-k");
-    gen->add_option("--type", g->type, "f32, f16, q8_0, q4_0, q4_k, q5_k or q6_k")->check(CLI::IsMember(kGenWeightTypeNames));
+    gen->add_option("--type", g->type, "f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k or q6_k")->check(CLI::IsMember(kGenWeightTypeNames));
     gen->add_option("--arch", g->arch, std::string("architecture: ") + random_model_archs());
     gen->add_option("--layers", g->layers, "decoder layers (default: the shape's)")->check(CLI::Range(1, 1024));
     add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");

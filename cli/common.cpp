@@ -173,7 +173,13 @@ uint32_t weight_type_from_name(const std::string& name) {
     if (name == "q4_k" || name == "q4_K") return HETERO_DTYPE_Q4_K;
     if (name == "q5_k" || name == "q5_K") return HETERO_DTYPE_Q5_K;
     if (name == "q6_k" || name == "q6_K") return HETERO_DTYPE_Q6_K;
-    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+    if (name == "q4_1") return HETERO_DTYPE_Q4_1;
+    if (name == "q5_0") return HETERO_DTYPE_Q5_0;
+    if (name == "q5_1") return HETERO_DTYPE_Q5_1;
+    if (name == "iq4_nl") return HETERO_DTYPE_IQ4_NL;
+    if (name == "q2_k" || name == "q2_K") return HETERO_DTYPE_Q2_K;
+    if (name == "q3_k" || name == "q3_K") return HETERO_DTYPE_Q3_K;
+    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k)");
 }
 
 std::string default_model_path() { return shipped_file_path("stories260K.gguf"); }

@@ -3,6 +3,8 @@
 #   1. Release build of everything; ctest (unit, conformance on every provider
 #      found: CPU, OpenCL on PoCL, Vulkan on lavapipe; greedy reference tokens;
 #      every architecture token for token against llama.cpp, built into build/peer).
+#      block types against ggml through a llama.cpp peer built from npm, label
+#      peer, skipped where npm is unreachable).
 #   2. ASan + UBSan build of core, CPU provider and unit tests; ctest -L unit.
 #   3. ThreadSanitizer build of core, CPU provider and the multi-threaded tests; ctest -L tsan.
 #   4. CPU ISA matrix: AVX2-only and no-AVX x86 under qemu, aarch64 NEON under qemu.

@@ -70,6 +70,12 @@ std::optional<uint32_t> hetero_dtype_from_ggml(uint32_t ggml_type) {
         case GGML_TYPE_ID_Q4_K: return HETERO_DTYPE_Q4_K;
         case GGML_TYPE_ID_Q5_K: return HETERO_DTYPE_Q5_K;
         case GGML_TYPE_ID_Q6_K: return HETERO_DTYPE_Q6_K;
+        case GGML_TYPE_ID_Q4_1: return HETERO_DTYPE_Q4_1;
+        case GGML_TYPE_ID_Q5_0: return HETERO_DTYPE_Q5_0;
+        case GGML_TYPE_ID_Q5_1: return HETERO_DTYPE_Q5_1;
+        case GGML_TYPE_ID_IQ4_NL: return HETERO_DTYPE_IQ4_NL;
+        case GGML_TYPE_ID_Q2_K: return HETERO_DTYPE_Q2_K;
+        case GGML_TYPE_ID_Q3_K: return HETERO_DTYPE_Q3_K;
         default: return std::nullopt;
     }
 }
@@ -84,6 +90,12 @@ std::optional<uint32_t> ggml_type_from_hetero(uint32_t hetero_dtype) {
         case HETERO_DTYPE_Q4_K: return GGML_TYPE_ID_Q4_K;
         case HETERO_DTYPE_Q5_K: return GGML_TYPE_ID_Q5_K;
         case HETERO_DTYPE_Q6_K: return GGML_TYPE_ID_Q6_K;
+        case HETERO_DTYPE_Q4_1: return GGML_TYPE_ID_Q4_1;
+        case HETERO_DTYPE_Q5_0: return GGML_TYPE_ID_Q5_0;
+        case HETERO_DTYPE_Q5_1: return GGML_TYPE_ID_Q5_1;
+        case HETERO_DTYPE_IQ4_NL: return GGML_TYPE_ID_IQ4_NL;
+        case HETERO_DTYPE_Q2_K: return GGML_TYPE_ID_Q2_K;
+        case HETERO_DTYPE_Q3_K: return GGML_TYPE_ID_Q3_K;
         default: return std::nullopt;
     }
 }

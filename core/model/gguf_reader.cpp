@@ -312,9 +312,9 @@ void GgufFile::Impl::place_tensors() {
     for (GgufTensorInfo& t : tensors) {
         if (t.offset > data_size || t.bytes > data_size - t.offset)
             throw Error(fmt::format(
-                "{}: tensor '{}' needs {} bytes at data offset {}, outside the data section of {} bytes starting at byte {}: "
+                "{}: tensor '{}' ({}) needs {} bytes at data offset {}, outside the data section of {} bytes starting at byte {}: "
                 "truncated or corrupt file",
-                path, t.name, t.bytes, t.offset, data_size, data_offset));
+                path, t.name, ggml_type_name(t.ggml_type), t.bytes, t.offset, data_size, data_offset));
         t.data = map->data() + data_offset + t.offset;
     }
     std::vector<const GgufTensorInfo*> order;

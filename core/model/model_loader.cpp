@@ -88,7 +88,7 @@ WeightView view_of(const GgufFile& f, const GgufTensorInfo& t, const std::vector
                                 shape_str(shape), shape_str(expected)));
     const auto dtype = hetero_dtype_from_ggml(t.ggml_type);
     if (!dtype)
-        throw Error(fmt::format("{}: unsupported tensor type {} ({}) for tensor '{}' (supported: f32, f16, bf16, q8_0, q4_0, q4_K, q5_K, q6_K)",
+        throw Error(fmt::format("{}: unsupported tensor type {} ({}) for tensor '{}' (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K, q6_K)",
                                 f.path(), ggml_type_name(t.ggml_type), t.ggml_type, t.name));
     if (must_be_f32 && *dtype != HETERO_DTYPE_F32)
         throw Error(fmt::format("{}: tensor '{}' has type {} but norms and biases must be f32", f.path(), t.name,

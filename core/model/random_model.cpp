@@ -122,12 +122,11 @@ void add_hparams(GgufWriter& w, const std::string& arch, const std::string& gguf
 }  // namespace
 
 void write_random_model(const std::string& path, const RandomModelShape& s, uint32_t dtype, uint64_t seed, const std::string& arch) {
-    if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_0 &&
-        !sdk::is_kquant_dtype(dtype))
-        throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_K, q5_K or q6_K");
+    if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && !sdk::is_quant_dtype(dtype))
+        throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K or q6_K");
     if (s.n_embd % s.n_head || s.n_head % s.n_head_kv || s.n_vocab < 259)
         throw Error("random model: inconsistent shape (heads must divide the embedding, kv heads the heads, vocab >= 259)");
-    if (sdk::is_block_dtype(dtype) && (s.n_embd % 32 || s.n_ff % 32)) throw Error("random model: block types need widths divisible by 32");
+    if (sdk::is_block32_dtype(dtype) && (s.n_embd % 32 || s.n_ff % 32)) throw Error("random model: block types need widths divisible by 32");
     if (sdk::is_kquant_dtype(dtype) && (s.n_embd % sdk::kKBlock || s.n_ff % sdk::kKBlock))
         throw Error("random model: K-quant types need widths divisible by 256");
     const ArchVariant av = variant_of(arch);

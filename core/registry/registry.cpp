@@ -145,6 +145,11 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     if (HETERO_ABI_MINOR_OF(api_->abi_version) < 1) filled = kDevicePropsSize_1_0;
     std::memset(reinterpret_cast<char*>(&p) + filled, 0, sizeof(p) - filled);
     p.struct_size = uint32_t(filled);
+    // A dtype bit past the plugin's minor version cannot mean that dtype (it
+    // was added later): keep only the dtypes its version defines.
+    const uint32_t minor = HETERO_ABI_MINOR_OF(api_->abi_version);
+    const uint32_t known = minor == 0 ? HETERO_DTYPE_COUNT_1_0 : minor == 1 ? HETERO_DTYPE_COUNT_1_1 : HETERO_DTYPE_COUNT_1_2;
+    p.dtype_mask &= HETERO_DTYPE_BIT(known) - 1;
     p.name[sizeof(p.name) - 1] = p.driver[sizeof(p.driver) - 1] = p.resource[sizeof(p.resource) - 1] = '\0';
     make_utf8(p.name);
     make_utf8(p.driver);

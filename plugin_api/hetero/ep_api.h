@@ -89,7 +89,17 @@ typedef enum hetero_dtype {
     HETERO_DTYPE_Q5_K = 8, /* Q4_K plus 32 bytes of fifth bits: 176 bytes / 256. since 1.1 */
     HETERO_DTYPE_Q6_K = 9, /* 128 bytes low 4 bits, 64 bytes high 2 bits, 16 int8 scales, f16 d:
                               210 bytes / 256. since 1.1 */
-    HETERO_DTYPE_COUNT_1_1 = 10 /* number of dtypes defined in ABI 1.1 */
+    HETERO_DTYPE_COUNT_1_1 = 10, /* number of dtypes defined in ABI 1.1 */
+    /* More of GGUF's block types, with the same dtype_mask rule as the K-quants. */
+    HETERO_DTYPE_Q4_1 = 10,   /* f16 d, f16 m, 16 bytes of 4-bit quants (value d*q + m): 20 bytes / 32. since 1.2 */
+    HETERO_DTYPE_Q5_0 = 11,   /* f16 d, 4 bytes of fifth bits, 16 bytes of nibbles (value d*(q-16)): 22 bytes / 32. since 1.2 */
+    HETERO_DTYPE_Q5_1 = 12,   /* f16 d, f16 m, 4 bytes of fifth bits, 16 bytes of nibbles (d*q + m): 24 bytes / 32. since 1.2 */
+    HETERO_DTYPE_IQ4_NL = 13, /* f16 d, 16 bytes of 4-bit indices into a fixed 16-entry int8 table: 18 bytes / 32. since 1.2 */
+    HETERO_DTYPE_Q2_K = 14,   /* 16 bytes of 4-bit scales/mins, 64 bytes of 2-bit quants, f16 d, f16 dmin:
+                                 84 bytes / 256. since 1.2 */
+    HETERO_DTYPE_Q3_K = 15,   /* 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, f16 d:
+                                 110 bytes / 256. since 1.2 */
+    HETERO_DTYPE_COUNT_1_2 = 16 /* number of dtypes defined in ABI 1.2 */
 } hetero_dtype;
 
 /* Bit i set = dtype i supported; used in hetero_device_props.dtype_mask. */
@@ -103,10 +113,12 @@ typedef enum hetero_dtype {
  * n = rows (tokens), all float math in f32 unless the dtype says otherwise.
  */
 typedef enum hetero_op {
-    /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1), in1 ids [N] I32 -> out [N, D] F32.
+    /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1;
+     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2), in1 ids [N] I32 -> out [N, D] F32.
      * Out-of-range ids are an execution error. since 1.0 */
     HETERO_OP_EMBEDDING = 1,
-    /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1), optional in2 bias [M] F32
+    /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1;
+     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2), optional in2 bias [M] F32
      * -> out [N, M] (rows) F32 = x * W^T (+ bias). Providers may quantize x on the fly
      * (e.g. to Q8_0 blocks) for quantized W. since 1.0 */
     HETERO_OP_MATMUL = 2,

@@ -50,7 +50,13 @@ double matmul_bound(uint32_t w_dtype, const float* x, const double* ex, const fl
         case HETERO_DTYPE_Q4_0:
         case HETERO_DTYPE_Q4_K:
         case HETERO_DTYPE_Q5_K:
-        case HETERO_DTYPE_Q6_K: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
+        case HETERO_DTYPE_Q6_K:
+        case HETERO_DTYPE_Q4_1:
+        case HETERO_DTYPE_Q5_0:
+        case HETERO_DTYPE_Q5_1:
+        case HETERO_DTYPE_IQ4_NL:
+        case HETERO_DTYPE_Q2_K:
+        case HETERO_DTYPE_Q3_K: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
         default: break;
     }
     return own + propagated;

@@ -90,7 +90,7 @@ void matmul_cases(std::vector<Case>& out) {
 // K-quant weights (GGUF super-blocks of 256): widths are multiples of 256, so
 // these have their own shapes; weights as bound tensors and as constants.
 void kquant_cases(std::vector<Case>& out) {
-    const uint32_t kquants[] = {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K};
+    const uint32_t kquants[] = {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K};
     struct Shape { int64_t n, m, k; };
     const Shape shapes[] = {{1, 1, 256},   {1, 33, 512},   {3, 17, 256},  {17, 65, 768},  {64, 127, 256}, {1, 257, 2048},
                             {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120}};
@@ -112,6 +112,57 @@ void kquant_cases(std::vector<Case>& out) {
         }
         struct Emb { int64_t v, d, n; };
         for (const Emb& e : {Emb{1, 256, 1}, Emb{7, 512, 3}, Emb{100, 768, 17}, Emb{33, 4096, 5}, Emb{257, 256, 64}}) {
+            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(e.v) + "_d" + s(e.d) + "_n" + s(e.n));
+            const int32_t table = b.tensor("table", dtype, B, {e.v, e.d});
+            const int32_t idv = b.tensor("ids", I32, B, {e.n}, ids(e.v));
+            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {e.n, e.d}));
+            out.push_back(b.done());
+        }
+    }
+}
+
+// The 32-element block types of ABI 1.2 (Q4_1, Q5_0, Q5_1, IQ4_NL): the
+// block-type matmul shapes, every batch size to 17, constant weights,
+// "(rows)" operands, embedding lookups.
+void block32_cases(std::vector<Case>& out) {
+    const uint32_t types[] = {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL};
+    struct Shape { int64_t n, m, k; };
+    const Shape shapes[] = {{1, 33, 64},    {1, 1, 32},   {1, 7, 96},    {2, 17, 160}, {3, 65, 256},  {7, 100, 32},
+                            {17, 129, 64},  {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256}, {13, 3, 160},
+                            {4, 64, 4096},  {1, 512, 4096}, {65, 9, 320}};
+    for (uint32_t dtype : types) {
+        for (size_t i = 0; i < std::size(shapes); ++i) {
+            const Shape& sh = shapes[i];
+            const bool bias = i % 2 == 1;
+            for (uint32_t kind : {B, C}) {
+                if (kind == C && i % 3 != 0) continue;
+                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : "") +
+                              (kind == C ? "_const_w" : ""));
+                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
+                const int32_t w = b.tensor("w", dtype, kind, {sh.m, sh.k}, uniform(-0.5, 0.5));
+                std::vector<int32_t> in{x, w};
+                if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
+                b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
+                out.push_back(b.done());
+            }
+        }
+        for (int64_t n = 1; n <= 17; ++n) {
+            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_m37_k128_batch");
+            const int32_t x = b.tensor("x", F32, B, {n, 128});
+            const int32_t w = b.tensor("w", dtype, B, {37, 128}, uniform(-0.5, 0.5));
+            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 37}));
+            out.push_back(b.done());
+        }
+        for (int64_t n : {1, 3, 17}) {
+            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");
+            const int32_t x = b.tensor("x", F32, B, {n, 4, 32});
+            const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
+            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
+            b.get().packed = n == 3;
+            out.push_back(b.done());
+        }
+        struct Emb { int64_t v, d, n; };
+        for (const Emb& e : {Emb{1, 32, 1}, Emb{7, 64, 3}, Emb{100, 96, 17}, Emb{257, 160, 64}, Emb{33, 2048, 5}}) {
             CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(e.v) + "_d" + s(e.d) + "_n" + s(e.n));
             const int32_t table = b.tensor("table", dtype, B, {e.v, e.d});
             const int32_t idv = b.tensor("ids", I32, B, {e.n}, ids(e.v));
@@ -353,6 +404,7 @@ void add_op_cases(std::vector<Case>& out) {
     embedding_cases(out);
     matmul_cases(out);
     kquant_cases(out);
+    block32_cases(out);
     rmsnorm_cases(out);
     rope_cases(out);
     attention_cases(out);

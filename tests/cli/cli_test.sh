@@ -374,6 +374,27 @@ for t in q4_k q5_k q6_k; do
 done
 "$hetero" gen-model "$tmp/k_bad.gguf" --shape tiny --type q4_k >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "divisible by 256" "$tmp/err"; check "gen-model --type q4_k refuses widths that are not multiples of 256" $?
+# The block types of ABI 1.2, the same way on tiny-k (on tiny's 64-wide rows
+# Q4_1's rounding is enough to change the first token of seed 3); the
+# 32-element ones also run on tiny, whose widths are not multiples of 256.
+for t in q2_k q3_k q4_1 q5_0 q5_1 iq4_nl; do
+  "$hetero" gen-model "$tmp/k_$t.gguf" --shape tiny-k --type $t --seed 3 >/dev/null 2>&1 &&
+    "$hetero" run -m "$tmp/k_$t.gguf" --providers cpu -p "Once upon a time" -n 1 --temp 0 -q >"$tmp/k_$t.out" 2>/dev/null &&
+    [[ -s "$tmp/k_$t.out" ]] && cmp -s "$tmp/k_$t.out" "$tmp/k_f32.out"
+  check "gen-model --type $t runs on cpu, first greedy token as the f32 model's" $?
+done
+for t in q4_1 q5_0 q5_1 iq4_nl; do
+  "$hetero" gen-model "$tmp/b_$t.gguf" --shape tiny --type $t --seed 3 >/dev/null 2>&1 &&
+    "$hetero" run -m "$tmp/b_$t.gguf" --providers cpu -p "Once upon a time" -n 4 --temp 0 -q >"$tmp/b_$t.out" 2>/dev/null &&
+    [[ -s "$tmp/b_$t.out" ]]
+  check "gen-model --type $t with 64-wide rows runs on cpu" $?
+done
+"$hetero" gen-model "$tmp/k_bad.gguf" --shape tiny --type q3_k >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "divisible by 256" "$tmp/err"; check "gen-model --type q3_k refuses widths that are not multiples of 256" $?
+if "$hetero" providers 2>/dev/null | grep -q "provider vulkan .*: loaded"; then
+  "$hetero" run -m "$tmp/b_q5_1.gguf" --providers vulkan -p "Once" -n 1 --temp 0 -q >/dev/null 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 ]] && grep -q "does not list dtype q5_1" "$tmp/err"; check "a provider without Q5_1 is refused a q5_1 model, naming the dtype" $?
+fi
 if "$hetero" providers 2>/dev/null | grep -q "provider npu_emu .*: loaded"; then
   "$hetero" run -m "$tmp/k_q4_k.gguf" --providers npu_emu -p "Once" -n 1 --temp 0 -q >/dev/null 2>"$tmp/err"; rc=$?
   [[ $rc != 0 ]] && grep -q "does not list dtype q4_K" "$tmp/err"; check "a provider without K-quants is refused a q4_K model, naming the dtype" $?

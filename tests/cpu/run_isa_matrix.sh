@@ -3,11 +3,14 @@
 #   natively for each `isa` option (paths the CPU lacks must be refused cleanly),
 #   under qemu-x86_64 -cpu max (AVX2 without AVX-512),
 #   under qemu-x86_64 -cpu Nehalem (no AVX: the scalar path),
-#   and the aarch64 cross build under qemu-aarch64 (NEON and scalar).
+#   and the aarch64 cross build under qemu-aarch64 (NEON and scalar);
+#   then the block-type matmul tiles of every table directly, with activations
+#   on the int8 grid (bin/hetero_cpu_kernels_test), natively and under
+#   qemu-x86_64 -cpu max and qemu-aarch64.
 #
 # usage: tests/cpu/run_isa_matrix.sh BUILD_DIR AARCH64_BUILD_DIR
-# Each BUILD_DIR must hold bin/hetero-conformance and
-# lib/hetero/plugins/libhetero-ep-cpu.so. Exits non-zero if any run fails.
+# Each BUILD_DIR must hold bin/hetero-conformance, bin/hetero_cpu_kernels_test
+# and lib/hetero/plugins/libhetero-ep-cpu.so. Exits non-zero if any run fails.
 set -u -o pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -23,7 +26,8 @@ AARCH64_SYSROOT=${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
 failures=()
 runs=0
 
-for f in "$BUILD/bin/hetero-conformance" "$BUILD/$PLUGIN_REL" "$ARM_BUILD/bin/hetero-conformance" "$ARM_BUILD/$PLUGIN_REL"; do
+for f in "$BUILD/bin/hetero-conformance" "$BUILD/$PLUGIN_REL" "$ARM_BUILD/bin/hetero-conformance" "$ARM_BUILD/$PLUGIN_REL" \
+    "$BUILD/bin/hetero_cpu_kernels_test" "$ARM_BUILD/bin/hetero_cpu_kernels_test"; do
     if [[ ! -f $f ]]; then
         echo "FATAL: $f is missing (build hetero-conformance and hetero-ep-cpu first)" >&2
         exit 2
@@ -127,6 +131,28 @@ arm_plugin="$ARM_BUILD/$PLUGIN_REL"
 expect_pass "qemu-aarch64 isa=auto" neon qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option threads="$THREADS"
 expect_pass "qemu-aarch64 isa=scalar" scalar qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option isa=scalar --option threads="$THREADS"
 expect_refusal "qemu-aarch64 isa=avx2" qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_conf" "$arm_plugin" --option isa=avx2
+
+# --- the block-type tiles directly (every table the CPU runs) ------------
+expect_kernels() {
+    local label=$1
+    shift
+    runs=$((runs + 1))
+    echo "=== $label"
+    local log
+    log=$("$@" 2>&1)
+    local rc=$?
+    echo "$log" | tail -n 1
+    if [[ $rc -ne 0 ]]; then
+        echo "!!! FAILED: $label (exit $rc)"
+        echo "$log" | grep FAIL | head -n 20
+        failures+=("$label: exit $rc")
+    fi
+}
+if [[ $(uname -m) == x86_64 ]]; then
+    expect_kernels "kernel tiles, native" "$BUILD/bin/hetero_cpu_kernels_test"
+fi
+expect_kernels "kernel tiles, qemu-x86_64 -cpu max (scalar, avx2)" qemu-x86_64 -cpu max "$BUILD/bin/hetero_cpu_kernels_test" scalar avx2
+expect_kernels "kernel tiles, qemu-aarch64 (scalar, neon)" qemu-aarch64 -L "$AARCH64_SYSROOT" "$ARM_BUILD/bin/hetero_cpu_kernels_test"
 
 echo
 if [[ ${#failures[@]} -ne 0 ]]; then

@@ -220,8 +220,10 @@ TEST(GgmlTypes, KnowsNamesAndLayouts) {
     EXPECT_EQ(hetero_dtype_from_ggml(13), std::optional<uint32_t>(HETERO_DTYPE_Q5_K));
     EXPECT_EQ(hetero_dtype_from_ggml(14), std::optional<uint32_t>(HETERO_DTYPE_Q6_K));
     EXPECT_EQ(ggml_type_from_hetero(HETERO_DTYPE_Q6_K), std::optional<uint32_t>(14u));
-    EXPECT_FALSE(hetero_dtype_from_ggml(11).has_value());  // q3_K
-    EXPECT_FALSE(hetero_dtype_from_ggml(3).has_value());   // q4_1
+    EXPECT_EQ(hetero_dtype_from_ggml(11), std::optional<uint32_t>(HETERO_DTYPE_Q3_K));  // since ABI 1.2
+    EXPECT_EQ(hetero_dtype_from_ggml(3), std::optional<uint32_t>(HETERO_DTYPE_Q4_1));
+    EXPECT_FALSE(hetero_dtype_from_ggml(21).has_value());  // iq3_s
+    EXPECT_FALSE(hetero_dtype_from_ggml(9).has_value());   // q8_1
     EXPECT_FALSE(ggml_type_traits(1000).has_value());
 }
 

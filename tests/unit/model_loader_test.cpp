@@ -216,11 +216,11 @@ TEST(ModelLoader, UnsupportedWeightTypeIsNamed) {
     s.F = 512;
     s.H = 8;
     s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t& type) {
-        if (name == "blk.1.ffn_up.weight") type = 11;  // q3_K
+        if (name == "blk.1.ffn_up.weight") type = 21;  // iq3_s (110 bytes per 256, as q3_K)
         return true;
     };
-    const std::string msg = load_error(write_tiny(s, "q3k.gguf"));
-    EXPECT_NE(msg.find("unsupported tensor type q3_K (11) for tensor 'blk.1.ffn_up.weight'"), std::string::npos) << msg;
+    const std::string msg = load_error(write_tiny(s, "iq3s.gguf"));
+    EXPECT_NE(msg.find("unsupported tensor type iq3_s (21) for tensor 'blk.1.ffn_up.weight'"), std::string::npos) << msg;
 }
 
 TEST(ModelLoader, ShapeAndPresenceAreChecked) {

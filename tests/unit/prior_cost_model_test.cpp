@@ -155,6 +155,8 @@ TEST(PriorCostModel, Abi10ProviderGetsFallbacks) {
     EXPECT_EQ(props.compile_seconds_hint, 0.0);
     EXPECT_STREQ(props.name, "abi 1.0 test device");
     EXPECT_EQ(props.peak_gflops, 1000.0);
+    // Dtype bits past ABI 1.0's seven dtypes are dropped (the plugin sets Q5_1's).
+    EXPECT_EQ(props.dtype_mask, HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0));
 
     const PriorCostModel model({DeviceRef{p, 0, props}});
     EXPECT_EQ(model.launch_seconds(0), PriorCostModel::kDefaultLaunchOther);

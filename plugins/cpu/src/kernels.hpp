@@ -76,23 +76,37 @@ struct Kernels {
     void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n);
     void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n);
 
-    // K-quant weights (Q4_K, Q5_K, Q6_K; k a multiple of 256). Two kinds:
-    // the portable tiles keep the activations in f32 (a few 256-element
-    // super-blocks of a weight row are dequantised to f32 at a time and
-    // reused by every activation row of the tile), the x86 ones take xq
-    // (activations quantized per 32 as for Q4_0) and use int8 dot products
-    // per sub-block; kquant_int8_act says which.
+    // K-quant weights (Q4_K, Q5_K, Q6_K; k a multiple of 256) and, since ABI
+    // 1.2, Q4_1, Q5_0, Q5_1, IQ4_NL (k a multiple of 32), Q2_K, Q3_K. Two
+    // kinds: the portable tiles keep the activations in f32 (a few blocks of
+    // a weight row are dequantised to f32 at a time and reused by every
+    // activation row of the tile), the vector ones take xq (activations
+    // quantized per 32 as for Q4_0) and use int8 dot products per block or
+    // sub-block; int8_act_mask says which.
     MatmulTileFn matmul_q4_k;
     MatmulTileFn matmul_q5_k;
     MatmulTileFn matmul_q6_k;
-    bool kquant_int8_act;
+    MatmulTileFn matmul_q4_1;
+    MatmulTileFn matmul_q5_0;
+    MatmulTileFn matmul_q5_1;
+    MatmulTileFn matmul_iq4_nl;
+    MatmulTileFn matmul_q2_k;
+    MatmulTileFn matmul_q3_k;
+    // HETERO_DTYPE_BIT of the weight dtypes whose tiles read xq, not x.
+    uint64_t int8_act_mask;
 };
 
-// The portable K-quant tiles (kernels_scalar.cpp), also used by tables
-// without a vector version of their own.
+// The portable tiles of the block types other than Q8_0/Q4_0
+// (kernels_scalar.cpp), also used by tables without a vector version.
 void matmul_q4_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q5_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q6_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q4_1_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q5_0_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q5_1_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_iq4_nl_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q2_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_q3_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 const Kernels& kernels_scalar();
 #if defined(HETERO_CPU_X86)

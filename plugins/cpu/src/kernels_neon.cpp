@@ -2,6 +2,8 @@
 // arithmetic; only the f16 <-> f32 conversions every armv8-a core has).
 #include "kernels.hpp"
 
+#include <hetero/ep_api.h>
+
 #include <arm_neon.h>
 
 namespace hetero::cpu {
@@ -171,6 +173,8 @@ void matmul_float(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64
     tile_walk<&float_tile<W, 2, 4>, &float_tile<W, 1, 4>, &float_tile<W, 4, 1>, &float_tile<W, 1, 1>>(a, m0, m1, n0, n1);
 }
 
+#include "kernels_neon_quants.inc"
+
 float dot_f32(const float* a, const float* b, int64_t n) {
     float32x4_t acc = vdupq_n_f32(0.f);
     int64_t i = 0;
@@ -217,7 +221,14 @@ const Kernels& kernels_neon() {
                                &dot_f32,  &dot_f16,       &axpy_f32,                 &axpy_f16,
                                &f32_to_f16_row, &f16_to_f32_row,
                                // K-quants: the portable tiles (dequantise, then f32 dot products).
-                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable, false};
+                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable,
+                               // The types of ABI 1.2: int8 activations (kernels_neon_quants.inc).
+                               &matmul_block32<NeonMin32<false>>, &matmul_block32<NeonQ5_0>, &matmul_block32<NeonMin32<true>>,
+                               &matmul_block32<NeonIQ4NL>, &matmul_k16<&unpack_q2_k, 84, true>, &matmul_k16<&unpack_q3_k, 110, false>,
+                               HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) |
+                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) |
+                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) |
+                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K)};
     return k;
 }
 

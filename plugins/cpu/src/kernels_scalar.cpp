@@ -132,19 +132,20 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = sdk::f16_to_f32(x[i]);
 }
 
-// K-quants: kKChunk elements of a weight row are dequantised with the SDK's
-// reference decoders, then dotted with every activation row of the tile.
-constexpr int64_t kKChunk = 2048;
+// Quant types without an int8 tile here: kChunk elements of a weight row
+// are dequantised with the SDK's reference decoders, then dotted with every
+// activation row of the tile.
+constexpr int64_t kChunk = 2048;
 
-template <class Block, void (*Decode)(const Block&, float*)>
-void matmul_kquant(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    float wf[kKChunk];
+template <class Block, int64_t kElems, void (*Decode)(const Block&, float*)>
+void matmul_dequant(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    float wf[kChunk];
     for (int64_t m = m0; m < m1; ++m) {
         const auto* w = reinterpret_cast<const Block*>(a.w + uint64_t(m) * a.w_row_bytes);
         for (int64_t n = n0; n < n1; ++n) a.y[n * a.m + m] = a.bias ? a.bias[m] : 0.f;
-        for (int64_t c = 0; c < a.k; c += kKChunk) {
-            const int64_t len = std::min(kKChunk, a.k - c);
-            for (int64_t b = 0; b < len / sdk::kKBlock; ++b) Decode(w[c / sdk::kKBlock + b], wf + b * sdk::kKBlock);
+        for (int64_t c = 0; c < a.k; c += kChunk) {
+            const int64_t len = std::min(kChunk, a.k - c);
+            for (int64_t b = 0; b < len / kElems; ++b) Decode(w[c / kElems + b], wf + b * kElems);
             for (int64_t n = n0; n < n1; ++n) a.y[n * a.m + m] += dot_f32(wf, a.x + n * a.k + c, len);
         }
     }
@@ -152,21 +153,28 @@ void matmul_kquant(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int6
 
 }  // namespace
 
-void matmul_q4_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    matmul_kquant<sdk::BlockQ4K, &sdk::dequantize_block_q4_k>(a, m0, m1, n0, n1);
-}
-void matmul_q5_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    matmul_kquant<sdk::BlockQ5K, &sdk::dequantize_block_q5_k>(a, m0, m1, n0, n1);
-}
-void matmul_q6_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    matmul_kquant<sdk::BlockQ6K, &sdk::dequantize_block_q6_k>(a, m0, m1, n0, n1);
-}
+#define HETERO_PORTABLE_TILE(name, Block, elems)                                                      \
+    void matmul_##name##_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1) { \
+        matmul_dequant<sdk::Block, elems, &sdk::dequantize_block_##name>(a, m0, m1, n0, n1);          \
+    }
+HETERO_PORTABLE_TILE(q4_k, BlockQ4K, sdk::kKBlock)
+HETERO_PORTABLE_TILE(q5_k, BlockQ5K, sdk::kKBlock)
+HETERO_PORTABLE_TILE(q6_k, BlockQ6K, sdk::kKBlock)
+HETERO_PORTABLE_TILE(q2_k, BlockQ2K, sdk::kKBlock)
+HETERO_PORTABLE_TILE(q3_k, BlockQ3K, sdk::kKBlock)
+HETERO_PORTABLE_TILE(q4_1, BlockQ4_1, sdk::kQBlock)
+HETERO_PORTABLE_TILE(q5_0, BlockQ5_0, sdk::kQBlock)
+HETERO_PORTABLE_TILE(q5_1, BlockQ5_1, sdk::kQBlock)
+HETERO_PORTABLE_TILE(iq4_nl, BlockIQ4_NL, sdk::kQBlock)
+#undef HETERO_PORTABLE_TILE
 
 const Kernels& kernels_scalar() {
     static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
                            &matmul_q8_0, &matmul_q4_0, nullptr, nullptr, &dot_f32,   &dot_f16,    &axpy_f32,
                            &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row, &matmul_q4_k_portable, &matmul_q5_k_portable,
-                           &matmul_q6_k_portable, false};
+                           &matmul_q6_k_portable, &matmul_q4_1_portable, &matmul_q5_0_portable, &matmul_q5_1_portable,
+                           &matmul_iq4_nl_portable, &matmul_q2_k_portable, &matmul_q3_k_portable,
+                           HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0)};
     return k;
 }
 

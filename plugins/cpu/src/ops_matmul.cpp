@@ -21,6 +21,12 @@ MatmulTileFn tile_fn(const Kernels& k, uint32_t dtype) {
         case HETERO_DTYPE_Q4_K: return k.matmul_q4_k;
         case HETERO_DTYPE_Q5_K: return k.matmul_q5_k;
         case HETERO_DTYPE_Q6_K: return k.matmul_q6_k;
+        case HETERO_DTYPE_Q4_1: return k.matmul_q4_1;
+        case HETERO_DTYPE_Q5_0: return k.matmul_q5_0;
+        case HETERO_DTYPE_Q5_1: return k.matmul_q5_1;
+        case HETERO_DTYPE_IQ4_NL: return k.matmul_iq4_nl;
+        case HETERO_DTYPE_Q2_K: return k.matmul_q2_k;
+        case HETERO_DTYPE_Q3_K: return k.matmul_q3_k;
         default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
     }
 }
@@ -51,7 +57,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
                                                                   : ctx.kernels.matmul_q8_0_packed;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
-    if (sdk::is_block_dtype(wd.dtype) || (sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.kquant_int8_act)) {
+    if (ctx.kernels.int8_act_mask & HETERO_DTYPE_BIT(wd.dtype)) {
         // Quantize every activation row once; all threads share the result.
         const int64_t nb = k / sdk::kQBlock;
         auto* xq = static_cast<ActBlock*>(ctx.scratch.get(uint64_t(n * nb) * sizeof(ActBlock)));

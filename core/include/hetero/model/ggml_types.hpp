@@ -13,10 +13,16 @@ enum GgmlTypeId : uint32_t {
     GGML_TYPE_ID_F32 = 0,
     GGML_TYPE_ID_F16 = 1,
     GGML_TYPE_ID_Q4_0 = 2,
+    GGML_TYPE_ID_Q4_1 = 3,
+    GGML_TYPE_ID_Q5_0 = 6,
+    GGML_TYPE_ID_Q5_1 = 7,
     GGML_TYPE_ID_Q8_0 = 8,
+    GGML_TYPE_ID_Q2_K = 10,
+    GGML_TYPE_ID_Q3_K = 11,
     GGML_TYPE_ID_Q4_K = 12,
     GGML_TYPE_ID_Q5_K = 13,
     GGML_TYPE_ID_Q6_K = 14,
+    GGML_TYPE_ID_IQ4_NL = 20,
     GGML_TYPE_ID_BF16 = 30,
 };
 
@@ -33,7 +39,7 @@ std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t ggml_type);
 std::string ggml_type_name(uint32_t ggml_type);
 
 // The hetero_dtype for a ggml type hetero computes with (F32, F16, BF16,
-// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K); nullopt for every other type.
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K .. Q6_K); nullopt for every other type.
 std::optional<uint32_t> hetero_dtype_from_ggml(uint32_t ggml_type);
 
 // The ggml type for a hetero weight dtype; nullopt for I32/I8/unknown.

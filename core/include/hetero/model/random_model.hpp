@@ -27,8 +27,9 @@ RandomModelShape random_model_preset(const std::string& name);
 // few dozen tokens cross them.
 const char* random_model_archs();
 
-// out_dtype: hetero_dtype of the matrices (F32, F16, Q8_0, Q4_0, Q4_K, Q5_K,
-// Q6_K; K-quants need n_embd and n_ff multiples of 256); norms stay F32. The
+// out_dtype: hetero_dtype of the matrices (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, IQ4_NL, Q2_K .. Q6_K; K-quants need n_embd and n_ff multiples of
+// 256); norms stay F32. The
 // same seed gives the same values before encoding, whatever the dtype.
 void write_random_model(const std::string& path, const RandomModelShape& shape, uint32_t out_dtype, uint64_t seed,
                         const std::string& arch = "llama");

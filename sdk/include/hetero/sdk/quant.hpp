@@ -269,13 +269,33 @@ inline void quantize_block_q6_k(const float* x, BlockQ6K& b) {
         }
 }
 
+}  // namespace hetero::sdk
+
+// The block types added in ABI 1.2; they use the helpers above.
+#include <hetero/sdk/quant_k_low.hpp>
+#include <hetero/sdk/quant_q32.hpp>
+
+namespace hetero::sdk {
+
+// GGUF's K-quants: 256-element super-blocks (Q2_K .. Q6_K).
 inline bool is_kquant_dtype(uint32_t dtype) {
-    return dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K || dtype == HETERO_DTYPE_Q6_K;
+    return dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K || dtype == HETERO_DTYPE_Q6_K || dtype == HETERO_DTYPE_Q2_K ||
+           dtype == HETERO_DTYPE_Q3_K;
 }
+
+// Every 32-element block type: Q8_0, Q4_0 and those since ABI 1.2 (Q4_1,
+// Q5_0, Q5_1, IQ4_NL). is_block_dtype below is Q8_0 and Q4_0 only.
+inline bool is_block32_dtype(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 ||
+           dtype == HETERO_DTYPE_Q5_1 || dtype == HETERO_DTYPE_IQ4_NL;
+}
+
+// Any block-quantized dtype.
+inline bool is_quant_dtype(uint32_t dtype) { return is_block32_dtype(dtype) || is_kquant_dtype(dtype); }
 
 // Elements per block of `dtype` along the innermost dimension (1 for scalars).
 inline int64_t block_elems(uint32_t dtype) {
-    if (dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0) return kQBlock;
+    if (is_block32_dtype(dtype)) return kQBlock;
     return is_kquant_dtype(dtype) ? kKBlock : 1;
 }
 
@@ -291,6 +311,12 @@ inline uint64_t row_bytes(uint32_t dtype, int64_t n) {
         case HETERO_DTYPE_Q4_K: return uint64_t(n / kKBlock) * sizeof(BlockQ4K);
         case HETERO_DTYPE_Q5_K: return uint64_t(n / kKBlock) * sizeof(BlockQ5K);
         case HETERO_DTYPE_Q6_K: return uint64_t(n / kKBlock) * sizeof(BlockQ6K);
+        case HETERO_DTYPE_Q4_1: return uint64_t(n / kQBlock) * sizeof(BlockQ4_1);
+        case HETERO_DTYPE_Q5_0: return uint64_t(n / kQBlock) * sizeof(BlockQ5_0);
+        case HETERO_DTYPE_Q5_1: return uint64_t(n / kQBlock) * sizeof(BlockQ5_1);
+        case HETERO_DTYPE_IQ4_NL: return uint64_t(n / kQBlock) * sizeof(BlockIQ4_NL);
+        case HETERO_DTYPE_Q2_K: return uint64_t(n / kKBlock) * sizeof(BlockQ2K);
+        case HETERO_DTYPE_Q3_K: return uint64_t(n / kKBlock) * sizeof(BlockQ3K);
         default: return 0;
     }
 }
@@ -310,6 +336,12 @@ inline const char* dtype_name(uint32_t dtype) {
         case HETERO_DTYPE_Q4_K: return "q4_K";
         case HETERO_DTYPE_Q5_K: return "q5_K";
         case HETERO_DTYPE_Q6_K: return "q6_K";
+        case HETERO_DTYPE_Q4_1: return "q4_1";
+        case HETERO_DTYPE_Q5_0: return "q5_0";
+        case HETERO_DTYPE_Q5_1: return "q5_1";
+        case HETERO_DTYPE_IQ4_NL: return "iq4_nl";
+        case HETERO_DTYPE_Q2_K: return "q2_K";
+        case HETERO_DTYPE_Q3_K: return "q3_K";
         default: return "unknown";
     }
 }
@@ -385,6 +417,12 @@ inline void row_to_f32(uint32_t dtype, const void* src, float* dst, int64_t n) {
         case HETERO_DTYPE_Q4_K: detail::each_block<kKBlock>(static_cast<const BlockQ4K*>(src), dst, n, dequantize_block_q4_k); break;
         case HETERO_DTYPE_Q5_K: detail::each_block<kKBlock>(static_cast<const BlockQ5K*>(src), dst, n, dequantize_block_q5_k); break;
         case HETERO_DTYPE_Q6_K: detail::each_block<kKBlock>(static_cast<const BlockQ6K*>(src), dst, n, dequantize_block_q6_k); break;
+        case HETERO_DTYPE_Q4_1: detail::each_block<kQBlock>(static_cast<const BlockQ4_1*>(src), dst, n, dequantize_block_q4_1); break;
+        case HETERO_DTYPE_Q5_0: detail::each_block<kQBlock>(static_cast<const BlockQ5_0*>(src), dst, n, dequantize_block_q5_0); break;
+        case HETERO_DTYPE_Q5_1: detail::each_block<kQBlock>(static_cast<const BlockQ5_1*>(src), dst, n, dequantize_block_q5_1); break;
+        case HETERO_DTYPE_IQ4_NL: detail::each_block<kQBlock>(static_cast<const BlockIQ4_NL*>(src), dst, n, dequantize_block_iq4_nl); break;
+        case HETERO_DTYPE_Q2_K: detail::each_block<kKBlock>(static_cast<const BlockQ2K*>(src), dst, n, dequantize_block_q2_k); break;
+        case HETERO_DTYPE_Q3_K: detail::each_block<kKBlock>(static_cast<const BlockQ3K*>(src), dst, n, dequantize_block_q3_k); break;
         default: break;
     }
 }
@@ -408,6 +446,12 @@ inline void row_from_f32(uint32_t dtype, const float* src, void* dst, int64_t n)
         case HETERO_DTYPE_Q4_K: detail::each_block<kKBlock>(src, static_cast<BlockQ4K*>(dst), n, quantize_block_q4_k); break;
         case HETERO_DTYPE_Q5_K: detail::each_block<kKBlock>(src, static_cast<BlockQ5K*>(dst), n, quantize_block_q5_k); break;
         case HETERO_DTYPE_Q6_K: detail::each_block<kKBlock>(src, static_cast<BlockQ6K*>(dst), n, quantize_block_q6_k); break;
+        case HETERO_DTYPE_Q4_1: detail::each_block<kQBlock>(src, static_cast<BlockQ4_1*>(dst), n, quantize_block_q4_1); break;
+        case HETERO_DTYPE_Q5_0: detail::each_block<kQBlock>(src, static_cast<BlockQ5_0*>(dst), n, quantize_block_q5_0); break;
+        case HETERO_DTYPE_Q5_1: detail::each_block<kQBlock>(src, static_cast<BlockQ5_1*>(dst), n, quantize_block_q5_1); break;
+        case HETERO_DTYPE_IQ4_NL: detail::each_block<kQBlock>(src, static_cast<BlockIQ4_NL*>(dst), n, quantize_block_iq4_nl); break;
+        case HETERO_DTYPE_Q2_K: detail::each_block<kKBlock>(src, static_cast<BlockQ2K*>(dst), n, quantize_block_q2_k); break;
+        case HETERO_DTYPE_Q3_K: detail::each_block<kKBlock>(src, static_cast<BlockQ3K*>(dst), n, quantize_block_q3_k); break;
         default: break;
     }
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Checks hetero's GGUF block types against ggml itself, using a llama.cpp
+# peer built by the shared tools/peer/setup.sh (from npm packages):
+#   1. tests/peer/ggml_bitexact.cpp, compiled against the peer's ggml headers
+#      and libggml-base.so: every block type decodes bit for bit as ggml does.
+#   2. llama-quantize turns an f32 `hetero gen-model` file into Q4_K_M,
+#      Q5_K_M, Q3_K_M, Q2_K, Q4_1, Q5_0, Q5_1 and IQ4_NL files; each must
+#      hold tensors of the expected type and generate with --providers cpu.
+#
+# usage: tests/peer/peer_test.sh SOURCE_DIR HETERO_CLI CXX WORK_DIR
+# The peer goes to $HETERO_PEER_DIR if set (reused when it is already
+# built there), else WORK_DIR/llama-peer. Exits 77 (ctest: skipped) with the
+# reason when the peer cannot be built here (no npm, registry unreachable).
+set -u -o pipefail
+
+if [[ $# -ne 4 ]]; then
+    echo "usage: $0 SOURCE_DIR HETERO_CLI CXX WORK_DIR" >&2
+    exit 2
+fi
+src=$(cd "$1" && pwd)
+hetero=$2
+cxx=$3
+work=$4
+mkdir -p "$work"
+peer=${HETERO_PEER_DIR:-$work/llama-peer}
+setup=$src/../shared/tools/peer/setup.sh
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+
+if [[ ! -f $peer/cpu/libggml-base.so || ! -x $peer/cpu/llama-quantize || ! -f $peer/.work/src/ggml/include/ggml.h ]]; then
+    [[ -f $setup ]] || skip "no peer in $peer and no $setup to build one"
+    command -v npm >/dev/null || skip "no peer in $peer and npm is not installed to build one"
+    timeout 60 npm view node-llama-cpp version >/dev/null 2>&1 || skip "no peer in $peer and the npm registry is unreachable"
+    echo "building the llama.cpp peer in $peer"
+    bash "$setup" "$peer" >"$work/peer_setup.log" 2>&1 || { tail -n 20 "$work/peer_setup.log"; echo "FAIL: peer setup"; exit 1; }
+fi
+
+fail=0
+check() { if [[ $2 -eq 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+# 1. Bit-exact decoding.
+"$cxx" -std=c++20 -O2 -Wall -Wextra -Werror -I"$src/sdk/include" -I"$src/plugin_api" -I"$peer/.work/src/ggml/include" \
+    "$src/tests/peer/ggml_bitexact.cpp" -o "$work/ggml_bitexact" -L"$peer/cpu" -l:libggml-base.so -Wl,-rpath,"$peer/cpu"
+check "ggml_bitexact builds against the peer" $?
+if [[ -x $work/ggml_bitexact ]]; then
+    "$work/ggml_bitexact"
+    check "every block type decodes as ggml's to_float does, bit for bit" $?
+fi
+
+# 2. Files written by llama-quantize load and generate on cpu.
+f32=$work/peer_f32.gguf
+"$hetero" gen-model "$f32" --shape tiny-k --type f32 --seed 7 >/dev/null
+check "gen-model writes the f32 source model" $?
+# llama-quantize's type name and a ggml tensor type the result must contain.
+for pair in Q4_K_M:q4_K Q5_K_M:q5_K Q3_K_M:q3_K Q2_K:q2_K Q4_1:q4_1 Q5_0:q5_0 Q5_1:q5_1 IQ4_NL:iq4_nl; do
+    qtype=${pair%%:*} tensor_type=${pair##*:}
+    out=$work/peer_$qtype.gguf
+    rm -f "$out"
+    "$peer/cpu/llama-quantize" "$f32" "$out" "$qtype" >"$work/quantize_$qtype.log" 2>&1
+    check "llama-quantize $qtype" $?
+    grep -q "converting to $tensor_type" "$work/quantize_$qtype.log"
+    check "$qtype holds $tensor_type tensors" $?
+    "$hetero" run -m "$out" --providers cpu -p "Once upon a time" -n 8 --temp 0 -q >"$work/run_$qtype.out" 2>"$work/run_$qtype.err"
+    rc=$?
+    [[ $rc -eq 0 && -s $work/run_$qtype.out ]]
+    check "hetero run --providers cpu loads and generates on $qtype" $?
+    [[ $rc -eq 0 ]] || tail -n 5 "$work/run_$qtype.err"
+done
+
+exit $fail
