@@ -14,7 +14,11 @@ packages=(
   python3-jinja2 libpython3-dev libcpp-httplib-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang nodejs npm curl)
+  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang curl)
+  # npm for the server's openai-client test and the llama.cpp peer: Debian's
+  # packages only where no node/npm is installed (a NodeSource nodejs bundles
+  # npm and conflicts with Debian's npm package).
+  command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 
 SUDO=""
