@@ -12,8 +12,11 @@
 
 namespace hetero::cpu {
 
-// One Q8_0-quantized block of an activation row. Unlike the GGUF block, the
-// scale stays f32 and -sum(qs) is kept, so a Q4_0 dot product can use the
+// One Q8_0-quantized block of an activation row: d = amax/127, qs =
+// round-to-nearest(x/d), and the stored d is rounded to f16 precision (held
+// as a float), as in a GGUF Q8_0 block, so the products match the ones
+// llama.cpp computes with its Q8_0 activation blocks. Unlike the GGUF block,
+// -sum(qs) is kept, so a Q4_0 dot product can use the
 // stored nibbles (0..15) directly and fold their offset of 8 in afterwards:
 // sum((q - 8) * x) = sum(q * x) - 8 * sum(x); vector kernels add neg_sum to
 // each of their eight 32-bit lanes.
