@@ -82,9 +82,10 @@ struct Kernels {
     // K-quant weights (Q4_K, Q5_K, Q6_K; k a multiple of 256). Two kinds:
     // the portable tiles keep the activations in f32 (a few 256-element
     // super-blocks of a weight row are dequantised to f32 at a time and
-    // reused by every activation row of the tile), the x86 ones take xq
-    // (activations quantized per 32 as for Q4_0) and use int8 dot products
-    // per sub-block; kquant_int8_act says which.
+    // reused by every activation row of the tile), the x86 ones take xq and
+    // use int8 dot products per sub-block; kquant_int8_act says which. Both
+    // get activations on llama.cpp's Q8_K grid (ops_matmul.cpp: one scale
+    // per 256; the f32 tiles get the rounded values d * q).
     MatmulTileFn matmul_q4_k;
     MatmulTileFn matmul_q5_k;
     MatmulTileFn matmul_q6_k;
