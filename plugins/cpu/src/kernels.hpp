@@ -12,8 +12,11 @@
 
 namespace hetero::cpu {
 
-// One Q8_0-quantized block of an activation row. Unlike the GGUF block, the
-// scale stays f32 and -sum(qs) is kept, so a Q4_0 dot product can use the
+// One Q8_0-quantized block of an activation row: d = amax/127, qs =
+// round-to-nearest(x/d), and the stored d is rounded to f16 precision (held
+// as a float), as in a GGUF Q8_0 block, so the products match the ones
+// llama.cpp computes with its Q8_0 activation blocks. Unlike the GGUF block,
+// -sum(qs) is kept, so a Q4_0 dot product can use the
 // stored nibbles (0..15) directly and fold their offset of 8 in afterwards:
 // sum((q - 8) * x) = sum(q * x) - 8 * sum(x); vector kernels add neg_sum to
 // each of their eight 32-bit lanes.
@@ -80,9 +83,11 @@ struct Kernels {
     // 1.2, Q4_1, Q5_0, Q5_1, IQ4_NL (k a multiple of 32), Q2_K, Q3_K. Two
     // kinds: the portable tiles keep the activations in f32 (a few blocks of
     // a weight row are dequantised to f32 at a time and reused by every
-    // activation row of the tile), the vector ones take xq (activations
-    // quantized per 32 as for Q4_0) and use int8 dot products per block or
-    // sub-block; int8_act_mask says which.
+    // activation row of the tile), the vector ones take xq and use int8 dot
+    // products per block or sub-block; int8_act_mask says which. K-quant
+    // activations are on llama.cpp's Q8_K grid either way (ops_matmul.cpp:
+    // one scale per 256; the f32 tiles get the rounded values d * q), the
+    // 32-element types' as for Q4_0.
     MatmulTileFn matmul_q4_k;
     MatmulTileFn matmul_q5_k;
     MatmulTileFn matmul_q6_k;

@@ -7,6 +7,8 @@
 #include <hetero/sdk/quant.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace hetero::cpu {
 namespace {
@@ -28,6 +30,56 @@ MatmulTileFn tile_fn(const Kernels& k, uint32_t dtype) {
         case HETERO_DTYPE_Q2_K: return k.matmul_q2_k;
         case HETERO_DTYPE_Q3_K: return k.matmul_q3_k;
         default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
+    }
+}
+
+// Round to nearest, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves
+// the rounded integer in the low mantissa bits.
+inline int32_t round_even(float v) {
+    const float t = v + 12582912.f;
+    int32_t i;
+    std::memcpy(&i, &t, sizeof(i));
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+// Activations of a K-quant matmul, quantized as llama.cpp's Q8_K blocks: one
+// scale per 256-element super-block (d = amax/127, kept in f32), q =
+// round-to-nearest-even(x * 127/amax). Every 32-element ActBlock of a
+// super-block carries that same d, so the int8 K-quant tiles run unchanged;
+// their products are then the ones llama.cpp computes for these weights.
+void quantize_act_superblocks(const float* x, ActBlock* out, int64_t k) {
+    constexpr int64_t kSub = sdk::kKBlock / sdk::kQBlock;
+    for (int64_t sb = 0; sb < k / sdk::kKBlock; ++sb) {
+        const float* v = x + sb * sdk::kKBlock;
+        float amax = 0.f;
+        for (int64_t i = 0; i < sdk::kKBlock; ++i) amax = std::max(amax, std::fabs(v[i]));
+        const float id = amax != 0.f ? 127.f / amax : 0.f;
+        const float d = amax != 0.f ? 1.f / id : 0.f;
+        for (int64_t b = 0; b < kSub; ++b) {
+            ActBlock& o = out[sb * kSub + b];
+            int32_t sum = 0;
+            for (int64_t i = 0; i < sdk::kQBlock; ++i) {
+                const int32_t q = std::clamp(round_even(v[b * sdk::kQBlock + i] * id), -127, 127);
+                o.qs[i] = int8_t(q);
+                sum += q;
+            }
+            o.d = d;
+            o.neg_sum = -sum;
+        }
+    }
+}
+
+// The same grid for the tiles that keep K-quant activations in f32: x is
+// replaced by d * q, so they compute the same products as the int8 tiles.
+void round_act_superblocks(const float* x, float* out, int64_t k) {
+    for (int64_t sb = 0; sb < k / sdk::kKBlock; ++sb) {
+        const float* v = x + sb * sdk::kKBlock;
+        float* o = out + sb * sdk::kKBlock;
+        float amax = 0.f;
+        for (int64_t i = 0; i < sdk::kKBlock; ++i) amax = std::max(amax, std::fabs(v[i]));
+        const float id = amax != 0.f ? 127.f / amax : 0.f;
+        const float d = amax != 0.f ? 1.f / id : 0.f;
+        for (int64_t i = 0; i < sdk::kKBlock; ++i) o[i] = d * float(std::clamp(round_even(v[i] * id), -127, 127));
     }
 }
 
@@ -57,16 +109,27 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
                                                                   : ctx.kernels.matmul_q8_0_packed;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
+    const bool kquant = sdk::is_kquant_dtype(wd.dtype);
     if (ctx.kernels.int8_act_mask & HETERO_DTYPE_BIT(wd.dtype)) {
         // Quantize every activation row once; all threads share the result.
+        // Q8_0/Q4_0 weights: Q8_0 blocks of 32; K-quants: Q8_K super-blocks.
         const int64_t nb = k / sdk::kQBlock;
         auto* xq = static_cast<ActBlock*>(ctx.scratch.get(uint64_t(n * nb) * sizeof(ActBlock)));
-        if (n == 1) ctx.kernels.quantize_act(a.x, xq, k);
+        const auto quantize = kquant ? &quantize_act_superblocks : ctx.kernels.quantize_act;
+        if (n == 1) quantize(a.x, xq, k);
         else
             parallel_ranges(ctx.pool, n, std::max<int64_t>(1, 8192 / k), [&](int64_t b, int64_t e, int) {
-                for (int64_t r = b; r < e; ++r) ctx.kernels.quantize_act(a.x + r * k, xq + r * nb, k);
+                for (int64_t r = b; r < e; ++r) quantize(a.x + r * k, xq + r * nb, k);
             });
         a.xq = xq;
+    } else if (kquant) {
+        auto* xr = static_cast<float*>(ctx.scratch.get(uint64_t(n * k) * sizeof(float)));
+        if (n == 1) round_act_superblocks(a.x, xr, k);
+        else
+            parallel_ranges(ctx.pool, n, std::max<int64_t>(1, 8192 / k), [&](int64_t b, int64_t e, int) {
+                for (int64_t r = b; r < e; ++r) round_act_superblocks(a.x + r * k, xr + r * k, k);
+            });
+        a.x = xr;
     }
 
     const int64_t tile_n = std::min(n, kTileN);
