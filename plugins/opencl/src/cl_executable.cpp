@@ -800,8 +800,39 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             l.global[2] = size_t(N);
             break;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ROPE_SCALED: {
+            l.kernel = make_kernel("rope_scaled");
+            const int64_t N = in(0).shape[0], H = in(0).shape[1], Hd = in(0).shape[2];
+            const int64_t rot = sdk::rope_dims(node, Hd);
+            const bool factors = node.n_inputs > 2;
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, cl_int(H));
+            set_arg(l.kernel, 7, cl_int(Hd));
+            set_arg(l.kernel, 8, cl_int(rot));
+            set_arg(l.kernel, 9, cl_int(node.iparams[0] == HETERO_ROPE_HALVES));
+            set_arg(l.kernel, 10, cl_float(node.fparams[0]));
+            // Without factors the kernel never reads arguments 11-12: positions stand in.
+            tensor(11, node.inputs[factors ? 2 : 1]);
+            set_arg(l.kernel, 13, cl_int(factors));
+            set_arg(l.kernel, 14, cl_float(node.fparams[1] != 0.f ? node.fparams[1] : 1.f));
+            const size_t items = size_t(Hd - rot / 2);
+            const size_t wg = std::min(program_.group_size("rope_scaled", 64), round_up(items, 8));
+            l.dims = 3;
+            l.local[0] = wg;
+            l.global[0] = round_up(items, wg);
+            l.global[1] = size_t(H);
+            l.global[2] = size_t(N);
+            break;
+        }
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             const auto &q = in(0), &k = in(1);
+            // ATTENTION_EXT's window and soft-cap, the last two arguments of every variant.
+            const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+            const cl_int window = ext ? cl_int(std::clamp<int64_t>(node.iparams[0], 0, INT_MAX)) : 0;
+            const cl_float cap = ext && node.fparams[1] > 0.f ? node.fparams[1] : 0.f;
             const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
             // Both kernels take q, k, v, positions, out, then these scalars
             // from argument `first` on (the tiled one has N before them).
@@ -829,6 +860,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 l.kernel = make_kernel("attention_mma");
                 set_arg(l.kernel, 10, cl_int(N));
                 common_args(11);
+                set_arg(l.kernel, 19, window);
+                set_arg(l.kernel, 20, cap);
                 l.dims = 2;
                 l.local[0] = kMmaAttentionGroup;
                 l.global[0] = kMmaAttentionGroup * size_t(H);
@@ -845,6 +878,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 set_local(l.kernel, 21, t->tile_floats);
                 set_local(l.kernel, 22, t->tile_floats);
                 set_local(l.kernel, 23, std::max<size_t>(t->partial_floats, 1));
+                set_arg(l.kernel, 24, window);
+                set_arg(l.kernel, 25, cap);
                 l.dims = 2;
                 l.local[0] = t->wg;
                 l.global[0] = t->wg * size_t(Hkv) * size_t(t->head_chunks);
@@ -858,6 +893,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             common_args(10);
             set_local(l.kernel, 18, wg);
             set_local(l.kernel, 19, size_t(Hd));
+            set_arg(l.kernel, 20, window);
+            set_arg(l.kernel, 21, cap);
             l.dims = 2;
             l.local[0] = wg;
             l.global[0] = wg * size_t(H);
@@ -872,6 +909,26 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             tensor(4, node.output);
             set_arg(l.kernel, 6, n);
             grid1(size_t(n), program_.group_size("swiglu", 256));
+            break;
+        }
+        case HETERO_OP_GEGLU: {
+            l.kernel = make_kernel("geglu");
+            const auto n = cl_ulong(sdk::element_count(out));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, n);
+            grid1(size_t(n), program_.group_size("geglu", 256));
+            break;
+        }
+        case HETERO_OP_SOFTCAP: {
+            l.kernel = make_kernel("softcap");
+            const auto n = cl_ulong(sdk::element_count(out));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.output);
+            set_arg(l.kernel, 4, n);
+            set_arg(l.kernel, 5, cl_float(node.fparams[0]));
+            grid1(size_t(n), program_.group_size("softcap", 256));
             break;
         }
         case HETERO_OP_ADD:
