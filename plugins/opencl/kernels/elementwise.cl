@@ -44,6 +44,17 @@ inline float2 rope_pair(float x0, float x1, float pos, int j, int rot, float bas
     const float freq = pow(base, -(float)(2 * j) / (float)rot);
     return rotate_pair(x0, x1, pos * freq);
 }
+// ROPE_SCALED's rotation (freq_scale, and factors when has_factors); with
+// scaled == 0 exactly rope_pair, so fused ROPE groups round as before.
+inline float2 rope_pair_scaled(float x0, float x1, float pos, int j, int rot, float base, int scaled, float freq_scale,
+                               int has_factors, global const float* factors) {
+    float freq = pow(base, -(float)(2 * j) / (float)rot);
+    if (scaled) {
+        freq *= freq_scale;
+        if (has_factors) freq /= factors[j];
+    }
+    return rotate_pair(x0, x1, pos * freq);
+}
 
 // Item j of a head: j < rot/2 rotates elements (i0, i1); the others copy
 // element `tail` of [rot, Hd).
@@ -92,9 +103,8 @@ kernel void rope_scaled(global const uchar* xb, ulong xoff, global const uchar* 
         y[tail] = x[tail];
         return;
     }
-    float freq = freq_scale * pow(base, -(float)(2 * j) / (float)rot);
-    if (has_factors) freq /= CPTR(float, fb, foff)[j];
-    const float2 r = rotate_pair(x[i0], x[i1], (float)CPTR(int, pb, poff)[n] * freq);
+    const float2 r = rope_pair_scaled(x[i0], x[i1], (float)CPTR(int, pb, poff)[n], j, rot, base, 1, freq_scale, has_factors,
+                                      CPTR(float, fb, foff));
     y[i0] = r.x;
     y[i1] = r.y;
 }
@@ -111,7 +121,8 @@ inline void cache_put(global uchar* cb, ulong coff, int cache_f16, ulong i, floa
 kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* pb, ulong poff, global uchar* qrb, ulong qroff,
                        global const uchar* kb, ulong koff, global uchar* kcb, ulong kcoff, global const uchar* vb, ulong voff,
                        global uchar* vcb, ulong vcoff, int Hq, int Hk, int Hd, int rot, int halves, float base, int C,
-                       int cache_f16, global int* err, int node) {
+                       int cache_f16, global int* err, int node, global const uchar* fb, ulong foff, int scaled,
+                       int has_factors, float freq_scale) {
     const int j = get_global_id(0);
     const int slot = get_global_id(1);
     const int n = get_global_id(2);
@@ -125,7 +136,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
         if (j >= half_rot) {
             y[tail] = x[tail];
         } else {
-            const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+            const float2 r = rope_pair_scaled(x[i0], x[i1], (float)p, j, rot, base, scaled, freq_scale, has_factors, CPTR(float, fb, foff));
             y[i0] = r.x;
             y[i1] = r.y;
         }
@@ -144,7 +155,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
     if (j >= half_rot) {
         cache_put(cb, coff, cache_f16, dst + tail, x[tail]);
     } else if (is_k) {
-        const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+        const float2 r = rope_pair_scaled(x[i0], x[i1], (float)p, j, rot, base, scaled, freq_scale, has_factors, CPTR(float, fb, foff));
         cache_put(cb, coff, cache_f16, dst + i0, r.x);
         cache_put(cb, coff, cache_f16, dst + i1, r.y);
     } else {
