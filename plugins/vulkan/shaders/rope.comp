@@ -10,16 +10,14 @@
 // (binding 4, same shape as K) into the V cache (binding 7), which saves the
 // STORE_ROWS pair dispatch of decode; V's invocations (a pair of elements
 // each) follow K's.
-// SCALED=1 (ROPE_SCALED, alone): the angle is also multiplied by f[1]
-// (freq_scale) and, when u[5] = 1, divided by the pair's factor (binding 3).
+// SCALED=1 (ROPE_SCALED, alone or with PAIR / STORE): the angle is also
+// multiplied by f[1] (freq_scale) and, when u[8] = 1, divided by the pair's
+// factor (binding 8, shared by both tensors of a pair).
 #ifndef PAIR
 #define PAIR 0
 #endif
 #ifndef SCALED
 #define SCALED 0
-#endif
-#if SCALED && PAIR
-#error "SCALED runs alone"
 #endif
 #ifndef STORE
 #define STORE 0
@@ -63,11 +61,12 @@ bool second = false;
 float load_x(uint i) { return second ? x1[i] : x[i]; }
 void store_o(uint i, float v) { if (second) o1[i] = v; else o[i] = v; }
 #else
-#if SCALED
-layout(std430, binding = 3) readonly buffer F { float factors[]; };
-#endif
 float load_x(uint i) { return x[i]; }
 void store_o(uint i, float v) { o[i] = v; }
+#endif
+
+#if SCALED
+layout(std430, binding = 8) readonly buffer F { float factors[]; };
 #endif
 
 // sin/cos of large angles lose accuracy on fast GPU paths: reduce modulo 2*pi
@@ -135,7 +134,7 @@ void main() {
     float inv_freq = pow(pc.f[0], -float(2u * p) / float(rot));
 #if SCALED
     inv_freq *= pc.f[1];
-    if (pc.u[5] != 0u) inv_freq /= factors[(pc.t2 >> 2) + p];
+    if (pc.u[8] != 0u) inv_freq /= factors[(pc.t7 >> 2) + p];
 #endif
     vec2 cs = cos_sin(position * inv_freq);
     float a = load_x(xb + e0), b = load_x(xb + e1);

@@ -247,9 +247,10 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             break;
         }
         case HETERO_OP_ROPE_SCALED: {
-            // Without factors the shader never reads binding 3: positions stand in.
+            // Factors at binding 8 (in4); without them the shader never reads it: positions stand in.
             const bool factors = node.n_inputs > 2;
-            Dispatch d = make("rope_scaled", ni, {in[0], in[1], factors ? in[2] : in[1]}, out);
+            Dispatch d = make("rope_scaled", ni, {in[0], in[1]}, out);
+            d.operand[kFirstOutput + kOutputs] = factors ? in[2] : in[1];
             const hetero_tensor_desc& x = t[in[0]];
             const int64_t N = x.shape[0], H = x.shape[1], Hd = x.shape[2];
             d.push.u[0] = uint32_t(N);
@@ -257,7 +258,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[2] = uint32_t(Hd);
             d.push.u[3] = uint32_t(sdk::rope_dims(node, Hd));
             d.push.u[4] = uint32_t(node.iparams[0]);
-            d.push.u[5] = factors ? 1u : 0u;
+            d.push.u[8] = factors ? 1u : 0u;
             d.push.f[0] = node.fparams[0];
             d.push.f[1] = node.fparams[1] != 0.f ? node.fparams[1] : 1.f;
             d.spec = {256};
@@ -393,6 +394,7 @@ size_t max_group_size(const hetero_node& first) {
     switch (first.op) {
         case HETERO_OP_MATMUL: return 3;
         case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED:
         case HETERO_OP_STORE_ROWS: return 2;
         default: return 1;
     }
@@ -419,6 +421,10 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
             return groupable(first) && groupable(next) && first.inputs[0] == next.inputs[0] && wa.dtype == wb.dtype &&
                    sdk::row_width(wa) == sdk::row_width(wb);
         }
+        case HETERO_OP_ROPE_SCALED:
+            // One frequency scale and factors tensor for both (n_inputs already match).
+            if (first.fparams[1] != next.fparams[1] || (first.n_inputs > 2 && first.inputs[2] != next.inputs[2])) return false;
+            [[fallthrough]];
         case HETERO_OP_ROPE:
             return first.inputs[1] == next.inputs[1] && first.fparams[0] == next.fparams[0] && first.iparams[0] == next.iparams[0] &&
                    first.iparams[1] == next.iparams[1] && xa.shape[0] == xb.shape[0] && xa.shape[2] == xb.shape[2];
@@ -488,7 +494,8 @@ void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* t
 
 bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
                          const hetero_tensor_desc* t) {
-    if (ropes.size() != 2 || stores.size() != 2 || ropes[0].op != HETERO_OP_ROPE || stores[0].op != HETERO_OP_STORE_ROWS ||
+    if (ropes.size() != 2 || stores.size() != 2 || (ropes[0].op != HETERO_OP_ROPE && ropes[0].op != HETERO_OP_ROPE_SCALED) ||
+        stores[0].op != HETERO_OP_STORE_ROWS ||
         stores[1].op != HETERO_OP_STORE_ROWS)
         return false;
     const hetero_node &rk = ropes[1], &sk = stores[0], &sv = stores[1];
@@ -510,7 +517,7 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
         d.operand[2] = b.inputs[0];
         d.operand[kFirstOutput + 1] = b.output;
         uint64_t count = 0;
-        if (a.op == HETERO_OP_ROPE) {
+        if (a.op == HETERO_OP_ROPE || a.op == HETERO_OP_ROPE_SCALED) {
             const hetero_tensor_desc &xa = t[a.inputs[0]], &xb = t[b.inputs[0]];
             d.push.u[5] = uint32_t(xb.shape[1]);
             count = uint64_t(xa.shape[0]) * uint64_t(xa.shape[1] + xb.shape[1]) * uint64_t((xa.shape[2] + 1) / 2);
