@@ -44,7 +44,9 @@ void rope_scaled_cases(std::vector<Case>& out) {
 
 void attention_ext_cases(std::vector<Case>& out) {
     struct Shape { int64_t n, c, h, kv, hd; };
-    const Shape shapes[] = {{1, 17, 4, 1, 16}, {1, 65, 8, 2, 64}, {7, 40, 4, 2, 32}, {33, 70, 3, 1, 16}, {5, 257, 8, 8, 128}, {20, 20, 2, 1, 8}};
+    const Shape shapes[] = {{1, 17, 4, 1, 16}, {1, 65, 8, 2, 64}, {7, 40, 4, 2, 32}, {33, 70, 3, 1, 16}, {5, 257, 8, 8, 128}, {20, 20, 2, 1, 8},
+                           // prefill at head dim 64: the GPU providers' tiled and tensor-core kernels
+                           {40, 100, 4, 2, 64}};
     for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
         for (const Shape& sh : shapes)
             for (int64_t window : {int64_t(0), int64_t(1), int64_t(8), int64_t(4096)})

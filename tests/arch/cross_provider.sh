@@ -2,7 +2,9 @@
 # Every architecture on opencl and vulkan (where a device is found) prints the
 # greedy tokens of the cpu alone: with the solver's own placement (layers
 # whose ops a provider lacks stay on the cpu) and with every matmul split
-# between the cpu and the other device.
+# between the cpu and the other device. The architectures whose layers need
+# the ABI 1.2 ops (gemma2, llama3, qwen3) also run on the other provider
+# alone: its plan places nothing on the cpu, and it prints the cpu's tokens.
 # Usage: cross_provider.sh HETERO_BINARY [ARCH...]
 set -uo pipefail
 hetero="$1"
@@ -40,6 +42,34 @@ for arch in "${archs[@]}"; do
       [[ $rc == 0 ]] && cmp -s "$tmp/cpu" "$tmp/out"
       check "$arch $type with every matmul split between cpu and $other: cpu's tokens" $?
       [[ $rc == 0 ]] || tail -3 "$tmp/err"
+      case $arch in
+        gemma2 | llama3 | qwen3)
+          "$hetero" plan -m "$m" -c 128 --providers "$other" --json >"$tmp/plan.json" 2>"$tmp/err"; rc=$?
+          [[ $rc == 0 ]] && python3 - "$tmp/plan.json" "$other" <<'PY'
+import json, re, sys
+plan, other = json.load(open(sys.argv[1])), sys.argv[2]
+# Every device label the plan names ("provider:index": devices, layer
+# homes, splits) belongs to the provider under test.
+def labels(v):
+    if isinstance(v, dict):
+        for x in v.values():
+            yield from labels(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from labels(x)
+    elif isinstance(v, str) and re.fullmatch(r"[a-z_]+:[0-9]+", v):
+        yield v
+named = list(labels(plan))
+homes = [l.get("home") for l in plan.get("layers", [])]
+sys.exit(0 if named and homes and all(d.startswith(other + ":") for d in named) else 1)
+PY
+          check "$arch $type: plan on $other alone places no layer on the cpu" $?
+          run -m "$m" --providers "$other" -q >"$tmp/out" 2>"$tmp/err"; rc=$?
+          [[ $rc == 0 ]] && cmp -s "$tmp/cpu" "$tmp/out"
+          check "$arch $type on $other alone: cpu's tokens" $?
+          [[ $rc == 0 ]] || tail -3 "$tmp/err"
+          ;;
+      esac
     done
   done
 done

@@ -1,4 +1,5 @@
 // Checks of the OpenCL provider beyond the conformance kit's shapes: attention
+// (and ATTENTION_EXT's windows and soft-caps)
 // over contexts longer than one local-memory chunk, GEMM over many tiles,
 // large matvecs, and instance options. Compares against the SDK's scalar
 // reference through the C ABI only.
@@ -101,6 +102,8 @@ double run_and_compare(hetero_ep* ep, hetero_node node, std::vector<hetero_tenso
 
 struct AttentionShape {
     int64_t H = 8, Hkv = 2, Hd = 64;
+    int32_t window = 0;  // > 0 (or cap > 0): ATTENTION_EXT
+    float cap = 0.f;
 };
 
 hetero_node attention_node(float scale) {
@@ -131,8 +134,17 @@ void attention_case(hetero_ep* ep, std::mt19937& rng, uint32_t cache_dtype, int6
     std::vector<std::vector<uint8_t>> d;
     attention_tensors(rng, cache_dtype, C, pos, a, t, d);
     double secs = 0;
-    const double e = run_and_compare(ep, attention_node(1.f / std::sqrt(float(a.Hd))), t, d, &secs, repeats);
-    std::string what = "attention " + std::string(hetero::sdk::dtype_name(cache_dtype)) + " cache C=" + std::to_string(C) +
+    hetero_node node = attention_node(1.f / std::sqrt(float(a.Hd)));
+    if (a.window > 0 || a.cap > 0.f) {
+        node.op = HETERO_OP_ATTENTION_EXT;
+        node.iparams[0] = a.window;
+        node.fparams[1] = a.cap;
+    }
+    const double e = run_and_compare(ep, node, t, d, &secs, repeats);
+    std::string what = std::string(node.op == HETERO_OP_ATTENTION_EXT ? "attention_ext window " + std::to_string(a.window) + " cap " +
+                                                                            std::to_string(a.cap) + " "
+                                                                      : "") +
+                       "attention " + std::string(hetero::sdk::dtype_name(cache_dtype)) + " cache C=" + std::to_string(C) +
                        " N=" + std::to_string(pos.size()) + " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) +
                        " Hd=" + std::to_string(a.Hd) + ", rel err " + std::to_string(e);
     if (repeats > 1) {
@@ -344,6 +356,19 @@ int main(int argc, char** argv) {
         attention_case(ep, rng, HETERO_DTYPE_F32, 1500, tail);
         attention_case(ep, rng, HETERO_DTYPE_F16, 1500, tail, AttentionShape{32, 4, 64});
         attention_case(ep, rng, HETERO_DTYPE_F16, 1300, scattered, AttentionShape{16, 2, 128});
+    }
+    // Sliding windows and soft-capped scores over long contexts: windows that
+    // start inside a chunk or key tile, rows whose windows start apart.
+    {
+        std::vector<int32_t> tail(40), scattered(24);
+        for (size_t i = 0; i < tail.size(); ++i) tail[i] = int32_t(1460 + i);
+        for (auto& p : scattered) p = int32_t(rng() % 1300);
+        attention_case(ep, rng, HETERO_DTYPE_F32, 1500, {0, 511, 512, 1024, 1499}, AttentionShape{8, 2, 64, 700, 5.f});
+        attention_case(ep, rng, HETERO_DTYPE_F16, 1300, {1299, 700, 3}, AttentionShape{8, 2, 64, 4096, 0.f});
+        attention_case(ep, rng, HETERO_DTYPE_F32, 1500, tail, AttentionShape{8, 2, 64, 300, 5.f});
+        attention_case(ep, rng, HETERO_DTYPE_F16, 1500, tail, AttentionShape{32, 4, 64, 37, 5.f});
+        attention_case(ep, rng, HETERO_DTYPE_F16, 1300, scattered, AttentionShape{16, 2, 128, 100, 0.f});
+        attention_case(ep, rng, HETERO_DTYPE_F32, 1300, scattered, AttentionShape{8, 1, 64, 0, 3.f});
     }
     attention_bad_row_case(ep, rng);
     for (uint32_t dt : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {

@@ -1,4 +1,7 @@
 // Causal attention over a KV cache: one work-group per (query row, head).
+// Every attention kernel also takes ATTENTION_EXT's window (> 0: only the
+// last `window` keys up to the position) and soft-cap (> 0: scores become
+// cap * tanh(score / cap)); 0 and 0 give plain ATTENTION.
 //
 // Keys are visited in chunks of ATTN_CHUNK whose scores live in local memory;
 // an online softmax (running max and sum, rescaling the accumulator) joins the
@@ -17,6 +20,11 @@
 // passes over the keys whose loads are issued together.
 #define ATTN_SEG 8
 #define ATTN_SEG_BATCH 4
+
+// The window's first key for position p.
+inline int window_first(int p, int window) { return window > 0 ? max(0, p - window + 1) : 0; }
+// cap * tanh(s / cap) where cap > 0.
+inline float soft_cap(float s, float cap) { return cap > 0.f ? cap * tanh(s / cap) : s; }
 
 inline float kv_load(global const uchar* base, int f16, ulong i) {
     return f16 ? vload_half(i, (global const half*)base) : ((global const float*)base)[i];
@@ -38,7 +46,7 @@ inline float cache_dot(global const uchar* base, int f16, ulong first, ulong ste
 kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff,
                       global const uchar* vb, ulong voff, global const uchar* pb, ulong poff, global uchar* yb,
                       ulong yoff, int H, int Hkv, int Hd, int C, float scale, int kv_f16, global int* err, int node,
-                      local float* red, local float* qs) {
+                      local float* red, local float* qs, int window, float cap) {
     local float sc[ATTN_CHUNK];
     const int h = get_group_id(0);
     const int n = get_group_id(1);
@@ -71,7 +79,7 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
     // Scores by segments where a key's segments fit a warp evenly.
     const int seg_keys = Hd % ATTN_SEG == 0 && 32 % (Hd / ATTN_SEG) == 0 && ls % 32 == 0;
 #endif
-    for (int c0 = 0; c0 <= p; c0 += ATTN_CHUNK) {
+    for (int c0 = window_first(p, window); c0 <= p; c0 += ATTN_CHUNK) {
         const int cnt = min(ATTN_CHUNK, p + 1 - c0);
         float cmax = -INFINITY;
 #ifdef NV_PTX
@@ -94,7 +102,7 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
                     for (int o = segs / 2; o > 0; o >>= 1) sum += shuffle_xor(sum, o);
                     const int j = j0 + b * per_pass + lid / segs;
                     if (j < cnt) {
-                        sum *= scale;
+                        sum = soft_cap(sum * scale, cap);
                         if (seg == 0) sc[j] = sum;
                         cmax = fmax(cmax, sum);
                     }
@@ -104,7 +112,7 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
 #endif
         for (int j = lid; j < cnt; j += ls) {
             const ulong kr = (ulong)(c0 + j) * row_stride + (ulong)hk * Hd;
-            const float s = cache_dot(kbase, kv_f16, kr, 1, qs, 1, Hd, 0.f) * scale;
+            const float s = soft_cap(cache_dot(kbase, kv_f16, kr, 1, qs, 1, Hd, 0.f) * scale, cap);
             sc[j] = s;
             cmax = fmax(cmax, s);
         }
@@ -186,8 +194,9 @@ kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uch
                             global const uchar* vb, ulong voff, global const uchar* pb, ulong poff, global uchar* yb,
                             ulong yoff, int N, int H, int Hkv, int Hd, int C, float scale, int kv_f16, global int* err,
                             int node, int heads_per_group, int slices, local float4* k_tile, local float4* v_tile,
-                            local float* partial) {
-    local int block_last;  // largest valid position of the block's rows
+                            local float* partial, int window, float cap) {
+    local int block_last;   // largest valid position of the block's rows
+    local int block_first;  // smallest first key of their windows
     const int lid = get_local_id(0);
     const int ls = get_local_size(0);
     const int group = H / Hkv;
@@ -213,11 +222,21 @@ kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uch
             p = -1;
         }
     }
-    if (lid == 0) block_last = -1;
+    const int lo = p >= 0 ? window_first(p, window) : 0;  // this row's first key
+    if (lid == 0) {
+        block_last = -1;
+        block_first = INT_MAX;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (p >= 0) atomic_max(&block_last, p);
+    if (p >= 0) {
+        atomic_max(&block_last, p);
+        atomic_min(&block_first, lo);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int last = block_last;
+    const int start = block_first == INT_MAX ? 0 : block_first;
+    // Soft-cap in the base-2 score units below.
+    const float cap2 = cap * M_LOG2E_F;
 
     // q pre-scaled so that scores come out in base 2 (exp2 is cheaper).
     const float qscale = scale * M_LOG2E_F;
@@ -249,7 +268,7 @@ kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uch
     local float* k_flat = (local float*)k_tile;
     local float* v_flat = (local float*)v_tile;
     const int tile_width4 = row_width / 4;
-    for (int c0 = 0; c0 <= last; c0 += ATTN_TILE_KEYS) {
+    for (int c0 = start; c0 <= last; c0 += ATTN_TILE_KEYS) {
         barrier(CLK_LOCAL_MEM_FENCE);  // everyone is done with the previous tile
         int key = lid / row_width, dim = lid % row_width;
         for (int e = lid; e < tile_elems; e += ls) {
@@ -271,9 +290,10 @@ kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uch
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        // Rows whose position lies before this tile skip it (all slices of a
-        // row agree, so the partial-score exchange below stays consistent).
-        const bool active = c0 <= p;
+        // Rows whose position lies before this tile, or whose window starts
+        // after it, skip it (all slices of a row agree, so the partial-score
+        // exchange below stays consistent).
+        const bool active = c0 <= p && c0 + ATTN_TILE_KEYS - 1 >= lo;
         float s[ATTN_TILE_KEYS];
 #pragma unroll
         for (int j = 0; j < ATTN_TILE_KEYS; ++j) s[j] = 0.f;
@@ -302,11 +322,12 @@ kernel void attention_tiled(global const uchar* qb, ulong qoff, global const uch
             }
         }
         if (active) {
-            // Causal mask; the tile's first key is <= p, so tile_max is finite.
+            // Causal and window mask; the tile holds a key of [lo, p], so
+            // tile_max is finite.
             float tile_max = -INFINITY;
 #pragma unroll
             for (int j = 0; j < ATTN_TILE_KEYS; ++j) {
-                s[j] = c0 + j <= p ? s[j] : -INFINITY;
+                s[j] = c0 + j <= p && c0 + j >= lo ? soft_cap(s[j], cap2) : -INFINITY;
                 tile_max = fmax(tile_max, s[j]);
             }
             const float m_new = fmax(m, tile_max);

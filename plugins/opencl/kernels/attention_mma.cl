@@ -32,7 +32,7 @@ inline float4 kv_load4(global const uchar* base, int f16, ulong i) {
 __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
     global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff, global const uchar* vb, ulong voff,
     global const uchar* pb, ulong poff, global uchar* yb, ulong yoff, int N, int H, int Hkv, int Hd, int C, float scale,
-    int kv_f16, global int* err, int node) {
+    int kv_f16, global int* err, int node, int window, float cap) {
     local uint Qs[AM_ROWS * AM_WIDE];
     local uint Ks[AM_KEYS * AM_WIDE];
     local uint Vt[AM_HD * AM_NARROW];  // transposed: a row per head dim
@@ -40,7 +40,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
     local float Ss[AM_ROWS * AM_S];
     local float row_max[AM_ROWS], row_sum[AM_ROWS], row_corr[AM_ROWS];
     local int row_pos[AM_ROWS];
-    local int block_last;
+    local int row_first[AM_ROWS];  // first key of the row's window
+    local int block_last, block_first;
 
     const int lid = get_local_id(0);
     const int h = get_group_id(0), hk = h / (H / Hkv);
@@ -49,7 +50,10 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
 
     // Positions: -1 for rows past N and for bad positions (reported; their
     // output is zero, like the other attention kernels).
-    if (lid == 0) block_last = -1;
+    if (lid == 0) {
+        block_last = -1;
+        block_first = INT_MAX;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < AM_ROWS) {
         int p = -1;
@@ -61,9 +65,13 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
             }
         }
         row_pos[lid] = p;
+        row_first[lid] = p >= 0 ? window_first(p, window) : 0;
         row_max[lid] = -INFINITY;
         row_sum[lid] = 0.f;
-        if (p >= 0) atomic_max(&block_last, p);
+        if (p >= 0) {
+            atomic_max(&block_last, p);
+            atomic_min(&block_first, row_first[lid]);
+        }
     }
     // Q, scaled so that scores come out in base 2.
     const float qscale = scale * M_LOG2E_F;
@@ -75,6 +83,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int last = block_last;
+    const int start = block_first == INT_MAX ? 0 : block_first;
+    const float cap2 = cap * M_LOG2E_F;  // the soft-cap in base-2 score units
 
     float o[AM_HD / 8][4];
     for (int j = 0; j < AM_HD / 8; ++j)
@@ -82,7 +92,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
     const ulong cache_stride = (ulong)Hkv * Hd;
     global const uchar* kbase = kb + koff;
     global const uchar* vbase = vb + voff;
-    for (int c0 = 0; c0 <= last; c0 += AM_KEYS) {
+    for (int c0 = start; c0 <= last; c0 += AM_KEYS) {
         // Keys past `last` may be unwritten cache rows (even NaN): never read them.
         for (int u = lid; u < AM_KEYS * AM_HD / 4; u += AM_WG) {
             const int key = u / (AM_HD / 4), d = 4 * (u % (AM_HD / 4));
@@ -101,14 +111,14 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void attention_mma(
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        // Scores of the warp's 16 rows, causally masked.
+        // Scores of the warp's 16 rows, soft-capped, masked causally and by the window.
         float s[4][4];
         for (int j = 0; j < 4; ++j) {
             for (int e = 0; e < 4; ++e) s[j][e] = 0.f;
             for (int k = 0; k < AM_HD; k += 16) mma_16x8x16(s[j], Qs, AM_WIDE, 16 * warp, Ks, AM_WIDE, 8 * j, k);
             for (int e = 0; e < 4; ++e) {
                 const int r = 16 * warp + g + (e / 2) * 8, key = 8 * j + 2 * t + e % 2;
-                Ss[r * AM_S + key] = c0 + key <= row_pos[r] ? s[j][e] : -INFINITY;
+                Ss[r * AM_S + key] = c0 + key <= row_pos[r] && c0 + key >= row_first[r] ? soft_cap(s[j][e], cap2) : -INFINITY;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);

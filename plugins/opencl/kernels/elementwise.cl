@@ -1,5 +1,5 @@
-// Row-wise and element-wise ops: embedding, rmsnorm, rope, swiglu, add/mul,
-// softmax, store_rows.
+// Row-wise and element-wise ops: embedding, rmsnorm, rope (and rope_scaled),
+// swiglu, geglu, softcap, add/mul, softmax, store_rows.
 
 // One work-item per output element; global = (D rounded up, N).
 kernel void embedding(global const uchar* tb, ulong toff, int dtype, global const uchar* ib, ulong ioff,
@@ -36,11 +36,24 @@ kernel void rmsnorm(global const uchar* xb, ulong xoff, global const uchar* wb, 
 
 // Rotation of one element pair by position `pos`; shared by rope and
 // rope_store so a fused launch rounds exactly like the separate ones.
-inline float2 rope_pair(float x0, float x1, float pos, int j, int rot, float base) {
-    const float freq = pow(base, -(float)(2 * j) / (float)rot);
-    const float a = pos * freq;
+inline float2 rotate_pair(float x0, float x1, float a) {
     const float c = cos(a), s = sin(a);
     return (float2)(x0 * c - x1 * s, x0 * s + x1 * c);
+}
+inline float2 rope_pair(float x0, float x1, float pos, int j, int rot, float base) {
+    const float freq = pow(base, -(float)(2 * j) / (float)rot);
+    return rotate_pair(x0, x1, pos * freq);
+}
+// ROPE_SCALED's rotation (freq_scale, and factors when has_factors); with
+// scaled == 0 exactly rope_pair, so fused ROPE groups round as before.
+inline float2 rope_pair_scaled(float x0, float x1, float pos, int j, int rot, float base, int scaled, float freq_scale,
+                               int has_factors, global const float* factors) {
+    float freq = pow(base, -(float)(2 * j) / (float)rot);
+    if (scaled) {
+        freq *= freq_scale;
+        if (has_factors) freq /= factors[j];
+    }
+    return rotate_pair(x0, x1, pos * freq);
 }
 
 // Item j of a head: j < rot/2 rotates elements (i0, i1); the others copy
@@ -73,6 +86,29 @@ kernel void rope(global const uchar* xb, ulong xoff, global const uchar* pb, ulo
     y[i1] = r.y;
 }
 
+// ROPE_SCALED: rope's work-items; pair j turns by
+// pos * freq_scale * base^(-2j/rot) / factors[j] (factors only when has_factors).
+kernel void rope_scaled(global const uchar* xb, ulong xoff, global const uchar* pb, ulong poff, global uchar* yb,
+                        ulong yoff, int H, int Hd, int rot, int halves, float base, global const uchar* fb, ulong foff,
+                        int has_factors, float freq_scale) {
+    const int j = get_global_id(0);
+    const int h = get_global_id(1);
+    const int n = get_global_id(2);
+    ROPE_ITEM_INDICES
+    if (j >= Hd - half_rot) return;
+    const ulong head = ((ulong)n * H + h) * Hd;
+    global const float* x = CPTR(float, xb, xoff) + head;
+    global float* y = PTR(float, yb, yoff) + head;
+    if (j >= half_rot) {
+        y[tail] = x[tail];
+        return;
+    }
+    const float2 r = rope_pair_scaled(x[i0], x[i1], (float)CPTR(int, pb, poff)[n], j, rot, base, 1, freq_scale, has_factors,
+                                      CPTR(float, fb, foff));
+    y[i0] = r.x;
+    y[i1] = r.y;
+}
+
 inline void cache_put(global uchar* cb, ulong coff, int cache_f16, ulong i, float v) {
     if (cache_f16) PTR(ushort, cb, coff)[i] = float_to_half_bits(v);
     else PTR(float, cb, coff)[i] = v;
@@ -85,7 +121,8 @@ inline void cache_put(global uchar* cb, ulong coff, int cache_f16, ulong i, floa
 kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* pb, ulong poff, global uchar* qrb, ulong qroff,
                        global const uchar* kb, ulong koff, global uchar* kcb, ulong kcoff, global const uchar* vb, ulong voff,
                        global uchar* vcb, ulong vcoff, int Hq, int Hk, int Hd, int rot, int halves, float base, int C,
-                       int cache_f16, global int* err, int node) {
+                       int cache_f16, global int* err, int node, global const uchar* fb, ulong foff, int scaled,
+                       int has_factors, float freq_scale) {
     const int j = get_global_id(0);
     const int slot = get_global_id(1);
     const int n = get_global_id(2);
@@ -99,7 +136,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
         if (j >= half_rot) {
             y[tail] = x[tail];
         } else {
-            const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+            const float2 r = rope_pair_scaled(x[i0], x[i1], (float)p, j, rot, base, scaled, freq_scale, has_factors, CPTR(float, fb, foff));
             y[i0] = r.x;
             y[i1] = r.y;
         }
@@ -118,7 +155,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
     if (j >= half_rot) {
         cache_put(cb, coff, cache_f16, dst + tail, x[tail]);
     } else if (is_k) {
-        const float2 r = rope_pair(x[i0], x[i1], (float)p, j, rot, base);
+        const float2 r = rope_pair_scaled(x[i0], x[i1], (float)p, j, rot, base, scaled, freq_scale, has_factors, CPTR(float, fb, foff));
         cache_put(cb, coff, cache_f16, dst + i0, r.x);
         cache_put(cb, coff, cache_f16, dst + i1, r.y);
     } else {
@@ -133,6 +170,23 @@ kernel void swiglu(global const uchar* gb, ulong goff, global const uchar* ub, u
     if (i >= n) return;
     const float g = CPTR(float, gb, goff)[i];
     PTR(float, yb, yoff)[i] = g / (1.f + exp(-g)) * CPTR(float, ub, uoff)[i];
+}
+
+// gelu(g) * u, GELU in its tanh form.
+kernel void geglu(global const uchar* gb, ulong goff, global const uchar* ub, ulong uoff, global uchar* yb,
+                  ulong yoff, ulong n) {
+    const ulong i = get_global_id(0);
+    if (i >= n) return;
+    const float g = CPTR(float, gb, goff)[i];
+    const float t = tanh(0.7978845608f * g * (1.f + 0.044715f * g * g));
+    PTR(float, yb, yoff)[i] = 0.5f * g * (1.f + t) * CPTR(float, ub, uoff)[i];
+}
+
+// cap * tanh(x / cap).
+kernel void softcap(global const uchar* xb, ulong xoff, global uchar* yb, ulong yoff, ulong n, float cap) {
+    const ulong i = get_global_id(0);
+    if (i >= n) return;
+    PTR(float, yb, yoff)[i] = cap * tanh(CPTR(float, xb, xoff)[i] / cap);
 }
 
 // b_period == 0: b has a's shape; otherwise b is [b_period] broadcast over rows.

@@ -161,7 +161,7 @@ std::string program_device_key(const DeviceInfo& info) {
 }
 
 constexpr const char* kKernelNames[] = {
-    "embedding",   "rmsnorm",     "rope",       "rope_store",       "swiglu",        "binary",        "softmax",   "store_rows",
+    "embedding",   "rmsnorm",     "rope",       "rope_scaled", "rope_store", "geglu", "softcap",       "swiglu",        "binary",        "softmax",   "store_rows",
     "convert_to_f32", "convert_from_f32", "quantize_q8_0", "quantize_q4_0", "matvec_q4_0", "matvec_q8_0",
     "matvec_f32",  "matvec_f16",  "matvec_bf16", "matvec_swiglu_q4_0", "matvec_swiglu_q8_0", "matvec_norm_q4_0", "matvec_norm_q8_0",
     "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",

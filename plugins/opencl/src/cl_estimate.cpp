@@ -109,15 +109,18 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
             if (tensor_cores) r.dispatch_seconds += f.gemm_mma_fixed_seconds;
             break;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             const hetero_tensor_desc& q = t[node.inputs[0]];
             const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 &&
                                        q.shape[2] == kMmaAttentionHeadDim;
             r.compute_efficiency = q.shape[0] == 1 ? f.attention_decode : mma_attention ? f.attention_mma : f.attention_prefill;
             break;
         }
-        case HETERO_OP_ROPE: r.compute_efficiency = f.rope; break;
-        case HETERO_OP_SWIGLU: r.compute_efficiency = f.swiglu; break;
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: r.compute_efficiency = f.rope; break;
+        case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU: r.compute_efficiency = f.swiglu; break;
         case HETERO_OP_ADD:
         case HETERO_OP_MUL: r.bandwidth_efficiency = f.add_mul; break;
         default: r.bandwidth_efficiency = f.other_stream; break;

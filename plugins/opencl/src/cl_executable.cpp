@@ -162,7 +162,13 @@ struct Fusions {
 bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses) {
     if (n + 3 >= g.nodes.size()) return false;
     const hetero_node &rq = g.nodes[n], &rk = g.nodes[n + 1], &sk = g.nodes[n + 2], &sv = g.nodes[n + 3];
-    if (rq.op != HETERO_OP_ROPE || rk.op != HETERO_OP_ROPE || sk.op != HETERO_OP_STORE_ROWS || sv.op != HETERO_OP_STORE_ROWS) return false;
+    if ((rq.op != HETERO_OP_ROPE && rq.op != HETERO_OP_ROPE_SCALED) || rk.op != rq.op || sk.op != HETERO_OP_STORE_ROWS ||
+        sv.op != HETERO_OP_STORE_ROWS)
+        return false;
+    // ROPE_SCALED pairs share the frequency scale and factors too.
+    if (rq.op == HETERO_OP_ROPE_SCALED &&
+        (rq.fparams[1] != rk.fparams[1] || rq.n_inputs != rk.n_inputs || (rq.n_inputs > 2 && rq.inputs[2] != rk.inputs[2])))
+        return false;
     const auto& T = g.tensors;
     const int32_t pos = rq.inputs[1];
     if (rk.inputs[1] != pos || sk.inputs[1] != pos || sv.inputs[1] != pos || sk.inputs[0] != rk.output) return false;
@@ -258,7 +264,8 @@ void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t
     if (mm.count != 3 || mm.norm_weight < 0 || mm.bias_mode != 0 || r >= g.nodes.size() || !f.rope_store[r]) return;
     const hetero_node &rq = g.nodes[r], &rk = g.nodes[r + 1], &sv = g.nodes[r + 3];
     const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
-    if (rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
+    // The planar kernel knows ROPE's plain frequencies only.
+    if (rq.op != HETERO_OP_ROPE || rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
         rq.iparams[0] == HETERO_ROPE_HALVES || q.shape[2] % 2 != 0)
         return;
     for (int i = 0; i < 3; ++i)
@@ -720,6 +727,12 @@ void ClExecutable::add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor
     set_arg(l.kernel, 21, cl_int(kc.dtype == HETERO_DTYPE_F16));
     set_arg(l.kernel, 22, error_flag_);
     set_arg(l.kernel, 23, cl_int(n + 2));
+    // ROPE_SCALED's parameters; positions stand in for absent factors (never read).
+    const bool scaled = rq.op == HETERO_OP_ROPE_SCALED, factors = scaled && rq.n_inputs > 2;
+    set_tensor(l, 24, rq.inputs[factors ? 2 : 1], constants);
+    set_arg(l.kernel, 26, cl_int(scaled));
+    set_arg(l.kernel, 27, cl_int(factors));
+    set_arg(l.kernel, 28, cl_float(scaled && rq.fparams[1] != 0.f ? rq.fparams[1] : 1.f));
     const size_t items = size_t(Hd - rot / 2);
     const size_t wg = std::min(program_.group_size("rope_store", 64), round_up(items, 8));
     l.dims = 3;
@@ -727,7 +740,9 @@ void ClExecutable::add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor
     l.global[0] = round_up(items, wg);
     l.global[1] = size_t(Hq + 2 * Hk);
     l.global[2] = size_t(N);
-    describe(l, {rq.inputs[0], rk.inputs[0], sv.inputs[0], rq.inputs[1]}, {rq.output, sk.output, sv.output});
+    std::vector<int32_t> reads = {rq.inputs[0], rk.inputs[0], sv.inputs[0], rq.inputs[1]};
+    if (factors) reads.push_back(rq.inputs[2]);
+    describe(l, reads, {rq.output, sk.output, sv.output});
     guard.armed = false;
     launches_.push_back(std::move(l));
 }
@@ -800,8 +815,39 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             l.global[2] = size_t(N);
             break;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ROPE_SCALED: {
+            l.kernel = make_kernel("rope_scaled");
+            const int64_t N = in(0).shape[0], H = in(0).shape[1], Hd = in(0).shape[2];
+            const int64_t rot = sdk::rope_dims(node, Hd);
+            const bool factors = node.n_inputs > 2;
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, cl_int(H));
+            set_arg(l.kernel, 7, cl_int(Hd));
+            set_arg(l.kernel, 8, cl_int(rot));
+            set_arg(l.kernel, 9, cl_int(node.iparams[0] == HETERO_ROPE_HALVES));
+            set_arg(l.kernel, 10, cl_float(node.fparams[0]));
+            // Without factors the kernel never reads arguments 11-12: positions stand in.
+            tensor(11, node.inputs[factors ? 2 : 1]);
+            set_arg(l.kernel, 13, cl_int(factors));
+            set_arg(l.kernel, 14, cl_float(node.fparams[1] != 0.f ? node.fparams[1] : 1.f));
+            const size_t items = size_t(Hd - rot / 2);
+            const size_t wg = std::min(program_.group_size("rope_scaled", 64), round_up(items, 8));
+            l.dims = 3;
+            l.local[0] = wg;
+            l.global[0] = round_up(items, wg);
+            l.global[1] = size_t(H);
+            l.global[2] = size_t(N);
+            break;
+        }
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             const auto &q = in(0), &k = in(1);
+            // ATTENTION_EXT's window and soft-cap, the last two arguments of every variant.
+            const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+            const cl_int window = ext ? cl_int(std::clamp<int64_t>(node.iparams[0], 0, INT_MAX)) : 0;
+            const cl_float cap = ext && node.fparams[1] > 0.f ? node.fparams[1] : 0.f;
             const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
             // Both kernels take q, k, v, positions, out, then these scalars
             // from argument `first` on (the tiled one has N before them).
@@ -829,6 +875,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 l.kernel = make_kernel("attention_mma");
                 set_arg(l.kernel, 10, cl_int(N));
                 common_args(11);
+                set_arg(l.kernel, 19, window);
+                set_arg(l.kernel, 20, cap);
                 l.dims = 2;
                 l.local[0] = kMmaAttentionGroup;
                 l.global[0] = kMmaAttentionGroup * size_t(H);
@@ -845,6 +893,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 set_local(l.kernel, 21, t->tile_floats);
                 set_local(l.kernel, 22, t->tile_floats);
                 set_local(l.kernel, 23, std::max<size_t>(t->partial_floats, 1));
+                set_arg(l.kernel, 24, window);
+                set_arg(l.kernel, 25, cap);
                 l.dims = 2;
                 l.local[0] = t->wg;
                 l.global[0] = t->wg * size_t(Hkv) * size_t(t->head_chunks);
@@ -858,6 +908,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             common_args(10);
             set_local(l.kernel, 18, wg);
             set_local(l.kernel, 19, size_t(Hd));
+            set_arg(l.kernel, 20, window);
+            set_arg(l.kernel, 21, cap);
             l.dims = 2;
             l.local[0] = wg;
             l.global[0] = wg * size_t(H);
@@ -872,6 +924,26 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             tensor(4, node.output);
             set_arg(l.kernel, 6, n);
             grid1(size_t(n), program_.group_size("swiglu", 256));
+            break;
+        }
+        case HETERO_OP_GEGLU: {
+            l.kernel = make_kernel("geglu");
+            const auto n = cl_ulong(sdk::element_count(out));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.inputs[1]);
+            tensor(4, node.output);
+            set_arg(l.kernel, 6, n);
+            grid1(size_t(n), program_.group_size("geglu", 256));
+            break;
+        }
+        case HETERO_OP_SOFTCAP: {
+            l.kernel = make_kernel("softcap");
+            const auto n = cl_ulong(sdk::element_count(out));
+            tensor(0, node.inputs[0]);
+            tensor(2, node.output);
+            set_arg(l.kernel, 4, n);
+            set_arg(l.kernel, 5, cl_float(node.fparams[0]));
+            grid1(size_t(n), program_.group_size("softcap", 256));
             break;
         }
         case HETERO_OP_ADD:

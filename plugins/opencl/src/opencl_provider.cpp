@@ -74,9 +74,8 @@ public:
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double* est_seconds) override {
-        // Ops of ABI 1.2 have no kernels here yet: the solver places them elsewhere.
-        if (node.op >= HETERO_OP_COUNT_1_0)
-            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("opencl: no kernel for ") + sdk::op_name(node.op));
+        if (node.op >= HETERO_OP_COUNT_1_2)
+            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("opencl: no kernel for op ") + std::to_string(node.op));
         // Kernels index within a row or head with 32-bit integers.
         auto dims_fit = [&](int32_t id) {
             const hetero_tensor_desc& t = tensors[id];
@@ -91,7 +90,7 @@ public:
         if (node.op == HETERO_OP_CONVERT && sdk::is_kquant_dtype(tensors[node.output].dtype))
             sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("convert: quantizing to ") + sdk::dtype_name(tensors[node.output].dtype) +
                                                   " is not provided");
-        if (node.op == HETERO_OP_ATTENTION) {
+        if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
             // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
             size_t wg = 1;
             while (wg * 2 <= std::min<size_t>(128, devices()[device]->info().max_wg)) wg *= 2;

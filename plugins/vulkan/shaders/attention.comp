@@ -14,7 +14,7 @@
 // dim, L = lanes per key (a power of two with ceil(NC / L) <= MAX_CPL and
 // KPT * CPT <= MAX_KV).
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd, u[4] = C, u[5] = 1 for f16 caches;
-// f[0] = scale.
+// f[0] = scale; window and soft-cap as common.glsl says.
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x_id = 0) in;
@@ -108,7 +108,7 @@ void main() {
     vec4 acc[MAX_CPT];
     for (uint ci = 0u; ci < CPT; ++ci) acc[ci] = vec4(0.0);
     uint last = uint(p);
-    for (uint j0 = 0u; j0 <= last; j0 += T) {
+    for (uint j0 = uint(window_first(p)); j0 <= last; j0 += T) {
         uint cnt = min(T, last + 1u - j0);
         // Issue the tile's key and value loads together.
         vec4 kr[MAX_CPL];
@@ -133,7 +133,7 @@ void main() {
         if (t < T) {
             float qk = 0.0;
             for (uint i = 0u; i < L; ++i) qk += part[t * L + i];
-            s_s[t] = t < cnt ? qk * pc.f[0] : -1.0 / 0.0;
+            s_s[t] = t < cnt ? soft_cap(qk * pc.f[0]) : -1.0 / 0.0;
         }
         barrier();
         // Online softmax over this invocation's keys of the tile.

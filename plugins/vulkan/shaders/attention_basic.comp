@@ -7,7 +7,7 @@
 // milliseconds (attention.comp's unrolled decode path takes ~40 ms there,
 // paid at every start because they keep no pipeline cache).
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd, u[4] = C, u[5] = 1 for f16 caches;
-// f[0] = scale.
+// f[0] = scale; window and soft-cap as common.glsl says.
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x_id = 0) in;
@@ -80,7 +80,7 @@ void main() {
     float acc[ACC];
     for (uint i = 0u; i < ACC; ++i) acc[i] = 0.0;
     uint last = uint(p);
-    for (uint j0 = 0u; j0 <= last; j0 += WG) {
+    for (uint j0 = uint(window_first(p)); j0 <= last; j0 += WG) {
         uint j = j0 + t;
         float s = -1.0 / 0.0;
         if (j <= last) {
@@ -94,7 +94,7 @@ void main() {
             } else {
                 for (uint d = 0u; d < Hd; ++d) qk += q_s[d] * kc_elem(dt, kb, e + d);
             }
-            s = qk * pc.f[0];
+            s = soft_cap(qk * pc.f[0]);
         }
         float new_m = max(m, reduce_max(s));
         float pj = j <= last ? exp(s - new_m) : 0.0;

@@ -16,7 +16,7 @@
 // 16x16x16 f16 cooperative matrices, a subgroup size of 32, HD <= 64, and
 // the caches are f16 (the f32-cache contract does not allow f16 compute).
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd (= HD), u[4] = C, u[5] = 1 for
-// f16 caches; f[0] = scale. Grid: x = query blocks, y = heads.
+// f16 caches; f[0] = scale; window and soft-cap as common.glsl says. Grid: x = query blocks, y = heads.
 // OUTH=1: the output is stored as f16, for a consumer that reads it so.
 #ifndef OUTH
 #define OUTH 0
@@ -91,6 +91,7 @@ void main() {
     float acc[32];
     [[unroll]] for (uint i = 0u; i < 32u; ++i) acc[i] = 0.0;
     uint srow = (sg * 16u + r) * LDS, prow = (sg * 16u + r) * LDH;
+    int lo = window_first(p);  // this row's first key (keys before it are masked)
     for (int j0 = 0; j0 <= last; j0 += int(BKV)) {
         barrier();  // the previous tile's readers (and the query loads) are done
         if (words) {
@@ -141,7 +142,7 @@ void main() {
         float mx = -1.0 / 0.0;
         [[unroll]] for (uint i = 0u; i < 32u; ++i) {
             uint jj = half_ * 32u + i;
-            sv[i] = j0 + int(jj) <= p ? s_s[srow + jj] : -1.0 / 0.0;
+            sv[i] = j0 + int(jj) <= p && j0 + int(jj) >= lo ? soft_cap(s_s[srow + jj]) : -1.0 / 0.0;
             mx = max(mx, sv[i]);
         }
         x_s[sg * 32u + lane] = mx;

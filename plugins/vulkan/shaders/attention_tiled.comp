@@ -7,7 +7,8 @@
 // invocations share a row: each scores 8 keys of a tile and accumulates
 // every fourth dimension of the output. Head dim at most 64.
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd, u[4] = C, u[5] = 1 for f16 caches;
-// f[0] = scale. Grid: x = query blocks, y = heads.
+// f[0] = scale; window and soft-cap as common.glsl says. Grid: x = query
+// blocks, y = heads.
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x = 128) in;
@@ -54,13 +55,20 @@ void main() {
         q_s[rr * LD + d] = n0 + rr < N ? q[qb + ((n0 + rr) * H + h) * Hd + d] : 0.0;
     }
     barrier();
-    int last = -1;
-    for (uint i = 0u; i < BQ; ++i) last = max(last, last_s[i]);
+    // Keys from the first of the earliest row's window (windows start in
+    // position order) to the block's last position.
+    int last = -1, first_p = 1 << 30;
+    for (uint i = 0u; i < BQ; ++i) {
+        last = max(last, last_s[i]);
+        if (last_s[i] >= 0) first_p = min(first_p, last_s[i]);
+    }
+    int start = last >= 0 ? window_first(first_p) : 0;
+    int lo = window_first(p);  // this row's first key
 
     float m = -1.0 / 0.0, l = 0.0;
     float acc[MAX_HD / 4];
     for (uint i = 0u; i < MAX_HD / 4u; ++i) acc[i] = 0.0;
-    for (int j0 = 0; j0 <= last; j0 += int(BKV)) {
+    for (int j0 = start; j0 <= last; j0 += int(BKV)) {
         barrier();  // the previous tile's readers are done
         for (uint i = t; i < BKV * Hd; i += 128u) {
             uint jj = i / Hd, d = i % Hd;
@@ -84,7 +92,7 @@ void main() {
             uint jj = c * 8u + i;
             float dot = 0.0;
             for (uint d = 0u; d < Hd; ++d) dot += q_s[r * LD + d] * k_s[jj * LD + d];
-            s[i] = j0 + int(jj) <= p ? dot * pc.f[0] : -1.0 / 0.0;
+            s[i] = j0 + int(jj) <= p && j0 + int(jj) >= lo ? soft_cap(dot * pc.f[0]) : -1.0 / 0.0;
             mx = max(mx, s[i]);
         }
         red[t] = mx;

@@ -29,6 +29,26 @@ void report_error(uint code, uint value) {
     }
 }
 
+// ATTENTION_EXT (every attention shader): u[6] = window (0 = none), f[1] =
+// soft-cap (0 = none); plain ATTENTION leaves both 0.
+// tanh with a relative error near f32 rounding everywhere: implementations
+// that build tanh from exp(2v) lose the small arguments to cancellation
+// (lavapipe: 7e-8 absolute at 4e-4) and may overflow to inf / inf, so small
+// |v| take the odd series (its next term is below 2e-9 relative) and the
+// others 1 - 2 / (e^2|v| + 1) with |v| clamped (tanh(10) is 1 in f32).
+float tanh_sat(float v) {
+    float a = abs(v), r;
+    if (a < 0.3) {
+        float a2 = a * a;
+        r = a * (1.0 + a2 * (-0.33333333 + a2 * (0.13333333 + a2 * (-0.053968254 + a2 * (0.021869489 + a2 * -0.0088632355)))));
+    } else {
+        r = 1.0 - 2.0 / (exp(2.0 * min(a, 10.0)) + 1.0);
+    }
+    return v < 0.0 ? -r : r;
+}
+int window_first(int p) { return pc.u[6] != 0u ? max(0, p - int(pc.u[6]) + 1) : 0; }
+float soft_cap(float s) { return pc.f[1] > 0.0 ? pc.f[1] * tanh_sat(s / pc.f[1]) : s; }
+
 // Large dispatches use a 2-D grid because one dimension stops at 65535 groups.
 uint flat_group() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 // A macro so gl_WorkGroupSize is the specialised size declared after this file.

@@ -10,8 +10,14 @@
 // (binding 4, same shape as K) into the V cache (binding 7), which saves the
 // STORE_ROWS pair dispatch of decode; V's invocations (a pair of elements
 // each) follow K's.
+// SCALED=1 (ROPE_SCALED, alone or with PAIR / STORE): the angle is also
+// multiplied by f[1] (freq_scale) and, when u[8] = 1, divided by the pair's
+// factor (binding 8, shared by both tensors of a pair).
 #ifndef PAIR
 #define PAIR 0
+#endif
+#ifndef SCALED
+#define SCALED 0
 #endif
 #ifndef STORE
 #define STORE 0
@@ -57,6 +63,10 @@ void store_o(uint i, float v) { if (second) o1[i] = v; else o[i] = v; }
 #else
 float load_x(uint i) { return x[i]; }
 void store_o(uint i, float v) { o[i] = v; }
+#endif
+
+#if SCALED
+layout(std430, binding = 8) readonly buffer F { float factors[]; };
 #endif
 
 // sin/cos of large angles lose accuracy on fast GPU paths: reduce modulo 2*pi
@@ -122,6 +132,10 @@ void main() {
     uint e1 = pc.u[4] == 0u ? 2u * p + 1u : p + half_rot;
     float position = float(pos[(pc.t1 >> 2) + n]);
     float inv_freq = pow(pc.f[0], -float(2u * p) / float(rot));
+#if SCALED
+    inv_freq *= pc.f[1];
+    if (pc.u[8] != 0u) inv_freq /= factors[(pc.t7 >> 2) + p];
+#endif
     vec2 cs = cos_sin(position * inv_freq);
     float a = load_x(xb + e0), b = load_x(xb + e1);
     store_o(ob + e0, a * cs.x - b * cs.y);

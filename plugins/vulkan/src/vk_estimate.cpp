@@ -173,14 +173,17 @@ double estimate_seconds(const DeviceInfo& info, const hetero_device_props& props
             r.compute_efficiency = coop ? f.gemm_coop : f.gemm[slot];
             break;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             const bool decode = t[node.inputs[0]].shape[0] == 1;
             const bool coop = info.coopmat_f16 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16;
             r.compute_efficiency = decode ? f.attention_decode : coop ? f.attention_coop : f.attention_prefill;
             break;
         }
-        case HETERO_OP_ROPE: r.compute_efficiency = f.rope; break;
-        case HETERO_OP_SWIGLU: r.compute_efficiency = f.swiglu; break;
+        case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED: r.compute_efficiency = f.rope; break;
+        case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU: r.compute_efficiency = f.swiglu; break;
         case HETERO_OP_ADD:
         case HETERO_OP_MUL: r.bandwidth_efficiency = f.add_mul; break;
         default: r.bandwidth_efficiency = f.other_stream; break;

@@ -74,7 +74,7 @@ Groups find_groups(const DeviceInfo& dev, const sdk::Graph& g, const std::vector
         const bool swiglu = n + len < nn && !fused(n + len) && can_fuse_swiglu(members, g.nodes[n + len], g.tensors.data()) &&
                             !read_elsewhere(g, uses, members[0].output, n, len + 1) && !read_elsewhere(g, uses, members[1].output, n, len + 1);
         bool stores = false;
-        if (members[0].op == HETERO_OP_ROPE && n + len + 1 < nn && !fused(n + len) && !fused(n + len + 1)) {
+        if ((members[0].op == HETERO_OP_ROPE || members[0].op == HETERO_OP_ROPE_SCALED) && n + len + 1 < nn && !fused(n + len) && !fused(n + len + 1)) {
             const std::vector<hetero_node> st(g.nodes.begin() + n + len, g.nodes.begin() + n + len + 2);
             stores = can_join_group(dev, st[0], st[1], g.tensors.data()) && can_fuse_rope_store(dev, members, st, g.tensors.data()) &&
                      !read_elsewhere(g, uses, members[1].output, n, len + 2);

@@ -134,8 +134,7 @@ bool writes_16bit(const hetero_node& node, const hetero_tensor_desc* t) {
 
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors) {
     const std::string op = sdk::op_name(node.op);
-    // Ops of ABI 1.2 have no shaders here yet: the solver places them elsewhere.
-    if (node.op >= HETERO_OP_COUNT_1_0) fail(HETERO_ERR_UNSUPPORTED, "vulkan: no shader for " + op);
+    if (node.op >= HETERO_OP_COUNT_1_2) fail(HETERO_ERR_UNSUPPORTED, "vulkan: no shader for op " + std::to_string(node.op));
     auto check_size = [&](int32_t id) {
         const uint64_t bytes = sdk::tensor_bytes(tensors[id]);
         if (bytes + dev.min_offset_align + 4 > dev.max_storage_range || sdk::element_count(tensors[id]) >= (int64_t(1) << 32))
@@ -150,7 +149,7 @@ void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const 
     // K-quant weights are read (matmul, embedding, conversion to f32); no shader writes them.
     if (node.op == HETERO_OP_CONVERT && sdk::is_kquant_dtype(tensors[node.output].dtype))
         fail(HETERO_ERR_UNSUPPORTED, "convert: quantizing to " + std::string(sdk::dtype_name(tensors[node.output].dtype)) + " is not provided");
-    if (node.op == HETERO_OP_ATTENTION && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
+    if ((node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
         fail(HETERO_ERR_UNSUPPORTED, "attention: head dim above " + std::to_string(kAttentionMaxHeadDim));
     if (node.op == HETERO_OP_MATMUL && tensors[node.inputs[0]].shape[0] > kMatvecMaxRows &&
         ceil_div(uint64_t(tensors[node.inputs[0]].shape[0]), kGemmTile) > 65535u)
@@ -247,7 +246,28 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             ds.push_back(d);
             break;
         }
-        case HETERO_OP_ATTENTION: {
+        case HETERO_OP_ROPE_SCALED: {
+            // Factors at binding 8 (in4); without them the shader never reads it: positions stand in.
+            const bool factors = node.n_inputs > 2;
+            Dispatch d = make("rope_scaled", ni, {in[0], in[1]}, out);
+            d.operand[kFirstOutput + kOutputs] = factors ? in[2] : in[1];
+            const hetero_tensor_desc& x = t[in[0]];
+            const int64_t N = x.shape[0], H = x.shape[1], Hd = x.shape[2];
+            d.push.u[0] = uint32_t(N);
+            d.push.u[1] = uint32_t(H);
+            d.push.u[2] = uint32_t(Hd);
+            d.push.u[3] = uint32_t(sdk::rope_dims(node, Hd));
+            d.push.u[4] = uint32_t(node.iparams[0]);
+            d.push.u[8] = factors ? 1u : 0u;
+            d.push.f[0] = node.fparams[0];
+            d.push.f[1] = node.fparams[1] != 0.f ? node.fparams[1] : 1.f;
+            d.spec = {256};
+            grid(d, dev, ceil_div(uint64_t(N * H * ((Hd + 1) / 2)), 256));
+            ds.push_back(d);
+            break;
+        }
+        case HETERO_OP_ATTENTION:
+        case HETERO_OP_ATTENTION_EXT: {
             Dispatch d = make("attention", ni, {in[0], in[1], in[2], in[3]}, out);
             const hetero_tensor_desc& q = t[in[0]];
             const hetero_tensor_desc& k = t[in[1]];
@@ -258,6 +278,11 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             d.push.u[4] = uint32_t(k.shape[0]);
             d.push.u[5] = k.dtype == HETERO_DTYPE_F16 ? 1u : 0u;
             d.push.f[0] = node.fparams[0];
+            if (node.op == HETERO_OP_ATTENTION_EXT) {
+                // Window and soft-cap (shaders/common.glsl); every variant applies them.
+                d.push.u[6] = uint32_t(std::clamp<int64_t>(node.iparams[0], 0, INT32_MAX));
+                d.push.f[1] = node.fparams[1] > 0.f ? node.fparams[1] : 0.f;
+            }
             const bool many_rows = q.shape[0] >= kAttentionTiledMinRows && q.shape[1] <= 65535;
             // f16 caches only: the kernel computes in f16, which the f32-cache contract does not allow.
             if (many_rows && coopmat_enabled(dev) && k.dtype == HETERO_DTYPE_F16 && q.shape[2] % 16 == 0 && q.shape[2] <= 64 &&
@@ -298,14 +323,25 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             break;
         }
         case HETERO_OP_SWIGLU:
+        case HETERO_OP_GEGLU:
+        case HETERO_OP_SOFTCAP:
         case HETERO_OP_ADD:
         case HETERO_OP_MUL: {
-            Dispatch d = make("elementwise", ni, {in[0], in[1]}, out);
+            // SOFTCAP has one input: binding 2 gets x again and is not read.
+            const bool unary = node.op == HETERO_OP_SOFTCAP;
+            Dispatch d = make("elementwise", ni, {in[0], unary ? in[0] : in[1]}, out);
             const uint64_t n = uint64_t(sdk::element_count(t[in[0]]));
-            const bool broadcast = t[in[1]].ndim == 1 && sdk::element_count(t[in[1]]) != int64_t(n);
+            const bool broadcast = !unary && t[in[1]].ndim == 1 && sdk::element_count(t[in[1]]) != int64_t(n);
             d.push.u[0] = uint32_t(n);
             d.push.u[1] = broadcast ? uint32_t(t[in[1]].shape[0]) : 0u;
-            d.push.u[2] = node.op == HETERO_OP_ADD ? 0u : node.op == HETERO_OP_MUL ? 1u : 2u;
+            switch (node.op) {
+                case HETERO_OP_ADD: d.push.u[2] = 0; break;
+                case HETERO_OP_MUL: d.push.u[2] = 1; break;
+                case HETERO_OP_SWIGLU: d.push.u[2] = 2; break;
+                case HETERO_OP_GEGLU: d.push.u[2] = 3; break;
+                default: d.push.u[2] = 4; break;
+            }
+            d.push.f[0] = node.fparams[0];
             d.spec = {256};
             grid(d, dev, ceil_div(n, 256));
             ds.push_back(d);
@@ -358,6 +394,7 @@ size_t max_group_size(const hetero_node& first) {
     switch (first.op) {
         case HETERO_OP_MATMUL: return 3;
         case HETERO_OP_ROPE:
+        case HETERO_OP_ROPE_SCALED:
         case HETERO_OP_STORE_ROWS: return 2;
         default: return 1;
     }
@@ -384,6 +421,10 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
             return groupable(first) && groupable(next) && first.inputs[0] == next.inputs[0] && wa.dtype == wb.dtype &&
                    sdk::row_width(wa) == sdk::row_width(wb);
         }
+        case HETERO_OP_ROPE_SCALED:
+            // One frequency scale and factors tensor for both (n_inputs already match).
+            if (first.fparams[1] != next.fparams[1] || (first.n_inputs > 2 && first.inputs[2] != next.inputs[2])) return false;
+            [[fallthrough]];
         case HETERO_OP_ROPE:
             return first.inputs[1] == next.inputs[1] && first.fparams[0] == next.fparams[0] && first.iparams[0] == next.iparams[0] &&
                    first.iparams[1] == next.iparams[1] && xa.shape[0] == xb.shape[0] && xa.shape[2] == xb.shape[2];
@@ -453,7 +494,8 @@ void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* t
 
 bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
                          const hetero_tensor_desc* t) {
-    if (ropes.size() != 2 || stores.size() != 2 || ropes[0].op != HETERO_OP_ROPE || stores[0].op != HETERO_OP_STORE_ROWS ||
+    if (ropes.size() != 2 || stores.size() != 2 || (ropes[0].op != HETERO_OP_ROPE && ropes[0].op != HETERO_OP_ROPE_SCALED) ||
+        stores[0].op != HETERO_OP_STORE_ROWS ||
         stores[1].op != HETERO_OP_STORE_ROWS)
         return false;
     const hetero_node &rk = ropes[1], &sk = stores[0], &sv = stores[1];
@@ -475,7 +517,7 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
         d.operand[2] = b.inputs[0];
         d.operand[kFirstOutput + 1] = b.output;
         uint64_t count = 0;
-        if (a.op == HETERO_OP_ROPE) {
+        if (a.op == HETERO_OP_ROPE || a.op == HETERO_OP_ROPE_SCALED) {
             const hetero_tensor_desc &xa = t[a.inputs[0]], &xb = t[b.inputs[0]];
             d.push.u[5] = uint32_t(xb.shape[1]);
             count = uint64_t(xa.shape[0]) * uint64_t(xa.shape[1] + xb.shape[1]) * uint64_t((xa.shape[2] + 1) / 2);
