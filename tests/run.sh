@@ -23,7 +23,7 @@ ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" --timeout 
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHETERO_SANITIZE=ON -DHETERO_BUILD_TESTS=ON \
   -DHETERO_WITH_OPENCL=OFF -DHETERO_WITH_VULKAN=OFF -DHETERO_BUILD_BENCH=OFF
-cmake --build build-asan -j"$jobs" --target hetero_unit_tests hetero-ep-cpu
+cmake --build build-asan -j"$jobs" --target hetero_unit_tests hetero_cpu_kernels_test hetero-ep-cpu
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan -L unit --output-on-failure --no-tests=error -j"$jobs" --timeout 600
 
 # ThreadSanitizer on the multi-threaded parts: the session's per-device

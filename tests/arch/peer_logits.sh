@@ -26,7 +26,7 @@ peer="$2/cpu"
 text="$3"
 shift 3
 types=("$@")
-[[ ${#types[@]} == 0 ]] && types=(F32 Q8_0 Q4_0 Q6_K Q5_K_M Q4_K_M)
+[[ ${#types[@]} == 0 ]] && types=(F32 Q8_0 Q4_0 Q6_K Q5_K_M Q4_K_M Q3_K_M Q2_K)
 for tool in llama-perplexity llama-quantize; do
   if [[ ! -x "$peer/$tool" ]]; then
     echo "SKIP: no llama.cpp peer at $peer/$tool (tests/arch/build_peer.sh builds one; it needs npm)"
