@@ -222,7 +222,7 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     if (!av.tied && !av.plain) {
         // Zero classifier rows for <unk> and <s>: greedy decoding never picks
         // them (runtimes differ on whether <s> ends a generation).
-        std::vector<uint8_t> data = random_matrix(s.n_vocab, s.n_embd, dtype, 4.f / std::sqrt(float(s.n_embd)), ++salt);
+        std::vector<uint8_t> data = random_matrix(s.n_vocab, s.n_embd, dtype, 8.f / std::sqrt(float(s.n_embd)), ++salt);
         std::vector<uint8_t> zero_row(sdk::row_bytes(dtype, s.n_embd));
         const std::vector<float> zeros(size_t(s.n_embd), 0.f);
         sdk::row_from_f32(dtype, zeros.data(), zero_row.data(), s.n_embd);

@@ -2,7 +2,9 @@
 # Every architecture on opencl and vulkan (where a device is found) prints the
 # greedy tokens of the cpu alone: with the solver's own placement (layers
 # whose ops a provider lacks stay on the cpu) and with every matmul split
-# between the cpu and the other device. The architectures whose layers need
+# between the cpu and the other device (the cpu then computes as the GPU
+# providers do, llama_act_grids 0, and is compared with itself alone in that
+# mode: a split mixes both sides' products). The architectures whose layers need
 # the ABI 1.2 ops (gemma2, llama3, qwen3) also run on the other provider
 # alone: its plan places nothing on the cpu, and it prints the cpu's tokens.
 # Usage: cross_provider.sh HETERO_BINARY [ARCH...]
@@ -33,13 +35,15 @@ for arch in "${archs[@]}"; do
     m="$tmp/$arch-$type.gguf"
     "$hetero" gen-model "$m" --shape tiny --layers $layers --arch "$arch" --type $type --seed 7 >/dev/null 2>&1 || { check "$arch $type: gen-model" 1; continue; }
     run -m "$m" --providers cpu -q >"$tmp/cpu" 2>/dev/null || { check "$arch $type: cpu run" 1; continue; }
+    echo '{"providers": [{"name": "cpu", "options": {"llama_act_grids": 0}}]}' >"$tmp/cpu_exact.json"
+    run -m "$m" --config "$tmp/cpu_exact.json" -q >"$tmp/cpu_exact" 2>/dev/null || { check "$arch $type: cpu run (llama_act_grids 0)" 1; continue; }
     for other in "${others[@]}"; do
       run -m "$m" --providers "$other,cpu" >"$tmp/out" 2>"$tmp/err"; rc=$?
       [[ $rc == 0 ]] && cmp -s "$tmp/cpu" "$tmp/out"
       check "$arch $type on $other,cpu (solver's placement): cpu's tokens" $?
-      echo "{\"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/split.json"
+      echo "{\"providers\": [{\"name\": \"cpu\", \"options\": {\"llama_act_grids\": 0}}, {\"name\": \"$other\"}], \"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/split.json"
       run -m "$m" --config "$tmp/split.json" -q >"$tmp/out" 2>"$tmp/err"; rc=$?
-      [[ $rc == 0 ]] && cmp -s "$tmp/cpu" "$tmp/out"
+      [[ $rc == 0 ]] && cmp -s "$tmp/cpu_exact" "$tmp/out"
       check "$arch $type with every matmul split between cpu and $other: cpu's tokens" $?
       [[ $rc == 0 ]] || tail -3 "$tmp/err"
       case $arch in

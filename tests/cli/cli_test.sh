@@ -405,14 +405,15 @@ fi
 # cpu's default x86 kernels quantize activations to int8, which on these
 # random weights moves near-tied logits after a few tokens, so 40 tokens
 # are compared with its f32 kernels (isa scalar: dequantize and dot in f32,
-# as the GPU kernels do) and the first token with its default kernels.
-echo '{"providers": [{"name": "cpu", "options": {"isa": "scalar"}}]}' >"$tmp/k_scalar.json"
+# with exact f32 activations rather than llama.cpp's Q8_K grid, as the GPU
+# kernels do) and the first token with its default kernels.
+echo '{"providers": [{"name": "cpu", "options": {"isa": "scalar", "llama_act_grids": 0}}]}' >"$tmp/k_scalar.json"
 for t in q4_k q5_k q6_k; do
   "$hetero" run -m "$tmp/k_$t.gguf" --config "$tmp/k_scalar.json" --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/k_$t.f32cpu" 2>/dev/null
 done
 for other in opencl vulkan; do
   python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null || continue
-  echo "{\"providers\": [{\"name\": \"cpu\", \"options\": {\"isa\": \"scalar\"}}, {\"name\": \"$other\"}], \"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/k_split_$other.json"
+  echo "{\"providers\": [{\"name\": \"cpu\", \"options\": {\"isa\": \"scalar\", \"llama_act_grids\": 0}}, {\"name\": \"$other\"}], \"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/k_split_$other.json"
   for t in q4_k q5_k q6_k; do
     "$hetero" run -m "$tmp/k_$t.gguf" --providers $other -p "Once upon a time" -n 40 --temp 0 >"$tmp/k_out" 2>"$tmp/k_err"; rc=$?
     [[ $rc == 0 && -s "$tmp/k_$t.f32cpu" ]] && cmp -s "$tmp/k_$t.f32cpu" "$tmp/k_out" && grep -q "^$other:0 .*embedding, layers 0-1, output head" "$tmp/k_err"

@@ -40,6 +40,7 @@ public:
     explicit CpuProvider(const sdk::Options& options)
         : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_),
           pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
+        kernels_.llama_act_grids = sdk::option_int(options, "llama_act_grids", 1, 0, 1) != 0;
         model_ = cpu_model_name();
         const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -94,7 +95,7 @@ public:
 
 private:
     static int init_threads(const sdk::Options& options) {
-        sdk::require_known_options(options, {"threads", "isa", "pack_weights"}, "cpu");
+        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids"}, "cpu");
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 
@@ -123,7 +124,7 @@ private:
     }
 
     int threads_;
-    const Kernels& kernels_;
+    Kernels kernels_;  // the selected table, with this provider's options applied
     ThreadPool pool_;
     bool pack_weights_;
     PackedWeightCache packed_cache_;

@@ -13,10 +13,9 @@
 namespace hetero::cpu {
 
 // One Q8_0-quantized block of an activation row: d = amax/127, qs =
-// round-to-nearest(x/d), and the stored d is rounded to f16 precision (held
-// as a float), as in a GGUF Q8_0 block, so the products match the ones
-// llama.cpp computes with its Q8_0 activation blocks. Unlike the GGUF block,
-// -sum(qs) is kept, so a Q4_0 dot product can use the
+// round-to-nearest(x/d); d is held as a float (ops_matmul.cpp rounds it to
+// f16 precision, as a GGUF Q8_0 block stores it, under llama_act_grids).
+// Unlike the GGUF block, -sum(qs) is kept, so a Q4_0 dot product can use the
 // stored nibbles (0..15) directly and fold their offset of 8 in afterwards:
 // sum((q - 8) * x) = sum(q * x) - 8 * sum(x); vector kernels add neg_sum to
 // each of their eight 32-bit lanes.
@@ -99,6 +98,13 @@ struct Kernels {
     MatmulTileFn matmul_q3_k;
     // HETERO_DTYPE_BIT of the weight dtypes whose tiles read xq, not x.
     uint64_t int8_act_mask;
+    // Activations on llama.cpp's grids (the provider option llama_act_grids,
+    // default on): K-quant matmuls on its Q8_K grid (one scale per 256), the
+    // other block types' int8 blocks with their scale rounded to f16 as a
+    // Q8_0 block stores it. Off: per-32 int8 blocks with f32 scales on the
+    // int8 paths and exact f32 on the portable tiles, as the GPU providers
+    // compute, so a matmul split between them computes one set of products.
+    bool llama_act_grids = true;
 };
 
 // The portable tiles of the block types other than Q8_0/Q4_0

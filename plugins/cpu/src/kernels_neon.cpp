@@ -44,7 +44,7 @@ void quantize_act(const float* x, ActBlock* out, int64_t k) {
             const int16x8_t h = vcombine_s16(vqmovn_s32(a), vqmovn_s32(c));
             vst1_s8(out[b].qs + 4 * i, vqmovn_s16(h));
         }
-        out[b].d = f16_scalar(f16_from_scalar(d));  // the scale a Q8_0 block stores (see ActBlock)
+        out[b].d = d;
         out[b].neg_sum = -vaddvq_s32(total);
     }
 }

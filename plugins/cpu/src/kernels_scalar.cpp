@@ -26,7 +26,7 @@ void quantize_act(const float* x, ActBlock* out, int64_t k) {
             out[b].qs[i] = int8_t(q);
             sum += q;
         }
-        out[b].d = sdk::f16_to_f32(sdk::f32_to_f16(d));  // the scale a Q8_0 block stores (see ActBlock)
+        out[b].d = d;
         out[b].neg_sum = -sum;
     }
 }

@@ -109,7 +109,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
                                                                   : ctx.kernels.matmul_q8_0_packed;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
-    const bool kquant = sdk::is_kquant_dtype(wd.dtype);
+    const bool kquant = sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.llama_act_grids;
     if (ctx.kernels.int8_act_mask & HETERO_DTYPE_BIT(wd.dtype)) {
         // Quantize every activation row once; all threads share the result.
         // Q8_0/Q4_0 weights: Q8_0 blocks of 32; K-quants: Q8_K super-blocks.
@@ -121,6 +121,8 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
             parallel_ranges(ctx.pool, n, std::max<int64_t>(1, 8192 / k), [&](int64_t b, int64_t e, int) {
                 for (int64_t r = b; r < e; ++r) quantize(a.x + r * k, xq + r * nb, k);
             });
+        if (!kquant && ctx.kernels.llama_act_grids)
+            for (int64_t b = 0; b < n * nb; ++b) xq[b].d = sdk::f16_to_f32(sdk::f32_to_f16(xq[b].d));
         a.xq = xq;
     } else if (kquant) {
         auto* xr = static_cast<float*>(ctx.scratch.get(uint64_t(n * k) * sizeof(float)));
