@@ -36,6 +36,10 @@ struct MatmulArgs {
     const float* bias;        // [M] or null
     float* y;                 // output [N, M]
     int64_t k, m;             // row width and output width (y's row stride)
+    // K-quant weights: every 32-element block of xq shares its 256-element
+    // super-block's scale (llama.cpp's Q8_K grid), so tiles may sum a
+    // super-block's products as integers.
+    bool act_superblock_scale;
 };
 
 // Packed layout of Q4_0/Q8_0 weights for the packed matmul kernels: groups of

@@ -124,6 +124,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
         if (!kquant && ctx.kernels.llama_act_grids)
             for (int64_t b = 0; b < n * nb; ++b) xq[b].d = sdk::f16_to_f32(sdk::f32_to_f16(xq[b].d));
         a.xq = xq;
+        a.act_superblock_scale = kquant;
     } else if (kquant) {
         auto* xr = static_cast<float*>(ctx.scratch.get(uint64_t(n * k) * sizeof(float)));
         if (n == 1) round_act_superblocks(a.x, xr, k);
