@@ -93,7 +93,9 @@ void kquant_cases(std::vector<Case>& out) {
     const uint32_t kquants[] = {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K};
     struct Shape { int64_t n, m, k; };
     const Shape shapes[] = {{1, 1, 256},   {1, 33, 512},   {3, 17, 256},  {17, 65, 768},  {64, 127, 256}, {1, 257, 2048},
-                            {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120}};
+                            {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120},
+                            // constant weights of whole 16-row groups, decode-sized batches (packed layouts)
+                            {2, 48, 512},  {1, 40, 256},   {3, 20, 768},  {1, 64, 1024}};
     for (uint32_t dtype : kquants) {
         for (size_t i = 0; i < std::size(shapes); ++i) {
             const Shape& sh = shapes[i];

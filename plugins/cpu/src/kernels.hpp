@@ -53,6 +53,16 @@ constexpr uint64_t kPackScaleBytes = 2 * kPackRows;
 constexpr uint64_t kPackGroupBlockQ4 = kPackScaleBytes + 16 * kPackRows;  // 288
 constexpr uint64_t kPackGroupBlockQ8 = kPackScaleBytes + 32 * kPackRows;  // 544
 
+// Packed Q4_K: per group of kPackRows rows and 256-element super-block, the
+// rows' f16 d, then their f16 dmin, the 6-bit scales and mins as bytes
+// (sub-block j of every row: [j][row]), then the quants: for each 32-byte
+// chunk p of a row (elements 64p..64p+31 in the low nibbles, 64p+32.. in the
+// high ones), its 4-byte slices i = 0..7 of all rows, row after row.
+constexpr uint64_t kPackQ4KScalesAt = 2 * kPackScaleBytes;                // 64
+constexpr uint64_t kPackQ4KMinsAt = kPackQ4KScalesAt + 8 * kPackRows;     // 192
+constexpr uint64_t kPackQ4KQuantsAt = kPackQ4KMinsAt + 8 * kPackRows;     // 320
+constexpr uint64_t kPackGroupBlockQ4K = kPackQ4KQuantsAt + 128 * kPackRows;  // 2368
+
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.
 using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
@@ -102,6 +112,9 @@ struct Kernels {
     MatmulTileFn matmul_q3_k;
     // HETERO_DTYPE_BIT of the weight dtypes whose tiles read xq, not x.
     uint64_t int8_act_mask;
+    // Q4_K over the packed layout, activations on the Q8_K grid only; null
+    // where the ISA has no packed kernel. m0 and m1 multiples of kPackRows.
+    MatmulTileFn matmul_q4_k_packed = nullptr;
     // Activations on llama.cpp's grids (the provider option llama_act_grids,
     // default on): K-quant matmuls on its Q8_K grid (one scale per 256), the
     // other block types' int8 blocks with their scale rounded to f16 as a

@@ -104,9 +104,11 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     const MatmulTileFn fn = tile_fn(ctx.kernels, wd.dtype);
     // Rows [0, m_packed) use the packed copy when compile made one.
     a.wp = ctx.packed ? ctx.packed[node.inputs[1]] : nullptr;
-    const MatmulTileFn packed_fn = !a.wp ? nullptr
+    const MatmulTileFn packed_fn = !a.wp                            ? nullptr
                                    : wd.dtype == HETERO_DTYPE_Q4_0 ? ctx.kernels.matmul_q4_0_packed
-                                                                  : ctx.kernels.matmul_q8_0_packed;
+                                   : wd.dtype == HETERO_DTYPE_Q8_0 ? ctx.kernels.matmul_q8_0_packed
+                                   : wd.dtype == HETERO_DTYPE_Q4_K ? ctx.kernels.matmul_q4_k_packed
+                                                                   : nullptr;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
     const bool kquant = sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.llama_act_grids;

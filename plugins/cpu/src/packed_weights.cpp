@@ -24,21 +24,43 @@ void pack_group_block(const uint8_t* const* rows, uint64_t quant_bytes, bool off
         }
 }
 
+// One Q4_K group super-block (kernels.hpp's layout) from 16 rows' blocks.
+void pack_q4k_group_block(const uint8_t* const* rows, uint8_t* out) {
+    for (int64_t r = 0; r < kPackRows; ++r) {
+        const sdk::BlockQ4K* b = reinterpret_cast<const sdk::BlockQ4K*>(rows[r]);
+        std::memcpy(out + 2 * r, &b->d, 2);
+        std::memcpy(out + kPackScaleBytes + 2 * r, &b->dmin, 2);
+        for (int j = 0; j < 8; ++j) {
+            int sc, m;
+            sdk::k_scale_min(b->scales, j, sc, m);
+            out[kPackQ4KScalesAt + uint64_t(j * kPackRows + r)] = uint8_t(sc);
+            out[kPackQ4KMinsAt + uint64_t(j * kPackRows + r)] = uint8_t(m);
+        }
+    }
+    uint8_t* q = out + kPackQ4KQuantsAt;
+    for (int p = 0; p < 4; ++p)
+        for (int i = 0; i < 8; ++i)
+            for (int64_t r = 0; r < kPackRows; ++r, q += 4)
+                std::memcpy(q, reinterpret_cast<const sdk::BlockQ4K*>(rows[r])->qs + 32 * p + 4 * i, 4);
+}
+
 }  // namespace
 
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, uint32_t dtype, int64_t m, int64_t k, ThreadPool& pool) {
     const int64_t rows = m / kPackRows * kPackRows;
     if (rows == 0) return nullptr;
-    if (!sdk::is_block_dtype(dtype)) sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
+    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_K)
+        sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, dtype, m, k};
     if (auto it = entries_.find(key); it != entries_.end())
         if (auto live = it->second.lock()) return live;
 
-    const bool q8 = dtype == HETERO_DTYPE_Q8_0;
-    const uint64_t block_bytes = sdk::row_bytes(dtype, sdk::kQBlock), quant_bytes = block_bytes - 2;
-    const uint64_t group_block = q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
-    const int64_t nb = k / sdk::kQBlock, groups = rows / kPackRows;
+    const bool q8 = dtype == HETERO_DTYPE_Q8_0, q4k = dtype == HETERO_DTYPE_Q4_K;
+    const int64_t block_elems = q4k ? sdk::kKBlock : sdk::kQBlock;
+    const uint64_t block_bytes = sdk::row_bytes(dtype, block_elems), quant_bytes = block_bytes - 2;
+    const uint64_t group_block = q4k ? kPackGroupBlockQ4K : q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
+    const int64_t nb = k / block_elems, groups = rows / kPackRows;
     const uint64_t row_bytes = uint64_t(nb) * block_bytes;
     const uint64_t bytes = (uint64_t(groups) * uint64_t(nb) * group_block + 63) / 64 * 64;
     auto packed = std::make_shared<PackedWeights>();
@@ -58,7 +80,9 @@ std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, 
         const uint8_t* row_ptr[kPackRows];
         for (int64_t b = 0; b < nb; ++b) {
             for (int64_t r = 0; r < kPackRows; ++r) row_ptr[r] = src + uint64_t(g * kPackRows + r) * row_bytes + uint64_t(b) * block_bytes;
-            pack_group_block(row_ptr, quant_bytes, q8, dst + (uint64_t(g) * uint64_t(nb) + uint64_t(b)) * group_block);
+            uint8_t* out = dst + (uint64_t(g) * uint64_t(nb) + uint64_t(b)) * group_block;
+            if (q4k) pack_q4k_group_block(row_ptr, out);
+            else pack_group_block(row_ptr, quant_bytes, q8, out);
         }
     });
     entries_[key] = packed;
