@@ -99,7 +99,7 @@ private:
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 
-    // Repacks the constant Q4_0/Q8_0/Q4_K weights of matmuls for the packed
+    // Repacks the constant Q4_0/Q8_0/Q4_K/Q6_K weights of matmuls for the packed
     // kernels when this ISA has them (cuts the per-block work several times).
     void pack_constant_weights(CpuExecutable& exe, const std::vector<sdk::BoundTensor>& constants) {
         const auto& tensors = exe.graph().tensors;
@@ -111,7 +111,8 @@ private:
             // Packed Q4_K assumes the Q8_K activation grid (one scale per super-block).
             const bool supported = (wd.dtype == HETERO_DTYPE_Q4_0 && kernels_.matmul_q4_0_packed) ||
                                    (wd.dtype == HETERO_DTYPE_Q8_0 && kernels_.matmul_q8_0_packed) ||
-                                   (wd.dtype == HETERO_DTYPE_Q4_K && kernels_.matmul_q4_k_packed && kernels_.llama_act_grids);
+                                   (wd.dtype == HETERO_DTYPE_Q4_K && kernels_.matmul_q4_k_packed && kernels_.llama_act_grids) ||
+                                   (wd.dtype == HETERO_DTYPE_Q6_K && kernels_.matmul_q6_k_packed && kernels_.llama_act_grids);
             if (!supported || (!exe.packed.empty() && exe.packed[size_t(w)])) continue;
             auto packed = packed_cache_.get(sdk::host_data(constants[size_t(w)]), wd.dtype, wd.shape[0], sdk::row_width(wd), pool_);
             if (!packed) continue;

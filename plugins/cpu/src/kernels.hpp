@@ -63,6 +63,17 @@ constexpr uint64_t kPackQ4KMinsAt = kPackQ4KScalesAt + 8 * kPackRows;     // 192
 constexpr uint64_t kPackQ4KQuantsAt = kPackQ4KMinsAt + 8 * kPackRows;     // 320
 constexpr uint64_t kPackGroupBlockQ4K = kPackQ4KQuantsAt + 128 * kPackRows;  // 2368
 
+// Packed Q6_K: per group and super-block, the rows' f16 d, then per row the
+// int32 128 * sum_g scale_g * sum(q - 32 over group g) (the kernel feeds the
+// activations as x + 128 to vpdpbusd, the weights as q - 32), the 16 scales
+// as bytes ([group][row]), then ql's 4-byte slices (half h = 0, 1; slice i =
+// 0..15 of its 64 bytes; all rows), then qh's (half h; slice i = 0..7).
+constexpr uint64_t kPackQ6KCorrAt = kPackScaleBytes;                     // 32
+constexpr uint64_t kPackQ6KScalesAt = kPackQ6KCorrAt + 4 * kPackRows;    // 96
+constexpr uint64_t kPackQ6KLowAt = kPackQ6KScalesAt + 16 * kPackRows;    // 352
+constexpr uint64_t kPackQ6KHighAt = kPackQ6KLowAt + 128 * kPackRows;     // 2400
+constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KHighAt + 64 * kPackRows;  // 3424
+
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.
 using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
@@ -112,9 +123,10 @@ struct Kernels {
     MatmulTileFn matmul_q3_k;
     // HETERO_DTYPE_BIT of the weight dtypes whose tiles read xq, not x.
     uint64_t int8_act_mask;
-    // Q4_K over the packed layout, activations on the Q8_K grid only; null
+    // Q4_K and Q6_K over the packed layouts, activations on the Q8_K grid only; null
     // where the ISA has no packed kernel. m0 and m1 multiples of kPackRows.
     MatmulTileFn matmul_q4_k_packed = nullptr;
+    MatmulTileFn matmul_q6_k_packed = nullptr;
     // Activations on llama.cpp's grids (the provider option llama_act_grids,
     // default on): K-quant matmuls on its Q8_K grid (one scale per 256), the
     // other block types' int8 blocks with their scale rounded to f16 as a

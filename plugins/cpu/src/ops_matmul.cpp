@@ -108,6 +108,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
                                    : wd.dtype == HETERO_DTYPE_Q4_0 ? ctx.kernels.matmul_q4_0_packed
                                    : wd.dtype == HETERO_DTYPE_Q8_0 ? ctx.kernels.matmul_q8_0_packed
                                    : wd.dtype == HETERO_DTYPE_Q4_K ? ctx.kernels.matmul_q4_k_packed
+                                   : wd.dtype == HETERO_DTYPE_Q6_K ? ctx.kernels.matmul_q6_k_packed
                                                                    : nullptr;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 

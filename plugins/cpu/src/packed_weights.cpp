@@ -44,22 +44,65 @@ void pack_q4k_group_block(const uint8_t* const* rows, uint8_t* out) {
                 std::memcpy(q, reinterpret_cast<const sdk::BlockQ4K*>(rows[r])->qs + 32 * p + 4 * i, 4);
 }
 
+// The 256 quants (0..63, stored + 32) of a Q6_K block in element order.
+void q6k_levels(const sdk::BlockQ6K& b, uint8_t* q) {
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < 32; ++l) {
+            const uint8_t* ql = b.ql + 64 * h;
+            const uint8_t qh = b.qh[32 * h + l];
+            uint8_t* o = q + 128 * h;
+            o[l] = uint8_t((ql[l] & 0x0f) | ((qh & 3) << 4));
+            o[l + 32] = uint8_t((ql[l + 32] & 0x0f) | (((qh >> 2) & 3) << 4));
+            o[l + 64] = uint8_t((ql[l] >> 4) | (((qh >> 4) & 3) << 4));
+            o[l + 96] = uint8_t((ql[l + 32] >> 4) | (((qh >> 6) & 3) << 4));
+        }
+}
+
+// One Q6_K group super-block (kernels.hpp's layout) from 16 rows' blocks.
+void pack_q6k_group_block(const uint8_t* const* rows, uint8_t* out) {
+    for (int64_t r = 0; r < kPackRows; ++r) {
+        const auto* b = reinterpret_cast<const sdk::BlockQ6K*>(rows[r]);
+        std::memcpy(out + 2 * r, &b->d, 2);
+        uint8_t q[sdk::kKBlock];
+        q6k_levels(*b, q);
+        int32_t corr = 0;
+        for (int g = 0; g < 16; ++g) {
+            int32_t sum = 0;
+            for (int e = 0; e < 16; ++e) sum += int32_t(q[16 * g + e]) - 32;
+            corr += int32_t(b->scales[g]) * sum;
+            out[kPackQ6KScalesAt + uint64_t(g * kPackRows + r)] = uint8_t(b->scales[g]);
+        }
+        corr *= 128;
+        std::memcpy(out + kPackQ6KCorrAt + 4 * r, &corr, 4);
+    }
+    uint8_t* lo = out + kPackQ6KLowAt;
+    uint8_t* hi = out + kPackQ6KHighAt;
+    for (int h = 0; h < 2; ++h) {
+        for (int i = 0; i < 16; ++i)
+            for (int64_t r = 0; r < kPackRows; ++r, lo += 4)
+                std::memcpy(lo, reinterpret_cast<const sdk::BlockQ6K*>(rows[r])->ql + 64 * h + 4 * i, 4);
+        for (int i = 0; i < 8; ++i)
+            for (int64_t r = 0; r < kPackRows; ++r, hi += 4)
+                std::memcpy(hi, reinterpret_cast<const sdk::BlockQ6K*>(rows[r])->qh + 32 * h + 4 * i, 4);
+    }
+}
+
 }  // namespace
 
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, uint32_t dtype, int64_t m, int64_t k, ThreadPool& pool) {
     const int64_t rows = m / kPackRows * kPackRows;
     if (rows == 0) return nullptr;
-    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_K)
+    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q4_K && dtype != HETERO_DTYPE_Q6_K)
         sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, dtype, m, k};
     if (auto it = entries_.find(key); it != entries_.end())
         if (auto live = it->second.lock()) return live;
 
-    const bool q8 = dtype == HETERO_DTYPE_Q8_0, q4k = dtype == HETERO_DTYPE_Q4_K;
-    const int64_t block_elems = q4k ? sdk::kKBlock : sdk::kQBlock;
+    const bool q8 = dtype == HETERO_DTYPE_Q8_0, q4k = dtype == HETERO_DTYPE_Q4_K, q6k = dtype == HETERO_DTYPE_Q6_K;
+    const int64_t block_elems = q4k || q6k ? sdk::kKBlock : sdk::kQBlock;
     const uint64_t block_bytes = sdk::row_bytes(dtype, block_elems), quant_bytes = block_bytes - 2;
-    const uint64_t group_block = q4k ? kPackGroupBlockQ4K : q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
+    const uint64_t group_block = q4k ? kPackGroupBlockQ4K : q6k ? kPackGroupBlockQ6K : q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
     const int64_t nb = k / block_elems, groups = rows / kPackRows;
     const uint64_t row_bytes = uint64_t(nb) * block_bytes;
     const uint64_t bytes = (uint64_t(groups) * uint64_t(nb) * group_block + 63) / 64 * 64;
@@ -82,6 +125,7 @@ std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, 
             for (int64_t r = 0; r < kPackRows; ++r) row_ptr[r] = src + uint64_t(g * kPackRows + r) * row_bytes + uint64_t(b) * block_bytes;
             uint8_t* out = dst + (uint64_t(g) * uint64_t(nb) + uint64_t(b)) * group_block;
             if (q4k) pack_q4k_group_block(row_ptr, out);
+            else if (q6k) pack_q6k_group_block(row_ptr, out);
             else pack_group_block(row_ptr, quant_bytes, q8, out);
         }
     });
