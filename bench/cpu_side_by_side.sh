@@ -61,7 +61,7 @@ echo "| shape | type | pp$pp hetero | pp$pp llama.cpp | ratio | tg$tg hetero | t
 echo "|---|---|---|---|---|---|---|---|---|"
 for shape in ${SHAPES:-tinyllama-1.1b}; do
   for t in ${TYPES:-q4_0 q8_0 q4_k}; do
-    bytes=$(stat -c %s "$models/$shape-$t.gguf")
+    bytes=$(stat -L -c %s "$models/$shape-$t.gguf")
     awk -v s="$shape" -v t="$t" -v b="$bytes" -v p="${probe:-0}" -v pp="pp$pp" -v tg="tg$tg" '
       $1 == s && $2 == t { k = $3 " " $4; if ($5 > best[k]) best[k] = $5 }
       END {

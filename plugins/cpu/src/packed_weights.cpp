@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace hetero::cpu {
 namespace {
@@ -87,6 +88,27 @@ void pack_q6k_group_block(const uint8_t* const* rows, uint8_t* out) {
     }
 }
 
+// The packed copy replaces the source rows in every kernel of this provider,
+// so their pages need not stay resident beside it (a CPU run would otherwise
+// hold the weights twice). MADV_PAGEOUT never loses data: pages of the
+// model's read-only file mapping are re-read from the file if anything (a
+// tail row sharing the last page, another provider's upload) touches them
+// again, and anonymous memory is swapped or simply kept. Only whole pages
+// inside the range are given back.
+void release_source_pages(const uint8_t* src, uint64_t bytes) {
+#ifdef MADV_PAGEOUT
+    const long page_size = sysconf(_SC_PAGESIZE);
+    if (page_size <= 0) return;
+    const uintptr_t page = uintptr_t(page_size);
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(src) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(src) + bytes) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);  // advice: a refusal keeps the pages
+#else
+    (void)src;
+    (void)bytes;
+#endif
+}
+
 }  // namespace
 
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, uint32_t dtype, int64_t m, int64_t k, ThreadPool& pool) {
@@ -129,6 +151,7 @@ std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, 
             else pack_group_block(row_ptr, quant_bytes, q8, out);
         }
     });
+    release_source_pages(src, uint64_t(rows) * row_bytes);
     entries_[key] = packed;
     // Drop entries whose executables are gone.
     for (auto it = entries_.begin(); it != entries_.end();) it = it->second.expired() ? entries_.erase(it) : std::next(it);
