@@ -30,6 +30,22 @@ if [[ ! -x "$peer" ]]; then
 fi
 prompt="Once upon a time"
 fail=0
+# Sets theirs and ours for model $m; false (and reported) when an engine fails.
+generate_both() {
+  # shellcheck disable=SC2086  # PEER_FLAGS is a list of flags
+  theirs=$("$peer" -m "$m" -p "$prompt" -n 32 --temp 0 -no-cnv --no-display-prompt -t 2 -c 256 ${PEER_FLAGS:--ctk f32 -ctv f32 -fa off} 2>"$tmp/peer.err")
+  local rc=$?
+  if [[ $rc != 0 ]]; then
+    echo "FAIL seed $seed $arch $type: llama-completion exited $rc: $(tail -3 "$tmp/peer.err")"; fail=1; return 1
+  fi
+  ours=$("$hetero" run -m "$m" -p "$prompt" -n 32 --temp 0 -c 256 -q --providers cpu ${HETERO_FLAGS:-} 2>"$tmp/ours.err")
+  rc=$?
+  if [[ $rc != 0 ]]; then
+    echo "FAIL seed $seed $arch $type: hetero exited $rc: $(tail -3 "$tmp/ours.err")"; fail=1; return 1
+  fi
+  ours="${ours#"$echoed"}"
+  theirs="${theirs% \[end of text\]}"  # llama-completion marks an end-of-generation token
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for seed in ${SEEDS:-1 2 5}; do
@@ -41,21 +57,23 @@ for arch in "${archs[@]}"; do
     if ! "$hetero" gen-model "$m" --shape tiny --layers $layers --arch "$arch" --type $type --seed "$seed" >/dev/null 2>"$tmp/err"; then
       echo "FAIL seed $seed $arch $type: gen-model: $(cat "$tmp/err")"; fail=1; continue
     fi
-    # shellcheck disable=SC2086  # PEER_FLAGS is a list of flags
-    theirs=$("$peer" -m "$m" -p "$prompt" -n 32 --temp 0 -no-cnv --no-display-prompt -t 2 -c 256 ${PEER_FLAGS:--ctk f32 -ctv f32 -fa off} 2>"$tmp/peer.err")
-    rc=$?
-    if [[ $rc != 0 ]]; then
-      echo "FAIL seed $seed $arch $type: llama-completion exited $rc: $(tail -3 "$tmp/peer.err")"; fail=1; continue
-    fi
-    ours=$("$hetero" run -m "$m" -p "$prompt" -n 32 --temp 0 -c 256 -q --providers cpu ${HETERO_FLAGS:-} 2>"$tmp/ours.err")
-    rc=$?
-    if [[ $rc != 0 ]]; then
-      echo "FAIL seed $seed $arch $type: hetero exited $rc: $(tail -3 "$tmp/ours.err")"; fail=1; continue
-    fi
     # hetero echoes the prompt's pieces first; llama-completion does not (--no-display-prompt).
     echoed=$("$hetero" run -m "$m" -p "$prompt" -n 0 -q --providers cpu 2>/dev/null)
-    ours="${ours#"$echoed"}"
-    theirs="${theirs% \[end of text\]}"  # llama-completion marks an end-of-generation token
+    generate_both || continue
+    if [[ "$ours" != "$theirs" ]]; then
+      # Once, under a loaded CI run (ctest -j2), seed 1 qwen2 q8_0 parted at
+      # an end-of-text near-tie and agreed on every rerun. A parting is run
+      # again: it fails only when it repeats, and a transient one is reported
+      # with the engine whose output changed.
+      first_ours=$ours first_theirs=$theirs
+      generate_both || continue
+      if [[ "$ours" == "$theirs" ]]; then
+        changed=$([[ "$first_ours" != "$ours" ]] && echo -n "hetero ")$([[ "$first_theirs" != "$theirs" ]] && echo -n "llama.cpp")
+        echo "note seed $seed $arch $type: parted once, equal when run again (output changed: ${changed:-neither})"
+        echo "  first hetero:    $first_ours"
+        echo "  first llama.cpp: $first_theirs"
+      fi
+    fi
     if [[ "$ours" == "$theirs" ]]; then
       echo "ok   seed $seed $arch $type: $(wc -w <<<"$ours") words equal"
     else
