@@ -108,12 +108,7 @@ private:
             const int32_t w = node.inputs[1];
             const hetero_tensor_desc& wd = tensors[size_t(w)];
             if (wd.kind != HETERO_TENSOR_CONSTANT) continue;
-            // Packed Q4_K assumes the Q8_K activation grid (one scale per super-block).
-            const bool supported = (wd.dtype == HETERO_DTYPE_Q4_0 && kernels_.matmul_q4_0_packed) ||
-                                   (wd.dtype == HETERO_DTYPE_Q8_0 && kernels_.matmul_q8_0_packed) ||
-                                   (wd.dtype == HETERO_DTYPE_Q4_K && kernels_.matmul_q4_k_packed && kernels_.llama_act_grids) ||
-                                   (wd.dtype == HETERO_DTYPE_Q6_K && kernels_.matmul_q6_k_packed && kernels_.llama_act_grids);
-            if (!supported || (!exe.packed.empty() && exe.packed[size_t(w)])) continue;
+            if (!packed_matmul_fn(kernels_, wd.dtype) || (!exe.packed.empty() && exe.packed[size_t(w)])) continue;
             auto packed = packed_cache_.get(sdk::host_data(constants[size_t(w)]), wd.dtype, wd.shape[0], sdk::row_width(wd), pool_);
             if (!packed) continue;
             if (exe.packed.empty()) exe.packed.assign(tensors.size(), nullptr);

@@ -48,6 +48,11 @@ void run_node(const OpContext& ctx, const hetero_node& node, const NodeTensors& 
 void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out);
 void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out);
 
+// The matmul tiles over the packed layout of `dtype` weights, or null where
+// this table has none or its activations do not suit them (packed K-quants
+// need the Q8_K grid): compile packs exactly the weights this names.
+MatmulTileFn packed_matmul_fn(const Kernels& k, uint32_t dtype);
+
 // Splits `n` items into about `tasks_per_thread` tasks per thread of at least
 // `min_items` items each and runs f(begin, end, thread) over them.
 template <class F>

@@ -89,6 +89,16 @@ constexpr int64_t kTileN = 64;
 
 }  // namespace
 
+MatmulTileFn packed_matmul_fn(const Kernels& k, uint32_t dtype) {
+    switch (dtype) {
+        case HETERO_DTYPE_Q4_0: return k.matmul_q4_0_packed;
+        case HETERO_DTYPE_Q8_0: return k.matmul_q8_0_packed;
+        case HETERO_DTYPE_Q4_K: return k.llama_act_grids ? k.matmul_q4_k_packed : nullptr;
+        case HETERO_DTYPE_Q6_K: return k.llama_act_grids ? k.matmul_q6_k_packed : nullptr;
+        default: return nullptr;
+    }
+}
+
 void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out) {
     const auto& xd = t.in(node, 0);
     const auto& wd = t.in(node, 1);
@@ -104,12 +114,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     const MatmulTileFn fn = tile_fn(ctx.kernels, wd.dtype);
     // Rows [0, m_packed) use the packed copy when compile made one.
     a.wp = ctx.packed ? ctx.packed[node.inputs[1]] : nullptr;
-    const MatmulTileFn packed_fn = !a.wp                            ? nullptr
-                                   : wd.dtype == HETERO_DTYPE_Q4_0 ? ctx.kernels.matmul_q4_0_packed
-                                   : wd.dtype == HETERO_DTYPE_Q8_0 ? ctx.kernels.matmul_q8_0_packed
-                                   : wd.dtype == HETERO_DTYPE_Q4_K ? ctx.kernels.matmul_q4_k_packed
-                                   : wd.dtype == HETERO_DTYPE_Q6_K ? ctx.kernels.matmul_q6_k_packed
-                                                                   : nullptr;
+    const MatmulTileFn packed_fn = a.wp ? packed_matmul_fn(ctx.kernels, wd.dtype) : nullptr;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
     const bool kquant = sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.llama_act_grids;
