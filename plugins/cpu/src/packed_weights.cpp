@@ -45,27 +45,13 @@ void pack_q4k_group_block(const uint8_t* const* rows, uint8_t* out) {
                 std::memcpy(q, reinterpret_cast<const sdk::BlockQ4K*>(rows[r])->qs + 32 * p + 4 * i, 4);
 }
 
-// The 256 quants (0..63, stored + 32) of a Q6_K block in element order.
-void q6k_levels(const sdk::BlockQ6K& b, uint8_t* q) {
-    for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < 32; ++l) {
-            const uint8_t* ql = b.ql + 64 * h;
-            const uint8_t qh = b.qh[32 * h + l];
-            uint8_t* o = q + 128 * h;
-            o[l] = uint8_t((ql[l] & 0x0f) | ((qh & 3) << 4));
-            o[l + 32] = uint8_t((ql[l + 32] & 0x0f) | (((qh >> 2) & 3) << 4));
-            o[l + 64] = uint8_t((ql[l] >> 4) | (((qh >> 4) & 3) << 4));
-            o[l + 96] = uint8_t((ql[l + 32] >> 4) | (((qh >> 6) & 3) << 4));
-        }
-}
-
 // One Q6_K group super-block (kernels.hpp's layout) from 16 rows' blocks.
 void pack_q6k_group_block(const uint8_t* const* rows, uint8_t* out) {
     for (int64_t r = 0; r < kPackRows; ++r) {
         const auto* b = reinterpret_cast<const sdk::BlockQ6K*>(rows[r]);
         std::memcpy(out + 2 * r, &b->d, 2);
         uint8_t q[sdk::kKBlock];
-        q6k_levels(*b, q);
+        sdk::q6_k_quants(*b, q);
         int32_t corr = 0;
         for (int g = 0; g < 16; ++g) {
             int32_t sum = 0;

@@ -169,23 +169,26 @@ inline void dequantize_block_q5_k(const BlockQ5K& b, float* y) {
     }
 }
 
-inline void dequantize_block_q6_k(const BlockQ6K& b, float* y) {
-    const float d = f16_to_f32(b.d);
+// The 256 quants of a Q6_K block (0..63, stored + 32) in element order.
+inline void q6_k_quants(const BlockQ6K& b, uint8_t* q) {
     for (int h = 0; h < 2; ++h) {
         const uint8_t* ql = b.ql + 64 * h;
         const uint8_t* qh = b.qh + 32 * h;
-        float* o = y + 128 * h;
+        uint8_t* o = q + 128 * h;
         for (int l = 0; l < 32; ++l) {
-            const int q0 = (ql[l] & 0x0f) | ((qh[l] & 3) << 4);
-            const int q1 = (ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4);
-            const int q2 = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
-            const int q3 = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
-            o[l] = d * float(b.scales[8 * h + l / 16]) * float(q0 - 32);
-            o[l + 32] = d * float(b.scales[8 * h + 2 + l / 16]) * float(q1 - 32);
-            o[l + 64] = d * float(b.scales[8 * h + 4 + l / 16]) * float(q2 - 32);
-            o[l + 96] = d * float(b.scales[8 * h + 6 + l / 16]) * float(q3 - 32);
+            o[l] = uint8_t((ql[l] & 0x0f) | ((qh[l] & 3) << 4));
+            o[l + 32] = uint8_t((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4));
+            o[l + 64] = uint8_t((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+            o[l + 96] = uint8_t((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
         }
     }
+}
+
+inline void dequantize_block_q6_k(const BlockQ6K& b, float* y) {
+    const float d = f16_to_f32(b.d);
+    uint8_t q[kKBlock];
+    q6_k_quants(b, q);
+    for (int e = 0; e < kKBlock; ++e) y[e] = d * float(b.scales[e / 16]) * float(int(q[e]) - 32);
 }
 
 namespace detail {
