@@ -112,7 +112,7 @@ private:
             auto packed = packed_cache_.get(sdk::host_data(constants[size_t(w)]), wd.dtype, wd.shape[0], sdk::row_width(wd), pool_);
             if (!packed) continue;
             if (exe.packed.empty()) exe.packed.assign(tensors.size(), nullptr);
-            exe.packed[size_t(w)] = packed->data.get();
+            exe.packed[size_t(w)] = packed->data.data();
             exe.packed_owners.push_back(std::move(packed));
         }
     }

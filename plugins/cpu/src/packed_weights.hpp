@@ -1,12 +1,12 @@
-// Constant Q4_0/Q8_0 matmul weights repacked at compile into the layout of
+// Constant Q4_0/Q8_0/Q4_K/Q6_K matmul weights repacked at compile into the layout of
 // the packed kernels (see kernels.hpp). Several executables of one model
 // (prefill and decode shapes) share one packed copy through the cache.
 #pragma once
 
+#include "huge_page_buffer.hpp"
 #include "thread_pool.hpp"
 
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,10 +15,7 @@
 namespace hetero::cpu {
 
 struct PackedWeights {
-    struct Free {
-        void operator()(uint8_t* p) const { std::free(p); }
-    };
-    std::unique_ptr<uint8_t, Free> data;
+    HugePageBuffer data;
     int64_t rows = 0;  // rows in the packed layout: a multiple of kPackRows
 };
 
