@@ -356,6 +356,8 @@ int main(int argc, char** argv) {
         attention_case(ep, rng, HETERO_DTYPE_F32, 1500, tail);
         attention_case(ep, rng, HETERO_DTYPE_F16, 1500, tail, AttentionShape{32, 4, 64});
         attention_case(ep, rng, HETERO_DTYPE_F16, 1300, scattered, AttentionShape{16, 2, 128});
+        // Head dim 128 (Llama-7B's) over two tensor-core row blocks and more.
+        attention_case(ep, rng, HETERO_DTYPE_F16, 1500, tail, AttentionShape{8, 1, 128});
     }
     // Sliding windows and soft-capped scores over long contexts: windows that
     // start inside a chunk or key tile, rows whose windows start apart.
@@ -394,7 +396,8 @@ int main(int argc, char** argv) {
         std::vector<int32_t> prompt(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) prompt[size_t(i)] = int32_t(i);
         for (uint32_t dt : {HETERO_DTYPE_F16, HETERO_DTYPE_F32})
-            attention_case(ep, rng, dt, n, prompt, AttentionShape{big ? 32 : 8, big ? 4 : 1, 64}, big ? 10 : 3);
+            for (int64_t hd : {64, 128})
+                attention_case(ep, rng, dt, n, prompt, AttentionShape{big ? 32 : 8, big ? 4 : 1, hd}, big ? 10 : 3);
     }
     api->destroy(ep);
     std::printf("%s\n", failures ? "FAILED" : "all passed");

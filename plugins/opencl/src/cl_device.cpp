@@ -138,9 +138,11 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma,
     // Quantizers divide by the block maximum; exact division makes them round
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
-    if (mma)
-        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM) +
-             " -DAM_HD=" + std::to_string(kMmaAttentionHeadDim) + " -DAM_ROWS=" + std::to_string(kMmaAttentionRows);
+    if (mma) {
+        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM);
+        for (const MmaAttentionKernel& k : kMmaAttentionKernels)
+            o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows);
+    }
     if (ptx) o += " -DNV_PTX";
     return o;
 }
@@ -174,8 +176,8 @@ constexpr const char* kKernelNames[] = {
     "matvec_norm_q4_k", "matvec_norm_q5_k", "matvec_norm_q6_k", "matvec_swiglu_norm_q4_k", "matvec_swiglu_norm_q5_k",
     "matvec_swiglu_norm_q6_k", "gemm_q4_k", "gemm_q5_k", "gemm_q6_k"};
 // Only in programs built with the tensor-core kernels.
-constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0", "gemm_mma_q8_0", "attention_mma", "gemm_mma_q4_k", "gemm_mma_q5_k",
-                                           "gemm_mma_q6_k"};
+constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
+                                           "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k"};
 
 }  // namespace
 

@@ -56,12 +56,27 @@ MmaMode mma_mode();
 inline constexpr int kMmaWarpsN = 2;
 inline constexpr int kMmaWarpsM = 2;
 inline constexpr int kMmaGroup = 32 * kMmaWarpsN * kMmaWarpsM;
-// The tensor-core prefill attention (kernels/attention_mma.cl; passed as
-// AM_HD and AM_ROWS): the head dim it takes and the query rows of one head
-// per work-group, 16 per warp.
-inline constexpr int64_t kMmaAttentionHeadDim = 64;
-inline constexpr int64_t kMmaAttentionRows = 64;
-inline constexpr size_t kMmaAttentionGroup = 32 * kMmaAttentionRows / 16;
+// The tensor-core prefill attention (kernels/attention_mma.cl), one kernel
+// per head dim it takes, with the query rows of one head per work-group (16
+// per warp; passed as AM_ROWS_HD<dim>) and the local memory it asks for.
+struct MmaAttentionKernel {
+    int64_t head_dim;
+    int64_t rows;
+    const char* name;
+    uint64_t local_bytes;
+    size_t group() const { return size_t(32 * rows / 16); }
+};
+// 34 and 35 KiB of local memory at these sizes, asked for with some room.
+inline constexpr MmaAttentionKernel kMmaAttentionKernels[] = {
+    {64, 64, "attention_mma_hd64", 40 * 1024},
+    {128, 32, "attention_mma_hd128", 40 * 1024},
+};
+// The kernel for a head dim, or null where none takes it.
+inline const MmaAttentionKernel* mma_attention_kernel(int64_t head_dim) {
+    for (const MmaAttentionKernel& k : kMmaAttentionKernels)
+        if (k.head_dim == head_dim) return &k;
+    return nullptr;
+}
 
 // Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
 // each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.

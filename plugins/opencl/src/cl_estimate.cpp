@@ -113,7 +113,7 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
         case HETERO_OP_ATTENTION_EXT: {
             const hetero_tensor_desc& q = t[node.inputs[0]];
             const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 &&
-                                       q.shape[2] == kMmaAttentionHeadDim;
+                                       mma_attention_kernel(q.shape[2]) != nullptr;
             r.compute_efficiency = q.shape[0] == 1 ? f.attention_decode : mma_attention ? f.attention_mma : f.attention_prefill;
             break;
         }

@@ -335,10 +335,6 @@ constexpr size_t kTiledAttentionGroup = 128;
 // scores take 40 KiB of local memory (16 KiB up to one slice).
 constexpr int64_t kTiledAttentionMaxHeadDim = 2 * kAttentionSlice;
 
-// Local memory the tensor-core prefill attention takes (34 KiB at head dim
-// 64), asked for with some room.
-constexpr uint64_t kMmaAttentionLocalBytes = 40 * 1024;
-
 // HETERO_CL_ATTN_TILED=0 keeps every attention on the per-row kernel (for
 // comparisons).
 bool tiled_attention_enabled() {
@@ -868,19 +864,19 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
             };
             // Tensor cores round q and p to f16, which the error bound allows
             // for f16 caches only.
+            const MmaAttentionKernel* mma_kernel = mma_attention_kernel(Hd);
             if (program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows &&
-                Hd == kMmaAttentionHeadDim &&
-                program_.group_size("attention_mma", kMmaAttentionGroup) >= kMmaAttentionGroup &&
-                device_.info().local_mem >= kMmaAttentionLocalBytes) {
-                l.kernel = make_kernel("attention_mma");
+                mma_kernel && program_.group_size(mma_kernel->name, mma_kernel->group()) >= mma_kernel->group() &&
+                device_.info().local_mem >= mma_kernel->local_bytes) {
+                l.kernel = make_kernel(mma_kernel->name);
                 set_arg(l.kernel, 10, cl_int(N));
                 common_args(11);
                 set_arg(l.kernel, 19, window);
                 set_arg(l.kernel, 20, cap);
                 l.dims = 2;
-                l.local[0] = kMmaAttentionGroup;
-                l.global[0] = kMmaAttentionGroup * size_t(H);
-                l.global[1] = (size_t(N) + size_t(kMmaAttentionRows) - 1) / size_t(kMmaAttentionRows);
+                l.local[0] = mma_kernel->group();
+                l.global[0] = mma_kernel->group() * size_t(H);
+                l.global[1] = (size_t(N) + size_t(mma_kernel->rows) - 1) / size_t(mma_kernel->rows);
                 break;
             }
             if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),

@@ -32,7 +32,7 @@ constexpr uint32_t kRmsnormMaxPer = 16;
 constexpr int64_t kAttentionTiledMinRows = 8;
 constexpr uint32_t kAttentionTiledRows = 32, kAttentionTiledMaxHeadDim = 64;
 constexpr uint32_t kAttentionTiledSharedBytes = 4 * (2 * 32 * 65 + 32 * 64 + 32 * 33 + 128 + 32);
-// Its tensor-core form (shaders/attention_coop.comp): 64-row blocks, head dims of 16 to 64 in steps of 16.
+// Its tensor-core form (shaders/attention_coop.comp): 64-row blocks, head dims of 16 to 128 in steps of 16.
 constexpr uint32_t kAttentionCoopRows = 64;
 constexpr uint32_t kAttentionCoopSharedBytes = 2 * 3 * 64 * 72 + 4 * (4 * 16 * 68 + 128 + 4);
 
@@ -285,7 +285,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             }
             const bool many_rows = q.shape[0] >= kAttentionTiledMinRows && q.shape[1] <= 65535;
             // f16 caches only: the kernel computes in f16, which the f32-cache contract does not allow.
-            if (many_rows && coopmat_enabled(dev) && k.dtype == HETERO_DTYPE_F16 && q.shape[2] % 16 == 0 && q.shape[2] <= 64 &&
+            if (many_rows && coopmat_enabled(dev) && k.dtype == HETERO_DTYPE_F16 && q.shape[2] % 16 == 0 && q.shape[2] <= 128 &&
                 dev.props.limits.maxComputeSharedMemorySize >= kAttentionCoopSharedBytes) {
                 d.shader = "attention_coop";
                 d.spec = {uint32_t(q.shape[2])};
