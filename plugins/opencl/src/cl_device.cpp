@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 // Vendor queries, defined here in case the installed headers predate them.
 #ifndef CL_DEVICE_WARP_SIZE_NV
@@ -139,7 +140,7 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma,
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
     if (mma) {
-        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(kMmaWarpsN) + " -DMMA_WARPS_M=" + std::to_string(kMmaWarpsM);
+        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(mma_tiling().warps_n) + " -DMMA_WARPS_M=" + std::to_string(mma_tiling().warps_m);
         for (const MmaAttentionKernel& k : kMmaAttentionKernels)
             o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows);
     }
@@ -221,6 +222,26 @@ MmaMode mma_mode() {
                                 : sdk::env_equals("HETERO_CL_MMA", "emulate") ? MmaMode::Emulate
                                                                               : MmaMode::Auto;
     return mode;
+}
+
+const MmaTiling& mma_tiling() {
+    static const MmaTiling tiling = [] {
+        MmaTiling t;
+        const char* e = std::getenv("HETERO_CL_MMA_WARPS");
+        if (!e || !*e) return t;
+        int n = 0, m = 0;
+        char end = 0;
+        const bool ok = std::sscanf(e, "%d,%d%c", &n, &m, &end) == 2 && (n == 1 || n == 2 || n == 4) &&
+                        (m == 1 || m == 2 || m == 4 || m == 8) && n * m <= 16;
+        if (!ok) {
+            std::fprintf(stderr, "hetero opencl: HETERO_CL_MMA_WARPS=%s ignored (want N,M with N in 1,2,4, M in 1,2,4,8, N*M <= 16)\n", e);
+            return t;
+        }
+        t.warps_n = n;
+        t.warps_m = m;
+        return t;
+    }();
+    return tiling;
 }
 
 bool profiling_enabled() {

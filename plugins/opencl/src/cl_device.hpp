@@ -52,10 +52,16 @@ enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
 // Warps of a tensor-core GEMM work-group (kernels/gemm_mma.cl; passed to it
-// as MMA_WARPS_N/M), each computing 32 activation x 32 weight rows.
-inline constexpr int kMmaWarpsN = 2;
-inline constexpr int kMmaWarpsM = 2;
-inline constexpr int kMmaGroup = 32 * kMmaWarpsN * kMmaWarpsM;
+// as MMA_WARPS_N/M), each computing 32 activation x 32 weight rows: 2 x 2
+// by default, HETERO_CL_MMA_WARPS=N,M (N in 1, 2, 4; M in 1, 2, 4, 8; at
+// most 16 warps) for tuning.
+struct MmaTiling {
+    int warps_n = 2, warps_m = 2;
+    size_t group() const { return size_t(32 * warps_n * warps_m); }
+    int64_t tile_n() const { return 32 * int64_t(warps_n); }  // activation rows
+    int64_t tile_m() const { return 32 * int64_t(warps_m); }  // weight rows
+};
+const MmaTiling& mma_tiling();
 // The tensor-core prefill attention (kernels/attention_mma.cl), one kernel
 // per head dim it takes, with the query rows of one head per work-group (16
 // per warp; passed as AM_ROWS_HD<dim>) and the local memory it asks for.

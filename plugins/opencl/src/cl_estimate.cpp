@@ -103,7 +103,7 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
             }
             // The GEMM runs whole tiles of activation rows (cl_executable.cpp).
             const bool tensor_cores = mma && (sdk::is_block_dtype(wtype) || sdk::is_kquant_dtype(wtype));
-            const int64_t tile = tensor_cores ? 32 * kMmaWarpsN : gemm.bn();
+            const int64_t tile = tensor_cores ? mma_tiling().tile_n() : gemm.bn();
             w.flops *= double((n + tile - 1) / tile * tile) / double(n);
             r.compute_efficiency = tensor_cores ? f.gemm_mma[slot] : f.gemm[slot];
             if (tensor_cores) r.dispatch_seconds += f.gemm_mma_fixed_seconds;

@@ -601,7 +601,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && quantized(wtype) &&
-                     program_.group_size(mma_gemm_kernel(wtype), kMmaGroup) >= size_t(kMmaGroup);
+                     program_.group_size(mma_gemm_kernel(wtype), mma_tiling().group()) >= mma_tiling().group();
     if (mma) name = mma_gemm_kernel(wtype);
     Launch l;
     l.kernel = make_kernel(name.c_str());
@@ -659,8 +659,8 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
     } else {
         const GemmConfig& gc = program_.gemm();
-        const size_t tile_m = mma ? 32 * kMmaWarpsM : size_t(gc.bm()), tile_n = mma ? 32 * kMmaWarpsN : size_t(gc.bn());  // 32 x 32 a warp
-        const size_t group = mma ? kMmaGroup : size_t(gc.wg());
+        const size_t tile_m = mma ? size_t(mma_tiling().tile_m()) : size_t(gc.bm()), tile_n = mma ? size_t(mma_tiling().tile_n()) : size_t(gc.bn());
+        const size_t group = mma ? mma_tiling().group() : size_t(gc.wg());
         size_t gemm_tiles = 0;
         for (int i = 0; i < mm.count; ++i) gemm_tiles += (size_t(T[size_t(mm.w[i])].shape[0]) + tile_m - 1) / tile_m;
         set_arg(l.kernel, 20, cl_int(N));
