@@ -18,7 +18,9 @@
 // Products of one step are summed in f16 accumulators (twice as fast as f32
 // ones on NVIDIA's implementation), which are added into f32 totals after
 // every step, so at most 64 products are ever summed in f16.
-// WTYPE: 3 (Q8_0) or 4 (Q4_0). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
+// WTYPE: 3 (Q8_0), 4 (Q4_0) or 7 (Q4_K: an invocation loads one 32-element
+// sub-block, with its super-block's scales, and dequantizes it in f32 before
+// the one rounding to f16). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 // MULTI=1: up to three matrices that share x in one dispatch (Q/K/V, gate/up):
 // W0..W2 at bindings 2..4, outputs at 5..7, u[1], u[4], u[5] = their row
 // counts (0 = absent); W0's column tiles come first, then W1's, then W2's. No bias.
@@ -72,10 +74,30 @@ shared uvec2 ws[BM * LDS / 4u];  // W tile, row m, column k (4 f16 an element)
 shared uvec2 xs[BN * LDS / 4u];  // x tile, row n, column k
 shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its way out
 
-#if WTYPE == 4
+#if WTYPE == 7
+const uint BLK_BYTES = 144u, NWORDS = 12u;  // per 256-element super-block; 4 header + 8 quant words loaded
+#elif WTYPE == 4
 const uint BLK_BYTES = 18u, NWORDS = 5u;
 #else
 const uint BLK_BYTES = 34u, NWORDS = 9u;
+#endif
+
+#if WTYPE == 7
+uvec4 bytes4(uint v) { return uvec4(v, v >> 8, v >> 16, v >> 24) & 0xffu; }
+// The 32-bit word at an even byte offset of W (weights sit at even offsets).
+uint wword_at(uint mat, uint byte_off) {
+    uint w = byte_off >> 2;
+    return (byte_off & 2u) == 0u ? wword(mat, w) : (wword(mat, w) >> 16) | (wword(mat, w + 1u) << 16);
+}
+// Sub-block kb (32 elements) of row m: its super-block's d/dmin word and 12
+// scale bytes, then the 32 quant bytes it shares with its neighbour sub-block
+// (kb even: low nibbles, odd: high).
+void load_q4k(uint mat, uint wbase, uint m, uint nb, uint kb, bool valid, out uint r[NWORDS]) {
+    uint blk = wbase + (m * (nb / 8u) + kb / 8u) * BLK_BYTES;
+    uint qs = blk + 16u + 32u * ((kb & 7u) >> 1);
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) r[i] = valid ? wword_at(mat, blk + 4u * i) : 0u;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) r[4u + i] = valid ? wword_at(mat, qs + 4u * i) : 0u;
+}
 #endif
 
 // Four f16 as the two words of a shared-memory element.
@@ -136,12 +158,20 @@ void main() {
 #endif
 
     // Global loads of step s into registers (zeros outside the matrices).
+#if WTYPE == 7
+#define LOAD_W(P_, M_, KB_, V_) load_q4k(mat, wbase, M_, nb, KB_, V_, wr[P_]);
+#else
+#define LOAD_W(P_, M_, KB_, V_)                                                                   \
+    {                                                                                             \
+        uint wi_ = (wbase + ((M_) * nb + (KB_)) * BLK_BYTES) >> 2;                                \
+        [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[P_][i] = (V_) ? wword(mat, wi_ + i) : 0u; \
+    }
+#endif
 #define LOAD_STEP(s)                                                                    \
     [[unroll]] for (uint p = 0u; p < P; ++p) {                                          \
         uint kb_ = (s) * 2u + lh, m_ = m + p * (WG / 2u), n_ = n + p * (WG / 2u);      \
         bool wv_ = m_ < M && kb_ < nb;                                                  \
-        uint wi_ = (wbase + (m_ * nb + kb_) * BLK_BYTES) >> 2;                          \
-        [[unroll]] for (uint i = 0u; i < NWORDS; ++i) wr[p][i] = wv_ ? wword(mat, wi_ + i) : 0u; \
+        LOAD_W(p, m_, kb_, wv_)                                                         \
         bool xv_ = n_ < N && kb_ < nb && lr + p * (WG / 2u) < BN;                       \
         uint e_ = xb + n_ * K + kb_ * 32u;                                              \
         LOAD_X(p, e_, xv_)                                                              \
@@ -153,7 +183,7 @@ void main() {
 
     // Whether this invocation's block starts at an odd 16-bit word (then the
     // scale sits in the upper half of word 0 and the quants are word aligned).
-    bool odd = ((wbase + (m * nb + lh) * BLK_BYTES) & 2u) != 0u;  // BLK_BYTES * 2 keeps the parity per step
+    bool odd = WTYPE != 7 && ((wbase + (m * nb + lh) * BLK_BYTES) & 2u) != 0u;  // BLK_BYTES * 2 keeps the parity per step
     LOAD_STEP(0u)
     for (uint s = 0u; s < steps; ++s) {
         // Dequantize / convert the registers into shared memory, four f16 a
@@ -161,6 +191,17 @@ void main() {
         // (0x6400 | u) is 1024 + u for u < 1024.
         [[unroll]] for (uint p = 0u; p < P; ++p) {
             uint wrow = ((lr + p * (WG / 2u)) * LDS + lh * 32u) / 4u;
+#if WTYPE == 7
+            // d * scale * q - dmin * min, f32 until the one rounding to f16.
+            uint j = (s * 2u + lh) & 7u, jj = j & 3u;
+            vec2 dm = unpackHalf2x16(wr[p][0]);
+            uvec4 A = bytes4(wr[p][1]), B = bytes4(wr[p][2]), C = bytes4(wr[p][3]);
+            uint sc = j < 4u ? A[jj] & 63u : (C[jj] & 15u) | ((A[jj] >> 6) << 4);
+            uint mn = j < 4u ? B[jj] & 63u : (C[jj] >> 4) | ((B[jj] >> 6) << 4);
+            float dsc = dm.x * float(sc), dmm = dm.y * float(mn);
+            uint sh = 4u * (j & 1u);
+            [[unroll]] for (uint i = 0u; i < 8u; ++i) ws[wrow + i] = pk(f16vec4(dsc * vec4(bytes4((wr[p][4u + i] >> sh) & 0x0f0f0f0fu)) - dmm));
+#else
             uint q[NWORDS - 1u];
             float16_t d;
             if (odd) {
@@ -186,6 +227,7 @@ void main() {
                 ws[wrow + j] = pk(d * (f16vec4(e02.x, e13.x, e02.y, e13.y) - float16_t(1152.0)));
             }
 #endif
+#endif  // WTYPE == 7
             if (lr + p * (WG / 2u) < BN)
                 [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = XSTORE(xr[p][i]);
         }
