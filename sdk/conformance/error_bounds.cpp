@@ -179,6 +179,8 @@ void attention(Ctx& c, const int32_t* pos) {
     const int64_t group = heads / kv_heads;
     const double scale = std::fabs(double(c.node.fparams[0]));
     const double rel = kd.dtype == HETERO_DTYPE_F16 ? A::kAttentionRelF16 : A::kAttentionRelF32;
+    // With f16 caches the scores may come from q rounded to f16 (tensor cores).
+    const double q_round = kd.dtype == HETERO_DTYPE_F16 ? A::kAttentionQF16 : 0.0;
     const Values &q = c.v(0), &k = c.v(1), &v = c.v(2), &y = c.out_v();
     const Bounds &eq = c.e(0), &ek = c.e(1), &ev = c.e(2);
     Bounds& out = c.err[size_t(c.node.output)];
@@ -194,7 +196,7 @@ void attention(Ctx& c, const int32_t* pos) {
                 const int64_t krow = (t * kv_heads + kvh) * hd;
                 double s = 0.0;
                 for (int64_t e = 0; e < hd; ++e)
-                    s += eq[size_t(qrow + e)] * std::fabs(double(k[size_t(krow + e)])) +
+                    s += (eq[size_t(qrow + e)] + q_round * std::fabs(double(q[size_t(qrow + e)]))) * std::fabs(double(k[size_t(krow + e)])) +
                          std::fabs(double(q[size_t(qrow + e)])) * ek[size_t(krow + e)];
                 score_err = std::max(score_err, s * scale);
             }

@@ -35,6 +35,7 @@ inline constexpr double kRopeRel = 2e-6;
 inline constexpr double kRopeAngleRel = 1e-5;     // angle pos*theta computed in f32 (incl. repeated products)
 inline constexpr double kAttentionRelF32 = 1e-4;  // of max |v| over the attended rows
 inline constexpr double kAttentionRelF16 = 1e-3;  // f16 caches: kernels may keep q or p in f16
+inline constexpr double kAttentionQF16 = 0x1p-11; // f16 caches: q rounded to f16 (unit roundoff), in the scores
 inline constexpr double kMatmulAccum = 4e-7;      // * sqrt(K) * sum|x w|: f32 accumulation order
 inline constexpr double kMatmulF16 = 0x1p-10;     // x may be rounded to f16 (unit roundoff 2^-11, doubled)
 inline constexpr double kMatmulBF16 = 0x1p-7;     // x may be rounded to bf16 (unit roundoff 2^-8, doubled)

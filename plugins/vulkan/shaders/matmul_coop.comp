@@ -18,9 +18,10 @@
 // Products of one step are summed in f16 accumulators (twice as fast as f32
 // ones on NVIDIA's implementation), which are added into f32 totals after
 // every step, so at most 64 products are ever summed in f16.
-// WTYPE: 3 (Q8_0), 4 (Q4_0) or 7 (Q4_K: an invocation loads one 32-element
-// sub-block, with its super-block's scales, and dequantizes it in f32 before
-// the one rounding to f16). u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
+// WTYPE: 3 (Q8_0), 4 (Q4_0), 7 (Q4_K) or 9 (Q6_K). For the K-quants an
+// invocation loads one 32-element sub-block with the scales of its
+// super-block and dequantizes it in f32 before the one rounding to f16.
+// u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
 // MULTI=1: up to three matrices that share x in one dispatch (Q/K/V, gate/up):
 // W0..W2 at bindings 2..4, outputs at 5..7, u[1], u[4], u[5] = their row
 // counts (0 = absent); W0's column tiles come first, then W1's, then W2's. No bias.
@@ -76,19 +77,26 @@ shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its w
 
 #if WTYPE == 7
 const uint BLK_BYTES = 144u, NWORDS = 12u;  // per 256-element super-block; 4 header + 8 quant words loaded
+#elif WTYPE == 9
+const uint BLK_BYTES = 210u, NWORDS = 18u;  // per super-block; 8 + 8 quant words, the scales, d
 #elif WTYPE == 4
 const uint BLK_BYTES = 18u, NWORDS = 5u;
 #else
 const uint BLK_BYTES = 34u, NWORDS = 9u;
 #endif
 
-#if WTYPE == 7
+#if WTYPE >= 7
 uvec4 bytes4(uint v) { return uvec4(v, v >> 8, v >> 16, v >> 24) & 0xffu; }
 // The 32-bit word at an even byte offset of W (weights sit at even offsets).
 uint wword_at(uint mat, uint byte_off) {
     uint w = byte_off >> 2;
     return (byte_off & 2u) == 0u ? wword(mat, w) : (wword(mat, w) >> 16) | (wword(mat, w + 1u) << 16);
 }
+// The 16 bits at an even byte offset, read within their word (as matvec.comp
+// does, so a block's last two bytes never reach past its word).
+uint whalf_at(uint mat, uint byte_off) { return (wword(mat, byte_off >> 2) >> ((byte_off & 2u) * 8u)) & 0xffffu; }
+#endif
+#if WTYPE == 7
 // Sub-block kb (32 elements) of row m: its super-block's d/dmin word and 12
 // scale bytes, then the 32 quant bytes it shares with its neighbour sub-block
 // (kb even: low nibbles, odd: high).
@@ -98,6 +106,21 @@ void load_q4k(uint mat, uint wbase, uint m, uint nb, uint kb, bool valid, out ui
     [[unroll]] for (uint i = 0u; i < 4u; ++i) r[i] = valid ? wword_at(mat, blk + 4u * i) : 0u;
     [[unroll]] for (uint i = 0u; i < 8u; ++i) r[4u + i] = valid ? wword_at(mat, qs + 4u * i) : 0u;
 }
+#define LOAD_KQ load_q4k
+#elif WTYPE == 9
+// Sub-block kb = 4h + c of row m: its 32 low-bit bytes (nibble c / 2 of the
+// 32-byte run c % 2 of half h), its 32 high-bit bytes (bits 2c of half h's
+// run), its two int8 scales (16 elements each) and d.
+void load_q6k(uint mat, uint wbase, uint m, uint nb, uint kb, bool valid, out uint r[NWORDS]) {
+    uint blk = wbase + (m * (nb / 8u) + kb / 8u) * BLK_BYTES;
+    uint j = kb & 7u, h = j >> 2, c = j & 3u;
+    uint ql = blk + 64u * h + 32u * (c & 1u), qh = blk + 128u + 32u * h;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) r[i] = valid ? wword_at(mat, ql + 4u * i) : 0u;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) r[8u + i] = valid ? wword_at(mat, qh + 4u * i) : 0u;
+    r[16] = valid ? whalf_at(mat, blk + 192u + 2u * j) : 0u;
+    r[17] = valid ? whalf_at(mat, blk + 208u) : 0u;
+}
+#define LOAD_KQ load_q6k
 #endif
 
 // Four f16 as the two words of a shared-memory element.
@@ -158,8 +181,8 @@ void main() {
 #endif
 
     // Global loads of step s into registers (zeros outside the matrices).
-#if WTYPE == 7
-#define LOAD_W(P_, M_, KB_, V_) load_q4k(mat, wbase, M_, nb, KB_, V_, wr[P_]);
+#if WTYPE >= 7
+#define LOAD_W(P_, M_, KB_, V_) LOAD_KQ(mat, wbase, M_, nb, KB_, V_, wr[P_]);
 #else
 #define LOAD_W(P_, M_, KB_, V_)                                                                   \
     {                                                                                             \
@@ -183,7 +206,7 @@ void main() {
 
     // Whether this invocation's block starts at an odd 16-bit word (then the
     // scale sits in the upper half of word 0 and the quants are word aligned).
-    bool odd = WTYPE != 7 && ((wbase + (m * nb + lh) * BLK_BYTES) & 2u) != 0u;  // BLK_BYTES * 2 keeps the parity per step
+    bool odd = WTYPE < 7 && ((wbase + (m * nb + lh) * BLK_BYTES) & 2u) != 0u;  // BLK_BYTES * 2 keeps the parity per step
     LOAD_STEP(0u)
     for (uint s = 0u; s < steps; ++s) {
         // Dequantize / convert the registers into shared memory, four f16 a
@@ -201,6 +224,15 @@ void main() {
             float dsc = dm.x * float(sc), dmm = dm.y * float(mn);
             uint sh = 4u * (j & 1u);
             [[unroll]] for (uint i = 0u; i < 8u; ++i) ws[wrow + i] = pk(f16vec4(dsc * vec4(bytes4((wr[p][4u + i] >> sh) & 0x0f0f0f0fu)) - dmm));
+#elif WTYPE == 9
+            // d * scale * (q - 32), q = low 4 bits | high 2 bits << 4; f32 until the rounding.
+            uint c = (s * 2u + lh) & 3u;
+            float d = unpackHalf2x16(wr[p][17]).x;
+            float d0 = d * float(int(wr[p][16] << 24) >> 24), d1 = d * float(int(wr[p][16] << 16) >> 24);
+            [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+                uint q = ((wr[p][i] >> (4u * (c >> 1))) & 0x0f0f0f0fu) | (((wr[p][8u + i] >> (2u * c)) & 0x03030303u) << 4);
+                ws[wrow + i] = pk(f16vec4((i < 4u ? d0 : d1) * (vec4(bytes4(q)) - 32.0)));
+            }
 #else
             uint q[NWORDS - 1u];
             float16_t d;
@@ -227,7 +259,7 @@ void main() {
                 ws[wrow + j] = pk(d * (f16vec4(e02.x, e13.x, e02.y, e13.y) - float16_t(1152.0)));
             }
 #endif
-#endif  // WTYPE == 7
+#endif  // WTYPE
             if (lr + p * (WG / 2u) < BN)
                 [[unroll]] for (uint i = 0u; i < 8u; ++i) xs[wrow + i] = XSTORE(xr[p][i]);
         }
