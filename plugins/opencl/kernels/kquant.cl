@@ -130,6 +130,92 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_A
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
 
+// ---- decode with int8 activations: Q4_K read in place
+//
+// The planar matvec kernels (matvec_planar.cl: x quantized to int8 per 32
+// values in local memory, integer dot products by dp4a, tiles of PQ_ROWS
+// rows over PQ_LANES lanes) over Q4_K super-blocks as the file has them:
+// 144 bytes, 16-byte aligned where the matrix starts on a 16-byte boundary
+// (the host checks), so a block's header (d, dmin, 12 scale bytes) is one
+// 16-byte load and a half block's 64 quant bytes four more. A lane takes
+// half a super-block (sub-blocks 4h..4h+3, each one 32-value block of x):
+//   sum_j d * sc_j * dx_j * (q_j . xq_j) - dmin * m_j * dx_j * sum(xq_j).
+// x is read as int8 (a quarter of the float bytes the kernels above load per
+// weight byte, the limit there) and the math per weight is integer.
+#define Q4K_HALF_QUANTS 64
+
+// acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile (as
+// PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows).
+#define Q4K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
+    {                                                                                          \
+        global const uint4* b_[PQ_ROWS * (NMAT)];                                              \
+        const int sbs_ = nb / 8; /* super-blocks per row */                                    \
+        for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                           \
+            global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                \
+            const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                        \
+            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * Q4K_BYTES);                \
+        }                                                                                      \
+        local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                              \
+        local const float* xd_ = PQ_XD(red, K);                                                \
+        local const int* xs_ = PQ_XSB(red, K);                                                 \
+        for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
+            const int sb = u >> 1, h = u & 1;                                                  \
+            uint4 hd_[PQ_ROWS * (NMAT)], q_[PQ_ROWS * (NMAT)][4];                              \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
+                global const uint4* blk_ = b_[r] + sb * (Q4K_BYTES / 16);                      \
+                hd_[r] = blk_[0];                                                              \
+                for (int i = 0; i < 4; ++i) q_[r][i] = blk_[1 + 4 * h + i];                    \
+            }                                                                                  \
+            const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
+            float dx_[4], xs_f[4];                                                             \
+            for (int j = 0; j < 4; ++j) {                                                      \
+                dx_[j] = xd_[xb0 + j];                                                         \
+                xs_f[j] = (float)xs_[xb0 + j] * dx_[j];                                        \
+            }                                                                                  \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
+                const uchar4 A_ = as_uchar4(hd_[r].y), B_ = as_uchar4(hd_[r].z), C_ = as_uchar4(hd_[r].w); \
+                const uint4 a_ = convert_uint4(A_), b4_ = convert_uint4(B_), c_ = convert_uint4(C_); \
+                const float4 sc4_ = convert_float4(h ? (c_ & 15u) | ((a_ >> 6) << 4) : a_ & 63u); \
+                const float4 mn4_ = convert_float4(h ? (c_ >> 4) | ((b4_ >> 6) << 4) : b4_ & 63u); \
+                const float sc_[4] = {sc4_.x, sc4_.y, sc4_.z, sc4_.w};                        \
+                const float mn_[4] = {mn4_.x, mn4_.y, mn4_.z, mn4_.w};                        \
+                const float d_ = half_reg_to_float(hd_[r].x), dmin_ = half_reg_to_float(hd_[r].x >> 16); \
+                float sq_ = 0.f, sm_ = 0.f;                                                    \
+                for (int pp = 0; pp < 2; ++pp) {                                               \
+                    const uint4 lo_ = q_[r][2 * pp], hi_ = q_[r][2 * pp + 1];                  \
+                    const int j0 = 2 * pp, j1 = 2 * pp + 1;                                    \
+                    const int s0 = q4k_sub_dot(lo_, hi_, 0, xq_[2 * (xb0 + j0)], xq_[2 * (xb0 + j0) + 1]); \
+                    const int s1 = q4k_sub_dot(lo_, hi_, 4, xq_[2 * (xb0 + j1)], xq_[2 * (xb0 + j1) + 1]); \
+                    sq_ = fma(sc_[j0] * dx_[j0], (float)s0, sq_);                               \
+                    sq_ = fma(sc_[j1] * dx_[j1], (float)s1, sq_);                               \
+                    sm_ = fma(mn_[j0], xs_f[j0], sm_);                                          \
+                    sm_ = fma(mn_[j1], xs_f[j1], sm_);                                          \
+                }                                                                              \
+                acc[r] += d_ * sq_ - dmin_ * sm_;                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+// The integer dot of one sub-block: the nibbles at bit `shift` of the 32
+// quant bytes lo (bytes 0-15) and hi (16-31) with x's int8 values x0, x1.
+inline int q4k_sub_dot(uint4 lo, uint4 hi, int shift, uint4 x0, uint4 x1) {
+    const uint m = 0x0F0F0F0Fu;
+    int s = dp4a((lo.x >> shift) & m, x0.x, 0);
+    s = dp4a((lo.y >> shift) & m, x0.y, s);
+    s = dp4a((lo.z >> shift) & m, x0.z, s);
+    s = dp4a((lo.w >> shift) & m, x0.w, s);
+    s = dp4a((hi.x >> shift) & m, x1.x, s);
+    s = dp4a((hi.y >> shift) & m, x1.y, s);
+    s = dp4a((hi.z >> shift) & m, x1.z, s);
+    return dp4a((hi.w >> shift) & m, x1.w, s);
+}
+
+MATVEC_PLANAR_KERNEL(matvec_planar_q4_k, Q4K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_k, Q4K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_k, Q4K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_k, Q4K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q4_k, Q4K, 0)
+
 // ---- prefill: the register-tiled GEMM of gemm.cl (and gemm_mma.cl's)
 //
 // Their K step of 32 is one K-quant sub-block (two Q6_K sub-blocks), the same

@@ -243,6 +243,11 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
         }                                                                                  \
     }
 
+// The kernels below take their row walk by the unit's name (Q##_ROWS): the
+// planar blocks here, the in-place K-quant super-blocks in kquant.cl.
+#define Q4_ROWS PLANAR_ROWS
+#define Q8_ROWS PLANAR_ROWS
+
 // Sums each of the group's n values per lane over its PQ_LANES lanes; lane
 // 0 gets the totals in v. With NV_PTX a group is a warp and shuffles do it.
 #ifdef NV_PTX
@@ -303,7 +308,7 @@ typedef struct {
         PLANAR_SELECT_TILE                                                               \
         float acc[PQ_ROWS];                                                              \
         for (int r = 0; r < PQ_ROWS; ++r) acc[r] = 0.f;                                  \
-        if (row0 < M) PLANAR_ROWS(Q, QB, w, w, M, acc, 1)                                \
+        if (row0 < M) Q##_ROWS(Q, QB, w, w, M, acc, 1)                                   \
         LANES_REDUCE(acc, PQ_ROWS)                                                       \
         if (lane == 0)                                                                   \
             for (int r = 0; r < PQ_ROWS && row0 + r < M; ++r)                            \
@@ -321,7 +326,7 @@ typedef struct {
         const int row0 = tile * PQ_ROWS;                                                 \
         float acc[2 * PQ_ROWS];                                                          \
         for (int r = 0; r < 2 * PQ_ROWS; ++r) acc[r] = 0.f;                              \
-        if (row0 < M0) PLANAR_ROWS(Q, QB, w0b + w0off, w1b + w1off, M0, acc, 2)          \
+        if (row0 < M0) Q##_ROWS(Q, QB, w0b + w0off, w1b + w1off, M0, acc, 2)             \
         LANES_REDUCE(acc, 2 * PQ_ROWS)                                                   \
         if (lane == 0)                                                                   \
             for (int r = 0; r < PQ_ROWS && row0 + r < M0; ++r) {                         \
@@ -350,7 +355,7 @@ typedef struct {
         const int mat = first ? 0 : y == PTR(float, y1b, y1off) ? 1 : 2;                 \
         PQ_X_NORMED                                                                      \
         float acc[PQ_ROWS] = {0.f, 0.f};                                                 \
-        if (row0 < M) PLANAR_ROWS(Q, QB, w, w, M, acc, 1)                                \
+        if (row0 < M) Q##_ROWS(Q, QB, w, w, M, acc, 1)                                   \
         LANES_REDUCE(acc, PQ_ROWS)                                                       \
         if (lane == 0 && row0 < M) {                                                     \
             const int p = CPTR(int, pb, prm.poff)[0];                                    \

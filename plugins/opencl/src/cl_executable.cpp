@@ -46,6 +46,7 @@ constexpr cl_uint kPqX = 0, kPqBias = 7, kPqParams = 8, kPqLocal = 9, kPqNorm = 
 constexpr cl_uint pq_w(int i) { return cl_uint(1 + 2 * i); }
 constexpr cl_uint pq_y(int i) { return cl_uint(2 + 2 * i); }
 constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarParams, y1off), offsetof(PlanarParams, y2off)};
+constexpr size_t kPqWField[3] = {offsetof(PlanarParams, w0off), offsetof(PlanarParams, w1off), offsetof(PlanarParams, w2off)};
 
 // Kernels address tensors through typed pointers, so offsets must respect
 // the element alignment (2 bytes for f16/bf16 and GGUF blocks).
@@ -525,7 +526,10 @@ void ClExecutable::add_planar_matvec(const MatmulLaunch& mm, const std::vector<s
     int64_t tiles = 0;
     cl_int* M[3] = {&p.M0, &p.M1, &p.M2};
     for (int i = 0; i < 3; ++i) {
-        set_arg(l.kernel, pq_w(i), i < mm.count ? planar[size_t(i)]->mem : error_flag_);  // the planes start at 0
+        if (i < mm.count && planar.empty())
+            set_tensor_field(l, pq_w(i), &p, kPqWField[i], mm.w[i], constants);  // read in place (Q4_K)
+        else
+            set_arg(l.kernel, pq_w(i), i < mm.count ? planar[size_t(i)]->mem : error_flag_);  // the planes start at 0
         if (i < mm.count) inputs.push_back(mm.w[i]);
         // Fused rope_store: rotated q, then the k and v caches.
         const int32_t y = rope ? (i == 0 ? rope_nodes[0].output : rope_nodes[i + 1].output) : i < mm.count ? mm.y[i] : -1;
@@ -593,12 +597,13 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     const size_t wg_cap = norm ? 256 : 128;
     const std::vector<std::shared_ptr<const PlanarWeights>> planar = matvec ? planar_copies(mm, K, wg_cap, constants)
                                                                             : std::vector<std::shared_ptr<const PlanarWeights>>{};
+    const bool in_place = matvec && planar.empty() && int8_kquant_matvec(mm, K, wg_cap, constants);
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
     // The rope_store group runs inside the planar kernel, or after the launch.
-    const bool rope = mm.rope_node >= 0 && !planar.empty();
+    const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
     if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
-        name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty(), rope);
-    if (!planar.empty()) return add_planar_matvec(mm, planar, name, constants);
+        name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
+    if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && quantized(wtype) &&
                      program_.group_size(mma_gemm_kernel(wtype), mma_tiling().group()) >= mma_tiling().group();
@@ -674,6 +679,19 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     guard.armed = false;
     launches_.push_back(std::move(l));
     if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node), constants);
+}
+
+bool ClExecutable::int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    if (!planar_weights_enabled() || T[size_t(mm.w[0])].dtype != HETERO_DTYPE_Q4_K ||
+        program_.group_size(quant_matvec_kernel(HETERO_DTYPE_Q4_K, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
+        planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
+        return false;
+    // The kernels load whole 16-byte block headers: constants starting on a
+    // 16-byte boundary only (super-blocks are 144 bytes, so every one then does).
+    for (int i = 0; i < mm.count; ++i)
+        if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT || constants[size_t(mm.w[i])].offset % 16 != 0) return false;
+    return true;
 }
 
 std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
