@@ -18,6 +18,12 @@ constexpr uint32_t kMatvecWG = 128, kMatvecRowsPerWG = 2;
 // Quantized rows are walked one 32-element block per invocation and step.
 // Shapes measured on an H100 (decode of a TinyLlama-sized model).
 constexpr uint32_t kMatvecQ4WG = 64, kMatvecQ8WG = 128, kMatvecQuantRowsPerWG = 4;
+// Q4_0 and K-quant rows at least this wide take kMatvecQ8WG invocations too
+// (twice the lanes a row). H100, tg128 against 64 x 4 for every row, two
+// rounds: Llama-7B shape Q4_K 148.9 -> 177.0 tok/s, Q4_0 193.5 -> 205.6;
+// Mistral-7B Q4_0 197.2 -> 200.1; TinyLlama (rows of 2048, down 5632) Q4_K
+// 470.2 -> 502.5, Q4_0 606.4 -> 629.5. All rows at 128 lost at TinyLlama.
+constexpr int64_t kMatvecWideRow = 4096;
 // Coopmat GEMM: the 128 x 128 tile shader takes a matmul of at least this many
 // such tiles, run by kGemmBigWG invocations. On an H100 (TinyLlama prefill,
 // 512 tokens) that is the gate/up pair (352 tiles: 540 -> 422 us); the down
@@ -101,9 +107,10 @@ void matvec_shape(uint32_t& wg, uint32_t& rows) {
 }
 
 // Workgroup size and rows per workgroup of a quantized (Q4_0/Q8_0, K-quant)
-// matvec. A K-quant invocation takes 32 elements a step, as Q4_0's does.
-void quant_matvec_shape(uint32_t dtype, uint32_t& wg, uint32_t& rows) {
-    wg = dtype == HETERO_DTYPE_Q4_0 || sdk::is_kquant_dtype(dtype) ? kMatvecQ4WG : kMatvecQ8WG;
+// matvec over rows of width k. A K-quant invocation takes 32 elements a
+// step, as Q4_0's does.
+void quant_matvec_shape(uint32_t dtype, int64_t k, uint32_t& wg, uint32_t& rows) {
+    wg = dtype == HETERO_DTYPE_Q4_0 || sdk::is_kquant_dtype(dtype) ? (k >= kMatvecWideRow ? kMatvecQ8WG : kMatvecQ4WG) : kMatvecQ8WG;
     rows = kMatvecQuantRowsPerWG;
     matvec_shape(wg, rows);
 }
@@ -186,7 +193,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             if (N <= kMatvecMaxRows) {
                 d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], extra}, out);
                 uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
-                if (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) quant_matvec_shape(w.dtype, wg, rows);
+                if (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) quant_matvec_shape(w.dtype, K, wg, rows);
                 d.spec = {wg, rows};
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
@@ -565,7 +572,7 @@ Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& memb
         rows = tile.m;
         x_rows = tile.n;
     } else {
-        quant_matvec_shape(w.dtype, wg, rows);
+        quant_matvec_shape(w.dtype, sdk::row_width(x), wg, rows);
         d.spec = {wg, rows};
     }
     uint64_t blocks = 0;
