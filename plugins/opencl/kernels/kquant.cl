@@ -216,6 +216,90 @@ MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_k, Q4K, 0, , PQ_X_GLOBAL)
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_k, Q4K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
 MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q4_k, Q4K, 0)
 
+// ---- decode with int8 activations: Q6_K in an aligned copy
+//
+// Q6_K super-blocks are 210 bytes, so most start 2 bytes off a 4-byte
+// boundary; the provider copies each constant Q6_K matrix once into blocks
+// of 224 bytes (the same 210, then zeros: 16-byte aligned) and the planar
+// kernels read those. A lane takes half a super-block (sub-blocks 4h..4h+3:
+// 64 low-bit bytes, 32 high-bit bytes, 8 scales), building each weight as a
+// signed byte q - 32 for dp4a; a sub-block's two halves of 16 have their own
+// scale:
+//   d * sum_j dx_j * (sc_2j * (w . xq)_first16 + sc_2j+1 * (w . xq)_last16).
+#define Q6K_ALIGNED_BYTES 224
+
+kernel void repack_aligned_q6_k(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
+    const long i = get_global_id(0);
+    if (i >= blocks) return;
+    global const ushort* in = (global const ushort*)(src + src_off + i * Q6K_BYTES);
+    global ushort* out = (global ushort*)(dst + i * Q6K_ALIGNED_BYTES);
+    for (int j = 0; j < Q6K_BYTES / 2; ++j) out[j] = in[j];
+    for (int j = Q6K_BYTES / 2; j < Q6K_ALIGNED_BYTES / 2; ++j) out[j] = 0;
+}
+
+inline uint u4_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// Four 6-bit values (low 4 bits in lo, top 2 in hi, a byte each) minus 32,
+// as signed bytes: flipping bit 5 gives the 6-bit two's complement, whose
+// sign bit is then copied into bits 6 and 7.
+inline uint q6_signed(uint lo, uint hi) {
+    const uint v = (lo | (hi << 4)) ^ 0x20202020u;
+    const uint t = v & 0x20202020u;
+    return v | (t << 1) | (t << 2);
+}
+
+// Scale byte k (0..15) of a block's 16 int8 scales.
+inline int q6_scale(uint4 sc, int k) { return (int)(char)(u4_word(sc, k >> 2) >> (8 * (k & 3))); }
+
+#define Q6K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
+    {                                                                                          \
+        global const uint4* b_[PQ_ROWS * (NMAT)];                                              \
+        const int sbs_ = nb / 8; /* super-blocks per row */                                    \
+        for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                           \
+            global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                \
+            const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                        \
+            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * Q6K_ALIGNED_BYTES);        \
+        }                                                                                      \
+        local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                              \
+        local const float* xd_ = PQ_XD(red, K);                                                \
+        for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
+            const int sb = u >> 1, h = u & 1;                                                  \
+            uint4 ql_[PQ_ROWS * (NMAT)][4], qh_[PQ_ROWS * (NMAT)][2], sc_[PQ_ROWS * (NMAT)];    \
+            uint dw_[PQ_ROWS * (NMAT)];                                                        \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
+                global const uint4* blk_ = b_[r] + sb * (Q6K_ALIGNED_BYTES / 16);              \
+                for (int i = 0; i < 4; ++i) ql_[r][i] = blk_[4 * h + i];                       \
+                for (int i = 0; i < 2; ++i) qh_[r][i] = blk_[8 + 2 * h + i];                   \
+                sc_[r] = blk_[12];                                                             \
+                dw_[r] = blk_[13].x;                                                           \
+            }                                                                                  \
+            const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
+                float sum_ = 0.f;                                                              \
+                for (int c = 0; c < 4; ++c) {                                                  \
+                    const uint4 x0 = xq_[2 * (xb0 + c)], x1 = xq_[2 * (xb0 + c) + 1];          \
+                    int sa = 0, sb2 = 0;                                                       \
+                    for (int i = 0; i < 8; ++i) {                                              \
+                        const uint lo = (u4_word(ql_[r][2 * (c & 1) + i / 4], i % 4) >> (4 * (c >> 1))) & 0x0F0F0F0Fu; \
+                        const uint hi = (u4_word(qh_[r][i / 4], i % 4) >> (2 * c)) & 0x03030303u; \
+                        const uint xw = u4_word(i < 4 ? x0 : x1, i % 4);                       \
+                        if (i < 4) sa = dp4a(q6_signed(lo, hi), xw, sa);                       \
+                        else sb2 = dp4a(q6_signed(lo, hi), xw, sb2);                           \
+                    }                                                                          \
+                    const int k_ = 8 * h + 2 * c;                                              \
+                    sum_ = fma(xd_[xb0 + c], (float)(q6_scale(sc_[r], k_) * sa + q6_scale(sc_[r], k_ + 1) * sb2), sum_); \
+                }                                                                              \
+                acc[r] = fma(half_reg_to_float(dw_[r]), sum_, acc[r]);                         \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+MATVEC_PLANAR_KERNEL(matvec_planar_q6_k, Q6K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q6_k, Q6K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q6_k, Q6K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q6_k, Q6K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q6_k, Q6K, 0)
+
 // ---- prefill: the register-tiled GEMM of gemm.cl (and gemm_mma.cl's)
 //
 // Their K step of 32 is one K-quant sub-block (two Q6_K sub-blocks), the same

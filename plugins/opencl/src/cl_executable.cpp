@@ -698,7 +698,7 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
                                                                                const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     const uint32_t dtype = T[size_t(mm.w[0])].dtype;
-    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) ||
+    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q6_K) ||
         program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
         planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
         return {};

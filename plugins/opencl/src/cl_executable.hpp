@@ -80,7 +80,7 @@ private:
     void add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
                            const std::string& name, const std::vector<sdk::BoundTensor>& constants);
     // Planar copies of the launch's weights for the planar matvec kernels, or
-    // none where those cannot run it (weights not constant or not Q4_0/Q8_0,
+    // none where those cannot run it (weights not constant or not Q4_0/Q8_0/Q6_K,
     // no room for a copy, a work-group limit under 32).
     std::vector<std::shared_ptr<const PlanarWeights>> planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
                                                                     const std::vector<sdk::BoundTensor>& constants);

@@ -15,14 +15,17 @@ bool planar_weights_enabled() {
 std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, cl_command_queue queue, cl_program program,
                                                             uint64_t max_alloc, uint64_t global_mem, cl_mem src, uint64_t offset,
                                                             uint32_t dtype, int64_t m, int64_t k) {
-    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0) return nullptr;
+    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q6_K) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, offset, dtype, m, k};
     if (auto it = entries_.find(key); it != entries_.end())
         if (auto live = it->second.lock()) return live;
 
-    const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
-    const uint64_t bytes = uint64_t(blocks) * sdk::row_bytes(dtype, sdk::kQBlock);
+    // Q6_K: 256-element super-blocks padded from 210 to 224 bytes (16-byte
+    // aligned; kernels/kquant.cl). Q4_0/Q8_0: planes of the same bytes.
+    const bool q6k = dtype == HETERO_DTYPE_Q6_K;
+    const cl_long blocks = cl_long(m) * (k / (q6k ? sdk::kKBlock : sdk::kQBlock));
+    const uint64_t bytes = uint64_t(blocks) * (q6k ? kQ6KAlignedBytes : sdk::row_bytes(dtype, sdk::kQBlock));
     if (blocks == 0 || (max_alloc && bytes > max_alloc)) return nullptr;
     // Drop entries whose executables are gone while adding up the live copies.
     uint64_t live = bytes;
@@ -41,7 +44,8 @@ std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, 
     planar->mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (err != CL_SUCCESS) return nullptr;  // no room for a copy: the original serves
 
-    cl_kernel kernel = clCreateKernel(program, dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0", &err);
+    const char* repack = q6k ? "repack_aligned_q6_k" : dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0";
+    cl_kernel kernel = clCreateKernel(program, repack, &err);
     cl_check(err, "clCreateKernel repack_planar", HETERO_ERR_COMPILE_FAILED);
     const cl_ulong off = offset;
     err = clSetKernelArg(kernel, 0, sizeof src, &src);

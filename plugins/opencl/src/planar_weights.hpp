@@ -1,5 +1,6 @@
 // Constant Q4_0/Q8_0 matmul weights copied, on the device, into the planar
-// layout the decode matvec kernels read (see kernels/matvec_planar.cl).
+// layout the decode matvec kernels read (see kernels/matvec_planar.cl), and
+// Q6_K weights into 16-byte aligned blocks for their int8 form (kquant.cl).
 // Executables of one model (prefill and decode shapes) share one copy.
 #pragma once
 
@@ -12,6 +13,9 @@
 #include <tuple>
 
 namespace hetero::opencl {
+
+// Bytes of a Q6_K super-block in the aligned copy (Q6K_ALIGNED_BYTES).
+inline constexpr uint64_t kQ6KAlignedBytes = 224;
 
 struct PlanarWeights {
     cl_mem mem = nullptr;
