@@ -130,41 +130,44 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q4_k, dot_q4_k_l, ROW_BYTES_Q4_K, NORM_A
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q5_k, dot_q5_k_l, ROW_BYTES_Q5_K, NORM_ARGS, X_NORMED)
 MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_ARGS, X_NORMED)
 
-// ---- decode with int8 activations: Q4_K read in place
+// ---- decode with int8 activations: Q4_K and Q5_K read in place
 //
 // The planar matvec kernels (matvec_planar.cl: x quantized to int8 per 32
 // values in local memory, integer dot products by dp4a, tiles of PQ_ROWS
-// rows over PQ_LANES lanes) over Q4_K super-blocks as the file has them:
-// 144 bytes, 16-byte aligned where the matrix starts on a 16-byte boundary
-// (the host checks), so a block's header (d, dmin, 12 scale bytes) is one
-// 16-byte load and a half block's 64 quant bytes four more. A lane takes
-// half a super-block (sub-blocks 4h..4h+3, each one 32-value block of x):
+// rows over PQ_LANES lanes) over Q4_K / Q5_K super-blocks as the file has
+// them: 144 / 176 bytes, 16-byte aligned where the matrix starts on a
+// 16-byte boundary (the host checks), so a block's header (d, dmin, 12 scale
+// bytes) is one 16-byte load, Q5_K's 32 fifth-bit bytes two and a half
+// block's 64 quant bytes four more. A lane takes half a super-block
+// (sub-blocks 4h..4h+3, each one 32-value block of x):
 //   sum_j d * sc_j * dx_j * (q_j . xq_j) - dmin * m_j * dx_j * sum(xq_j).
 // x is read as int8 (a quarter of the float bytes the kernels above load per
 // weight byte, the limit there) and the math per weight is integer.
-#define Q4K_HALF_QUANTS 64
 
 // acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile (as
-// PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows).
-#define Q4K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
+// PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows). Q5: the
+// block has the fifth bits (qh) after the header.
+#define KQ45_INT8_ROWS(Q5, W0, W1, M, acc, NMAT)                                               \
     {                                                                                          \
         global const uint4* b_[PQ_ROWS * (NMAT)];                                              \
         const int sbs_ = nb / 8; /* super-blocks per row */                                    \
         for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                           \
             global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                \
             const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                        \
-            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * Q4K_BYTES);                \
+            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * ((Q5) ? Q5K_BYTES : Q4K_BYTES)); \
         }                                                                                      \
         local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                              \
         local const float* xd_ = PQ_XD(red, K);                                                \
         local const int* xs_ = PQ_XSB(red, K);                                                 \
         for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
             const int sb = u >> 1, h = u & 1;                                                  \
-            uint4 hd_[PQ_ROWS * (NMAT)], q_[PQ_ROWS * (NMAT)][4];                              \
+            uint4 hd_[PQ_ROWS * (NMAT)], q_[PQ_ROWS * (NMAT)][4], qh_[PQ_ROWS * (NMAT)][2];    \
             for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                global const uint4* blk_ = b_[r] + sb * (Q4K_BYTES / 16);                      \
+                global const uint4* blk_ = b_[r] + sb * (((Q5) ? Q5K_BYTES : Q4K_BYTES) / 16); \
                 hd_[r] = blk_[0];                                                              \
-                for (int i = 0; i < 4; ++i) q_[r][i] = blk_[1 + 4 * h + i];                    \
+                qh_[r][0] = (Q5) ? blk_[1] : (uint4)(0);                                       \
+                qh_[r][1] = (Q5) ? blk_[2] : (uint4)(0);                                       \
+                for (int i = 0; i < 4; ++i) q_[r][i] = blk_[((Q5) ? 3 : 1) + 4 * h + i];       \
             }                                                                                  \
             const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
             float dx_[4], xs_f[4];                                                             \
@@ -184,8 +187,8 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
                 for (int pp = 0; pp < 2; ++pp) {                                               \
                     const uint4 lo_ = q_[r][2 * pp], hi_ = q_[r][2 * pp + 1];                  \
                     const int j0 = 2 * pp, j1 = 2 * pp + 1;                                    \
-                    const int s0 = q4k_sub_dot(lo_, hi_, 0, xq_[2 * (xb0 + j0)], xq_[2 * (xb0 + j0) + 1]); \
-                    const int s1 = q4k_sub_dot(lo_, hi_, 4, xq_[2 * (xb0 + j1)], xq_[2 * (xb0 + j1) + 1]); \
+                    const int s0 = kq45_sub_dot(lo_, hi_, 0, qh_[r][0], qh_[r][1], 4 * h + j0, xq_[2 * (xb0 + j0)], xq_[2 * (xb0 + j0) + 1]); \
+                    const int s1 = kq45_sub_dot(lo_, hi_, 4, qh_[r][0], qh_[r][1], 4 * h + j1, xq_[2 * (xb0 + j1)], xq_[2 * (xb0 + j1) + 1]); \
                     sq_ = fma(sc_[j0] * dx_[j0], (float)s0, sq_);                               \
                     sq_ = fma(sc_[j1] * dx_[j1], (float)s1, sq_);                               \
                     sm_ = fma(mn_[j0], xs_f[j0], sm_);                                          \
@@ -196,25 +199,36 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
         }                                                                                      \
     }
 
-// The integer dot of one sub-block: the nibbles at bit `shift` of the 32
-// quant bytes lo (bytes 0-15) and hi (16-31) with x's int8 values x0, x1.
-inline int q4k_sub_dot(uint4 lo, uint4 hi, int shift, uint4 x0, uint4 x1) {
-    const uint m = 0x0F0F0F0Fu;
-    int s = dp4a((lo.x >> shift) & m, x0.x, 0);
-    s = dp4a((lo.y >> shift) & m, x0.y, s);
-    s = dp4a((lo.z >> shift) & m, x0.z, s);
-    s = dp4a((lo.w >> shift) & m, x0.w, s);
-    s = dp4a((hi.x >> shift) & m, x1.x, s);
-    s = dp4a((hi.y >> shift) & m, x1.y, s);
-    s = dp4a((hi.z >> shift) & m, x1.z, s);
-    return dp4a((hi.w >> shift) & m, x1.w, s);
+// The integer dot of sub-block j: the nibbles at bit `shift` of the 32 quant
+// bytes lo (bytes 0-15) and hi (16-31), topped by bit j of the fifth-bit
+// bytes qh0 / qh1 (zero for Q4_K), with x's int8 values x0, x1.
+inline uint kq45_quants(uint q, uint qh, int shift, int j) {
+    return ((q >> shift) & 0x0F0F0F0Fu) | (((qh >> j) & 0x01010101u) << 4);
 }
+inline int kq45_sub_dot(uint4 lo, uint4 hi, int shift, uint4 qh0, uint4 qh1, int j, uint4 x0, uint4 x1) {
+    int s = dp4a(kq45_quants(lo.x, qh0.x, shift, j), x0.x, 0);
+    s = dp4a(kq45_quants(lo.y, qh0.y, shift, j), x0.y, s);
+    s = dp4a(kq45_quants(lo.z, qh0.z, shift, j), x0.z, s);
+    s = dp4a(kq45_quants(lo.w, qh0.w, shift, j), x0.w, s);
+    s = dp4a(kq45_quants(hi.x, qh1.x, shift, j), x1.x, s);
+    s = dp4a(kq45_quants(hi.y, qh1.y, shift, j), x1.y, s);
+    s = dp4a(kq45_quants(hi.z, qh1.z, shift, j), x1.z, s);
+    return dp4a(kq45_quants(hi.w, qh1.w, shift, j), x1.w, s);
+}
+
+#define Q4K_ROWS(Q, QB, W0, W1, M, acc, NMAT) KQ45_INT8_ROWS(0, W0, W1, M, acc, NMAT)
+#define Q5K_ROWS(Q, QB, W0, W1, M, acc, NMAT) KQ45_INT8_ROWS(1, W0, W1, M, acc, NMAT)
 
 MATVEC_PLANAR_KERNEL(matvec_planar_q4_k, Q4K, 0, , PQ_X_GLOBAL)
 MATVEC_PLANAR_KERNEL(matvec_norm_planar_q4_k, Q4K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q4_k, Q4K, 0, , PQ_X_GLOBAL)
 MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q4_k, Q4K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
 MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q4_k, Q4K, 0)
+MATVEC_PLANAR_KERNEL(matvec_planar_q5_k, Q5K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_KERNEL(matvec_norm_planar_q5_k, Q5K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_planar_q5_k, Q5K, 0, , PQ_X_GLOBAL)
+MATVEC_PLANAR_SWIGLU_KERNEL(matvec_swiglu_norm_planar_q5_k, Q5K, 0, PQ_NORM_ARGS, PQ_X_NORMED)
+MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q5_k, Q5K, 0)
 
 // ---- decode with int8 activations: Q6_K in an aligned copy
 //

@@ -178,7 +178,8 @@ constexpr const char* kKernelNames[] = {
     "matvec_swiglu_norm_q6_k", "gemm_q4_k", "gemm_q5_k", "gemm_q6_k", "matvec_planar_q4_k", "matvec_norm_planar_q4_k",
     "matvec_swiglu_planar_q4_k", "matvec_swiglu_norm_planar_q4_k", "matvec_norm_planar_rope_q4_k", "repack_aligned_q6_k",
     "matvec_planar_q6_k", "matvec_norm_planar_q6_k", "matvec_swiglu_planar_q6_k", "matvec_swiglu_norm_planar_q6_k",
-    "matvec_norm_planar_rope_q6_k"};
+    "matvec_norm_planar_rope_q6_k", "matvec_planar_q5_k", "matvec_norm_planar_q5_k", "matvec_swiglu_planar_q5_k",
+    "matvec_swiglu_norm_planar_q5_k", "matvec_norm_planar_rope_q5_k"};
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k"};

@@ -683,12 +683,14 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
 
 bool ClExecutable::int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
-    if (!planar_weights_enabled() || T[size_t(mm.w[0])].dtype != HETERO_DTYPE_Q4_K ||
-        program_.group_size(quant_matvec_kernel(HETERO_DTYPE_Q4_K, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
+    const uint32_t dtype = T[size_t(mm.w[0])].dtype;
+    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_K && dtype != HETERO_DTYPE_Q5_K) ||
+        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
         planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
         return false;
     // The kernels load whole 16-byte block headers: constants starting on a
-    // 16-byte boundary only (super-blocks are 144 bytes, so every one then does).
+    // 16-byte boundary only (super-blocks are 144 or 176 bytes, so every one
+    // then does).
     for (int i = 0; i < mm.count; ++i)
         if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT || constants[size_t(mm.w[i])].offset % 16 != 0) return false;
     return true;

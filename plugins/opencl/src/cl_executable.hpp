@@ -76,7 +76,7 @@ private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
     // The decode launch of the planar kernels (its argument layout is theirs):
-    // over the planar copies, or with none over Q4_K weights in place.
+    // over the planar copies, or with none over Q4_K / Q5_K weights in place.
     void add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
                            const std::string& name, const std::vector<sdk::BoundTensor>& constants);
     // Planar copies of the launch's weights for the planar matvec kernels, or
@@ -84,8 +84,8 @@ private:
     // no room for a copy, a work-group limit under 32).
     std::vector<std::shared_ptr<const PlanarWeights>> planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
                                                                     const std::vector<sdk::BoundTensor>& constants);
-    // Whether the launch's Q4_K weights can be read in place by the planar
-    // kernels' int8 form (kernels/kquant.cl): constant, 16-byte aligned.
+    // Whether the launch's Q4_K / Q5_K weights can be read in place by the
+    // planar kernels' int8 form (kernels/kquant.cl): constant, 16-byte aligned.
     bool int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants);
     // Nodes n..n+3: the ROPE pair and the K/V stores (see can_fuse_rope_store).
     void add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants);
