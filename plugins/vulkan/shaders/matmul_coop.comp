@@ -18,7 +18,7 @@
 // Products of one step are summed in f16 accumulators (twice as fast as f32
 // ones on NVIDIA's implementation), which are added into f32 totals after
 // every step, so at most 64 products are ever summed in f16.
-// WTYPE: 3 (Q8_0), 4 (Q4_0), 7 (Q4_K) or 9 (Q6_K). For the K-quants an
+// WTYPE: 3 (Q8_0), 4 (Q4_0), 7 (Q4_K), 8 (Q5_K) or 9 (Q6_K). For the K-quants an
 // invocation loads one 32-element sub-block with the scales of its
 // super-block and dequantizes it in f32 before the one rounding to f16.
 // u[0] = N, u[1] = M, u[2] = K (multiple of 32), u[3] = 1: add bias[m], 2: add a residual [N, M] (a fused ADD).
@@ -77,6 +77,8 @@ shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its w
 
 #if WTYPE == 7
 const uint BLK_BYTES = 144u, NWORDS = 12u;  // per 256-element super-block; 4 header + 8 quant words loaded
+#elif WTYPE == 8
+const uint BLK_BYTES = 176u, NWORDS = 20u;  // per super-block; 4 header + 8 fifth-bit + 8 quant words
 #elif WTYPE == 9
 const uint BLK_BYTES = 210u, NWORDS = 18u;  // per super-block; 8 + 8 quant words, the scales, d
 #elif WTYPE == 4
@@ -96,17 +98,20 @@ uint wword_at(uint mat, uint byte_off) {
 // does, so a block's last two bytes never reach past its word).
 uint whalf_at(uint mat, uint byte_off) { return (wword(mat, byte_off >> 2) >> ((byte_off & 2u) * 8u)) & 0xffffu; }
 #endif
-#if WTYPE == 7
+#if WTYPE == 7 || WTYPE == 8
 // Sub-block kb (32 elements) of row m: its super-block's d/dmin word and 12
-// scale bytes, then the 32 quant bytes it shares with its neighbour sub-block
-// (kb even: low nibbles, odd: high).
-void load_q4k(uint mat, uint wbase, uint m, uint nb, uint kb, bool valid, out uint r[NWORDS]) {
+// scale bytes, (Q5_K) the 32 fifth-bit bytes, then the 32 quant bytes it
+// shares with its neighbour sub-block (kb even: low nibbles, odd: high).
+void load_q45k(uint mat, uint wbase, uint m, uint nb, uint kb, bool valid, out uint r[NWORDS]) {
     uint blk = wbase + (m * (nb / 8u) + kb / 8u) * BLK_BYTES;
-    uint qs = blk + 16u + 32u * ((kb & 7u) >> 1);
+    uint qs = blk + (WTYPE == 8 ? 48u : 16u) + 32u * ((kb & 7u) >> 1);
     [[unroll]] for (uint i = 0u; i < 4u; ++i) r[i] = valid ? wword_at(mat, blk + 4u * i) : 0u;
     [[unroll]] for (uint i = 0u; i < 8u; ++i) r[4u + i] = valid ? wword_at(mat, qs + 4u * i) : 0u;
+#if WTYPE == 8
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) r[12u + i] = valid ? wword_at(mat, blk + 16u + 4u * i) : 0u;
+#endif
 }
-#define LOAD_KQ load_q4k
+#define LOAD_KQ load_q45k
 #elif WTYPE == 9
 // Sub-block kb = 4h + c of row m: its 32 low-bit bytes (nibble c / 2 of the
 // 32-byte run c % 2 of half h), its 32 high-bit bytes (bits 2c of half h's
@@ -214,8 +219,9 @@ void main() {
         // (0x6400 | u) is 1024 + u for u < 1024.
         [[unroll]] for (uint p = 0u; p < P; ++p) {
             uint wrow = ((lr + p * (WG / 2u)) * LDS + lh * 32u) / 4u;
-#if WTYPE == 7
-            // d * scale * q - dmin * min, f32 until the one rounding to f16.
+#if WTYPE == 7 || WTYPE == 8
+            // d * scale * q - dmin * min, f32 until the one rounding to f16;
+            // Q5_K's q takes bit j of its fifth-bit byte as bit 4.
             uint j = (s * 2u + lh) & 7u, jj = j & 3u;
             vec2 dm = unpackHalf2x16(wr[p][0]);
             uvec4 A = bytes4(wr[p][1]), B = bytes4(wr[p][2]), C = bytes4(wr[p][3]);
@@ -223,7 +229,13 @@ void main() {
             uint mn = j < 4u ? B[jj] & 63u : (C[jj] >> 4) | ((B[jj] >> 6) << 4);
             float dsc = dm.x * float(sc), dmm = dm.y * float(mn);
             uint sh = 4u * (j & 1u);
-            [[unroll]] for (uint i = 0u; i < 8u; ++i) ws[wrow + i] = pk(f16vec4(dsc * vec4(bytes4((wr[p][4u + i] >> sh) & 0x0f0f0f0fu)) - dmm));
+            [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+                uint q = (wr[p][4u + i] >> sh) & 0x0f0f0f0fu;
+#if WTYPE == 8
+                q |= ((wr[p][12u + i] >> j) & 0x01010101u) << 4;
+#endif
+                ws[wrow + i] = pk(f16vec4(dsc * vec4(bytes4(q)) - dmm));
+            }
 #elif WTYPE == 9
             // d * scale * (q - 32), q = low 4 bits | high 2 bits << 4; f32 until the rounding.
             uint c = (s * 2u + lh) & 3u;

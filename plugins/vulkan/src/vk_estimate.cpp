@@ -169,7 +169,7 @@ double estimate_seconds(const DeviceInfo& info, const hetero_device_props& props
             }
             const int64_t tile = kGemmTile;
             w.flops *= double((n + tile - 1) / tile * tile) / double(n);
-            const bool coop = info.coopmat_f16 && (sdk::is_block_dtype(wt.dtype) || wt.dtype == HETERO_DTYPE_Q4_K || wt.dtype == HETERO_DTYPE_Q6_K);
+            const bool coop = info.coopmat_f16 && coop_gemm_weights(wt.dtype);
             r.compute_efficiency = coop ? f.gemm_coop : f.gemm[slot];
             break;
         }

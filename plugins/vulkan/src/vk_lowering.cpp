@@ -53,7 +53,7 @@ bool coopmat_enabled(const DeviceInfo& dev) {
 
 // The coopmat GEMM takes quantized weights.
 bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
-    return coopmat_enabled(dev) && (sdk::is_block_dtype(w_dtype) || w_dtype == HETERO_DTYPE_Q4_K || w_dtype == HETERO_DTYPE_Q6_K);
+    return coopmat_enabled(dev) && coop_gemm_weights(w_dtype);
 }
 
 // Shape of the coopmat GEMM over matrices of rows `ms` (one per member of a
@@ -417,7 +417,7 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
     switch (first.op) {
         case HETERO_OP_MATMUL: {
             // Quantized matrices over the same x: a multi-matvec for few
-            // rows, a multi coopmat GEMM for many (Q4_0, Q8_0, Q4_K, Q6_K).
+            // rows, a multi coopmat GEMM for many (Q4_0, Q8_0, K-quants).
             auto groupable = [&](const hetero_node& n) {
                 const hetero_tensor_desc& w = t[n.inputs[1]];
                 return n.n_inputs == 2 && (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) &&

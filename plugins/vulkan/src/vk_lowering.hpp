@@ -28,6 +28,12 @@ struct Dispatch {
 inline constexpr int64_t kMatvecMaxRows = 4;
 inline constexpr uint32_t kGemmTile = 64;
 
+// Weight types the coopmat GEMM (shaders/matmul_coop.comp) dequantizes.
+inline bool coop_gemm_weights(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K ||
+           dtype == HETERO_DTYPE_Q6_K;
+}
+
 // Throws Error(HETERO_ERR_UNSUPPORTED, why) when `dev` cannot run the node.
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors);
 

@@ -24,9 +24,9 @@ namespace hetero::vk {
     X(matvec_multi_sg_w9) X(matvec_multi_norm_sg_w7) X(matvec_multi_norm_sg_w8) X(matvec_multi_norm_sg_w9) \
     X(matvec_multi_swiglu_w7) X(matvec_multi_swiglu_w8) X(matvec_multi_swiglu_w9) X(matvec_multi_swiglu_sg_w7) \
     X(matvec_multi_swiglu_sg_w8) X(matvec_multi_swiglu_sg_w9) X(matvec_multi_norm_swiglu_sg_w7) \
-    X(matvec_multi_norm_swiglu_sg_w8) X(matvec_multi_norm_swiglu_sg_w9) X(matmul_coop_w7) X(matmul_coop_w9) \
-    X(matmul_coop_multi_w7) X(matmul_coop_multi_w9) X(matmul_coop_xh_w7) X(matmul_coop_xh_w9) X(matmul_coop_multi_xh_w7) \
-    X(matmul_coop_multi_xh_w9)
+    X(matvec_multi_norm_swiglu_sg_w8) X(matvec_multi_norm_swiglu_sg_w9) X(matmul_coop_w7) X(matmul_coop_w8) X(matmul_coop_w9) \
+    X(matmul_coop_multi_w7) X(matmul_coop_multi_w8) X(matmul_coop_multi_w9) X(matmul_coop_xh_w7) X(matmul_coop_xh_w8) \
+    X(matmul_coop_xh_w9) X(matmul_coop_multi_xh_w7) X(matmul_coop_multi_xh_w8) X(matmul_coop_multi_xh_w9)
 
 struct ShaderCode {
     const uint32_t* words;
