@@ -144,20 +144,26 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
 // x is read as int8 (a quarter of the float bytes the kernels above load per
 // weight byte, the limit there) and the math per weight is integer.
 
-// acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile (as
-// PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows). Q5: the
-// block has the fifth bits (qh) after the header.
+// The first super-block of each of the tile's PQ_ROWS * NMAT rows (as
+// PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows) as b_,
+// super-blocks of BYTES bytes, sbs_ of them a row; and x's int8 values and
+// steps as xq_, xd_.
+#define KQ_TILE_ROWS(BYTES, W0, W1, M, NMAT)                                                   \
+    global const uint4* b_[PQ_ROWS * (NMAT)];                                                  \
+    const int sbs_ = nb / 8;                                                                   \
+    for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                               \
+        global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                    \
+        const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                            \
+        b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * (BYTES));                      \
+    }                                                                                          \
+    local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                                  \
+    local const float* xd_ = PQ_XD(red, K);
+
+// acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile. Q5:
+// the block has the fifth bits (qh) after the header.
 #define KQ45_INT8_ROWS(Q5, W0, W1, M, acc, NMAT)                                               \
     {                                                                                          \
-        global const uint4* b_[PQ_ROWS * (NMAT)];                                              \
-        const int sbs_ = nb / 8; /* super-blocks per row */                                    \
-        for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                           \
-            global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                \
-            const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                        \
-            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * ((Q5) ? Q5K_BYTES : Q4K_BYTES)); \
-        }                                                                                      \
-        local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                              \
-        local const float* xd_ = PQ_XD(red, K);                                                \
+        KQ_TILE_ROWS((Q5) ? Q5K_BYTES : Q4K_BYTES, W0, W1, M, NMAT)                            \
         local const int* xs_ = PQ_XSB(red, K);                                                 \
         for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
             const int sb = u >> 1, h = u & 1;                                                  \
@@ -267,15 +273,7 @@ inline int q6_scale(uint4 sc, int k) { return (int)(char)(u4_word(sc, k >> 2) >>
 
 #define Q6K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
     {                                                                                          \
-        global const uint4* b_[PQ_ROWS * (NMAT)];                                              \
-        const int sbs_ = nb / 8; /* super-blocks per row */                                    \
-        for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                           \
-            global const uchar* w_ = r < PQ_ROWS ? (W0) : (W1);                                \
-            const ulong row_ = (ulong)min(row0 + r % PQ_ROWS, (M) - 1);                        \
-            b_[r] = (global const uint4*)(w_ + row_ * (ulong)sbs_ * Q6K_ALIGNED_BYTES);        \
-        }                                                                                      \
-        local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                              \
-        local const float* xd_ = PQ_XD(red, K);                                                \
+        KQ_TILE_ROWS(Q6K_ALIGNED_BYTES, W0, W1, M, NMAT)                                       \
         for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
             const int sb = u >> 1, h = u & 1;                                                  \
             uint4 ql_[PQ_ROWS * (NMAT)][4], qh_[PQ_ROWS * (NMAT)][2], sc_[PQ_ROWS * (NMAT)];    \
