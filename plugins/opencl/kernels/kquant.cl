@@ -18,14 +18,16 @@
 // sub-blocks 0-3 are the low 6 bits of A (scales) and B (mins); sub-blocks
 // 4-7 take their low 4 bits from C's nibbles and their top 2 from the top
 // bits of A and B.
+// KQ_SCALES_OF takes the bytes as uint4 values (one byte each).
+#define KQ_SCALES_OF(A, B, C, sc_lo, m_lo, sc_hi, m_hi)                   \
+    const uint4 sc_lo##_a = (A), sc_lo##_b = (B), sc_lo##_c = (C);        \
+    const float4 sc_lo = convert_float4(sc_lo##_a & 63u);                 \
+    const float4 m_lo = convert_float4(sc_lo##_b & 63u);                  \
+    const float4 sc_hi = convert_float4((sc_lo##_c & 15u) | ((sc_lo##_a >> 6) << 4)); \
+    const float4 m_hi = convert_float4((sc_lo##_c >> 4) | ((sc_lo##_b >> 6) << 4));
 #define KQ_UNPACK_SCALES(blk, sc_lo, m_lo, sc_hi, m_hi)                   \
-    const uint4 A_ = convert_uint4(vload4(0, (blk) + 4));                 \
-    const uint4 B_ = convert_uint4(vload4(0, (blk) + 8));                 \
-    const uint4 C_ = convert_uint4(vload4(0, (blk) + 12));                \
-    const float4 sc_lo = convert_float4(A_ & 63u);                        \
-    const float4 m_lo = convert_float4(B_ & 63u);                         \
-    const float4 sc_hi = convert_float4((C_ & 15u) | ((A_ >> 6) << 4));   \
-    const float4 m_hi = convert_float4((C_ >> 4) | ((B_ >> 6) << 4));
+    KQ_SCALES_OF(convert_uint4(vload4(0, (blk) + 4)), convert_uint4(vload4(0, (blk) + 8)), \
+                 convert_uint4(vload4(0, (blk) + 12)), sc_lo, m_lo, sc_hi, m_hi)
 
 inline float kq_hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
@@ -182,10 +184,9 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
                 xs_f[j] = (float)xs_[xb0 + j] * dx_[j];                                        \
             }                                                                                  \
             for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                const uchar4 A_ = as_uchar4(hd_[r].y), B_ = as_uchar4(hd_[r].z), C_ = as_uchar4(hd_[r].w); \
-                const uint4 a_ = convert_uint4(A_), b4_ = convert_uint4(B_), c_ = convert_uint4(C_); \
-                const float4 sc4_ = convert_float4(h ? (c_ & 15u) | ((a_ >> 6) << 4) : a_ & 63u); \
-                const float4 mn4_ = convert_float4(h ? (c_ >> 4) | ((b4_ >> 6) << 4) : b4_ & 63u); \
+                KQ_SCALES_OF(convert_uint4(as_uchar4(hd_[r].y)), convert_uint4(as_uchar4(hd_[r].z)), \
+                             convert_uint4(as_uchar4(hd_[r].w)), sc_lo_, m_lo_, sc_hi_, m_hi_)  \
+                const float4 sc4_ = h ? sc_hi_ : sc_lo_, mn4_ = h ? m_hi_ : m_lo_;             \
                 const float sc_[4] = {sc4_.x, sc4_.y, sc4_.z, sc4_.w};                        \
                 const float mn_[4] = {mn4_.x, mn4_.y, mn4_.z, mn4_.w};                        \
                 const float d_ = half_reg_to_float(hd_[r].x), dmin_ = half_reg_to_float(hd_[r].x >> 16); \

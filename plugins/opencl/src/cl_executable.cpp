@@ -527,7 +527,7 @@ void ClExecutable::add_planar_matvec(const MatmulLaunch& mm, const std::vector<s
     cl_int* M[3] = {&p.M0, &p.M1, &p.M2};
     for (int i = 0; i < 3; ++i) {
         if (i < mm.count && planar.empty())
-            set_tensor_field(l, pq_w(i), &p, kPqWField[i], mm.w[i], constants);  // read in place (Q4_K)
+            set_tensor_field(l, pq_w(i), &p, kPqWField[i], mm.w[i], constants);  // read in place (Q4_K, Q5_K)
         else
             set_arg(l.kernel, pq_w(i), i < mm.count ? planar[size_t(i)]->mem : error_flag_);  // the planes start at 0
         if (i < mm.count) inputs.push_back(mm.w[i]);
@@ -681,13 +681,16 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node), constants);
 }
 
+bool ClExecutable::planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const {
+    return planar_weights_enabled() &&
+           program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) >= kPlanarLanes &&
+           planar_local_floats(K, 256) * sizeof(float) <= device_.info().local_mem;
+}
+
 bool ClExecutable::int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     const uint32_t dtype = T[size_t(mm.w[0])].dtype;
-    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_K && dtype != HETERO_DTYPE_Q5_K) ||
-        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
-        planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
-        return false;
+    if ((dtype != HETERO_DTYPE_Q4_K && dtype != HETERO_DTYPE_Q5_K) || !planar_kernel_fits(mm, dtype, K, wg_cap)) return false;
     // The kernels load whole 16-byte block headers: constants starting on a
     // 16-byte boundary only (super-blocks are 144 or 176 bytes, so every one
     // then does).
@@ -700,9 +703,7 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
                                                                                const std::vector<sdk::BoundTensor>& constants) {
     const auto& T = graph().tensors;
     const uint32_t dtype = T[size_t(mm.w[0])].dtype;
-    if (!planar_weights_enabled() || (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q6_K) ||
-        program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) < kPlanarLanes ||
-        planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem)
+    if ((dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q6_K) || !planar_kernel_fits(mm, dtype, K, wg_cap))
         return {};
     for (int i = 0; i < mm.count; ++i)
         if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT) return {};

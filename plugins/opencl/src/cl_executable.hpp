@@ -84,6 +84,9 @@ private:
     // no room for a copy, a work-group limit under 32).
     std::vector<std::shared_ptr<const PlanarWeights>> planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
                                                                     const std::vector<sdk::BoundTensor>& constants);
+    // Whether the planar kernels can take the launch at all (switch on, work-
+    // group limit of 32 or more, x's int8 form fits local memory).
+    bool planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const;
     // Whether the launch's Q4_K / Q5_K weights can be read in place by the
     // planar kernels' int8 form (kernels/kquant.cl): constant, 16-byte aligned.
     bool int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants);
