@@ -32,6 +32,15 @@ void embedding_cases(std::vector<Case>& out) {
             b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
             out.push_back(b.done());
         }
+        // Tables given as constants, which providers may keep in a layout of their own.
+        if (sdk::is_block_dtype(dtype))
+            for (const Shape& sh : block_shapes) {
+                CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n) + "_const");
+                const int32_t table = b.tensor("table", dtype, C, {sh.v, sh.d});
+                const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
+                b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
+                out.push_back(b.done());
+            }
     }
 }
 
@@ -370,6 +379,14 @@ void convert_cases(std::vector<Case>& out) {
                 CaseBuilder b("convert/" + dt(from) + "_to_" + dt(to) + "/" + shape_name(dims));
                 const int32_t x = b.tensor("x", from, B, dims, uniform(-4, 4));
                 b.node(HETERO_OP_CONVERT, {x}, b.output("out", to, dims));
+                out.push_back(b.done());
+            }
+        // Dequantizing constant weights (kept in a provider's own layout, maybe).
+        if (sdk::is_block_dtype(other))
+            for (const auto& dims : shapes) {
+                CaseBuilder b("convert/" + dt(other) + "_to_f32/" + shape_name(dims) + "_const");
+                const int32_t x = b.tensor("x", other, C, dims, uniform(-4, 4));
+                b.node(HETERO_OP_CONVERT, {x}, b.output("out", F32, dims));
                 out.push_back(b.done());
             }
     }

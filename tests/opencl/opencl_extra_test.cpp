@@ -11,9 +11,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -307,6 +310,97 @@ void chain_bench(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, i
     for (auto* b : bufs) api->buffer_release(ep, b);
 }
 
+// Constant Q4_0/Q8_0 weights in device memory are kept in the provider's
+// planar layout once compiled against. The ABI must not see it: reads and
+// copies return the GGUF bytes, a binding over part of the weights is
+// refused with a message, and new bytes written after the executables are
+// gone are read as written.
+void planar_layout_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype) {
+    const int64_t M = 96, K = 256;
+    const std::string dt = hetero::sdk::dtype_name(wdtype);
+    std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, K}), desc(wdtype, HETERO_TENSOR_CONSTANT, {M, K}),
+                                         desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, M})};
+    hetero_node node{};
+    node.op = HETERO_OP_MATMUL;
+    node.n_inputs = 2;
+    node.inputs[0] = 0;
+    node.inputs[1] = 1;
+    node.output = 2;
+    const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, t.data(), &node};
+    auto w = random_tensor(t[1], rng, -1, 1);
+    hetero_buffer* wb = nullptr;
+    api->buffer_alloc(ep, 0, w.size(), &wb);
+    api->buffer_write(ep, wb, 0, w.data(), w.size());
+    const hetero_binding wbind{1, 0, wb, 0};
+    // Runs the matvec over the weights in wb against the reference over `bytes`.
+    auto check_matvec = [&](const std::vector<uint8_t>& bytes, const std::string& what) {
+        hetero_executable* exe = nullptr;
+        if (api->compile(ep, 0, &g, &wbind, 1, &exe) != HETERO_OK) return expect(false, what + ": compile: " + api->last_error());
+        auto x = random_tensor(t[0], rng, -1, 1);
+        std::vector<uint8_t> y(size_t(M) * 4), want(y.size());
+        hetero_buffer *xb = nullptr, *yb = nullptr;
+        api->buffer_alloc(ep, 0, x.size(), &xb);
+        api->buffer_alloc(ep, 0, y.size(), &yb);
+        api->buffer_write(ep, xb, 0, x.data(), x.size());
+        const hetero_binding bind[2] = {{0, 0, xb, 0}, {2, 0, yb, 0}};
+        const hetero_status st = api->execute(ep, exe, bind, 2, nullptr);
+        api->buffer_read(ep, yb, 0, y.data(), y.size());
+        uint8_t* ptrs[3] = {x.data(), const_cast<uint8_t*>(bytes.data()), want.data()};
+        hetero::reference::run_node(node, t.data(), ptrs);
+        double err = 0, scale = 1e-6;
+        for (int64_t i = 0; i < M; ++i) {
+            float a, b;
+            std::memcpy(&a, want.data() + 4 * i, 4);
+            std::memcpy(&b, y.data() + 4 * i, 4);
+            scale = std::max(scale, double(std::fabs(a)));
+            err = std::max(err, double(std::fabs(a - b)));
+        }
+        // Decode kernels quantize x to int8 per block (error ~2^-8); a wrong layout errs by O(1).
+        expect(st == HETERO_OK && err / scale < 1e-2, what + ", rel err " + std::to_string(err / scale));
+        api->buffer_release(ep, xb);
+        api->buffer_release(ep, yb);
+        api->executable_release(ep, exe);
+    };
+    hetero_executable* keep = nullptr;
+    const bool compiled = api->compile(ep, 0, &g, &wbind, 1, &keep) == HETERO_OK;
+    expect(compiled, dt + " constant weights compile");
+    std::vector<uint8_t> back(w.size());
+    api->buffer_read(ep, wb, 0, back.data(), back.size());
+    expect(back == w, dt + " weights read back after compile are the bytes written");
+    std::vector<uint8_t> part(300);
+    api->buffer_read(ep, wb, 130, part.data(), part.size());
+    expect(std::equal(part.begin(), part.end(), w.begin() + 130), dt + " part of the weights read back");
+    hetero_buffer* copy = nullptr;
+    api->buffer_alloc(ep, 0, w.size(), &copy);
+    api->buffer_copy(ep, wb, 0, copy, 0, w.size());
+    api->buffer_read(ep, copy, 0, back.data(), back.size());
+    expect(back == w, dt + " weights copied after compile are the bytes written");
+    api->buffer_release(ep, copy);
+    // Half the rows as a tensor of their own, over the same bytes.
+    std::vector<hetero_tensor_desc> half = t;
+    half[1].shape[0] = M / 2;
+    half[2].shape[1] = M / 2;
+    const hetero_graph hg{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, half.data(), &node};
+    hetero_executable* exe = nullptr;
+    const hetero_status st = api->compile(ep, 0, &hg, &wbind, 1, &exe);
+    const std::string msg = st == HETERO_OK ? "" : api->last_error();
+    const char* planar_switch = std::getenv("HETERO_CL_PLANAR");  // "0": weights stay in the GGUF layout
+    if (planar_switch && std::string(planar_switch) == "0")
+        expect(st == HETERO_OK, dt + " binding over part of the weights (GGUF layout kept)");
+    else
+        expect(st != HETERO_OK && msg.find("planar") != std::string::npos, dt + " binding over part of rewritten weights refused: " + msg);
+    if (exe) api->executable_release(ep, exe);
+    check_matvec(w, dt + " matvec while another executable holds the weights");
+    if (keep) api->executable_release(ep, keep);
+    // New weights into the same buffer once nothing reads the old ones.
+    auto w2 = random_tensor(t[1], rng, -1, 1);
+    api->buffer_write(ep, wb, 0, w2.data(), w2.size());
+    api->buffer_read(ep, wb, 0, back.data(), back.size());
+    expect(back == w2, dt + " new weights read back as written");
+    check_matvec(w2, dt + " matvec over new weights in the same buffer");
+    api->buffer_release(ep, wb);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -373,6 +467,7 @@ int main(int argc, char** argv) {
         attention_case(ep, rng, HETERO_DTYPE_F32, 1300, scattered, AttentionShape{8, 1, 64, 0, 3.f});
     }
     attention_bad_row_case(ep, rng);
+    for (uint32_t dt : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0}) planar_layout_case(ep, rng, dt);
     for (uint32_t dt : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {
         matmul_case(ep, rng, dt, 130, 200, 320, true);
         matmul_case(ep, rng, dt, 1, 3000, 2048, false);

@@ -154,6 +154,21 @@ inline float kq_elem(global const uchar* blk, int dtype, int e) {
     return dm.x * (float)sm.x * (float)q - dm.y * (float)sm.y;
 }
 
+// Q4_0/Q8_0 weights the provider rewrote in its planar layout (see
+// matvec_planar.cl): the quants of all `blocks` blocks (PLANE bytes each),
+// then their f16 scales. Element i (flat, row-major) of such a tensor:
+#define Q4_PLANE_BYTES 16
+#define Q8_PLANE_BYTES 32
+inline float planar_elem(global const uchar* base, int dtype, ulong blocks, ulong i) {
+    const ulong b = i / QK;
+    const int j = (int)(i % QK);
+    const int plane = dtype == DT_Q8_0 ? Q8_PLANE_BYTES : Q4_PLANE_BYTES;
+    const float d = half_bits_to_float(((global const ushort*)(base + blocks * plane))[b]);
+    if (dtype == DT_Q8_0) return d * (float)(char)base[b * plane + j];
+    const uchar q = base[b * plane + (j & 15)];
+    return d * (float)((j < 16 ? (q & 0x0f) : (q >> 4)) - 8);
+}
+
 // Element k of a row stored as `dtype` (row points at the row's first byte).
 inline float load_elem(global const uchar* row, int dtype, int k) {
     if (is_kquant(dtype)) return kq_elem(row + (k / QKK) * kquant_bytes(dtype), dtype, k % QKK);

@@ -3,10 +3,16 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 // Any float/quantized dtype -> f32, one work-item per element.
-kernel void convert_to_f32(global const uchar* xb, ulong xoff, int dtype, global uchar* yb, ulong yoff, ulong n) {
+// planar_blocks > 0: Q4_0/Q8_0 in the planar layout, of that many blocks.
+kernel void convert_to_f32(global const uchar* xb, ulong xoff, int dtype, global uchar* yb, ulong yoff, ulong n,
+                           ulong planar_blocks) {
     const ulong i = get_global_id(0);
     if (i >= n) return;
     global const uchar* x = xb + xoff;
+    if (planar_blocks) {
+        PTR(float, yb, yoff)[i] = planar_elem(x, dtype, planar_blocks, i);
+        return;
+    }
     float v;
     switch (dtype) {
         case DT_F32: v = ((global const float*)x)[i]; break;

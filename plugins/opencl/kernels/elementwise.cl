@@ -2,8 +2,9 @@
 // swiglu, geglu, softcap, add/mul, softmax, store_rows.
 
 // One work-item per output element; global = (D rounded up, N).
+// planar_blocks > 0: a Q4_0/Q8_0 table in the planar layout, of that many blocks.
 kernel void embedding(global const uchar* tb, ulong toff, int dtype, global const uchar* ib, ulong ioff,
-                      global uchar* yb, ulong yoff, int D, int V, global int* err, int node) {
+                      global uchar* yb, ulong yoff, int D, int V, global int* err, int node, ulong planar_blocks) {
     const int d = get_global_id(0);
     const int n = get_global_id(1);
     if (d >= D) return;
@@ -12,6 +13,10 @@ kernel void embedding(global const uchar* tb, ulong toff, int dtype, global cons
     if (id < 0 || id >= V) {
         if (d == 0) report_error(err, ERR_ID_RANGE, node);
         y[d] = 0.f;
+        return;
+    }
+    if (planar_blocks) {
+        y[d] = planar_elem(tb + toff, dtype, planar_blocks, (ulong)id * D + d);
         return;
     }
     global const uchar* row = tb + toff + (ulong)id * row_bytes_of(dtype, D);

@@ -114,7 +114,46 @@ inline void fetch_quarters_q8_0(global const uchar* w, int M, int K, int m0, int
     }
 }
 
+// The same parts of weights in the planar layout (matvec_planar.cl): block
+// (m, kb) of an M-row matrix has its quants at block m * nb + kb of the
+// quants plane and its scale in the plane after it. Same registers as above.
+inline void fetch_quarters_planar_q4_0(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count,
+                                       uint* r) {
+    const ulong nb = K / QK;
+    global const ushort* scales = (global const ushort*)(w + (ulong)M * nb * Q4_PLANE_BYTES);
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
+        const int m = m0 + t / 4, p = t % 4;
+        r[2 * i] = r[2 * i + 1] = 0u;
+        if (t < parts && m < M) {
+            const ulong b = (ulong)m * nb + k0 / QK;
+            r[2 * i] = scales[b];
+            r[2 * i + 1] = ((global const uint*)(w + b * Q4_PLANE_BYTES))[p];
+        }
+    }
+}
+
+inline void fetch_quarters_planar_q8_0(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count,
+                                       uint* r) {
+    const ulong nb = K / QK;
+    global const ushort* scales = (global const ushort*)(w + (ulong)M * nb * Q8_PLANE_BYTES);
+    for (int i = 0; i < count; ++i) {
+        const int t = get_local_id(0) + i * group;
+        const int m = m0 + t / 4, p = t % 4;
+        r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0u;
+        if (t < parts && m < M) {
+            const ulong b = (ulong)m * nb + k0 / QK;
+            const uint2 q = ((global const uint2*)(w + b * Q8_PLANE_BYTES))[p];
+            r[3 * i] = scales[b];
+            r[3 * i + 1] = q.x;
+            r[3 * i + 2] = q.y;
+        }
+    }
+}
+
 #define gemm_fetch_w_q4_0(w, M, K, m0, k0, r) fetch_quarters_q4_0(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
+#define gemm_fetch_w_planar_q4_0(w, M, K, m0, k0, r) fetch_quarters_planar_q4_0(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
+#define gemm_fetch_w_planar_q8_0(w, M, K, m0, k0, r) fetch_quarters_planar_q8_0(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
 #define gemm_fetch_w_q8_0(w, M, K, m0, k0, r) fetch_quarters_q8_0(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, r)
 
 // Part p holds bytes 4p..4p+3: elements 4p..4p+3 (low nibbles) and
@@ -213,3 +252,5 @@ GEMM_KERNEL(gemm_f16, gemm_fetch_w_f16, gemm_put_w_f16, GEMM_ER)
 GEMM_KERNEL(gemm_bf16, gemm_fetch_w_bf16, gemm_put_w_bf16, GEMM_ER)
 GEMM_KERNEL(gemm_q8_0, gemm_fetch_w_q8_0, gemm_put_w_q8_0, 3 * GEMM_PR)
 GEMM_KERNEL(gemm_q4_0, gemm_fetch_w_q4_0, gemm_put_w_q4_0, 2 * GEMM_PR)
+GEMM_KERNEL(gemm_planar_q8_0, gemm_fetch_w_planar_q8_0, gemm_put_w_q8_0, 3 * GEMM_PR)
+GEMM_KERNEL(gemm_planar_q4_0, gemm_fetch_w_planar_q4_0, gemm_put_w_q4_0, 2 * GEMM_PR)

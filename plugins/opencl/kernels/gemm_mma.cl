@@ -61,6 +61,8 @@ inline void mma_put_x(const float4* r, local uint* As) {
 // Quarter block rows of weights, as in gemm.cl.
 #define mma_fetch_w_q4_0(w, M, K, m0, k0, r) fetch_quarters_q4_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 #define mma_fetch_w_q8_0(w, M, K, m0, k0, r) fetch_quarters_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#define mma_fetch_w_planar_q4_0(w, M, K, m0, k0, r) fetch_quarters_planar_q4_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#define mma_fetch_w_planar_q8_0(w, M, K, m0, k0, r) fetch_quarters_planar_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 
 // Part p: bytes 4p..4p+3 are elements 4p..4p+3 (low nibbles) and
 // 4p+16..4p+19 (high nibbles).
@@ -167,5 +169,7 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, 
 
 GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
 GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_planar_q4_0, mma_fetch_w_planar_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_planar_q8_0, mma_fetch_w_planar_q8_0, mma_put_w_q8_0, 3 * MMA_PR)
 
 #endif  // MMA_KERNELS

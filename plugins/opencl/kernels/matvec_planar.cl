@@ -3,8 +3,9 @@
 //
 // GGUF blocks (18 or 34 bytes, 2-byte aligned) only allow 2-byte loads, and
 // a decode matvec issuing those cannot keep enough bytes in flight to stream
-// the weights at the memory's rate. The provider therefore copies each
-// constant Q4_0/Q8_0 matrix once, on the device, into two planes:
+// the weights at the memory's rate. The provider therefore rewrites each
+// constant Q4_0/Q8_0 matrix once, on the device, into two planes (in place,
+// or into a copy where the device reads host memory; planar_weights.hpp):
 //   quants  M * nb blocks of QB bytes (16 for Q4_0, 32 for Q8_0), row-major,
 //           in GGUF's byte order;
 //   scales  M * nb f16 scales, right after the quants;
@@ -27,9 +28,6 @@
 // Blocks per lane and row whose loads are issued together.
 #define PQ_UNROLL 2
 
-#define Q4_PLANE_BYTES 16
-#define Q8_PLANE_BYTES 32
-
 // Block i of a GGUF matrix (BYTES per block: an f16 scale, then PLANE
 // bytes of quants) to the planes; one work-item per block.
 inline void repack_block(global const uchar* src, global uchar* dst, long blocks, long i, int bytes, int plane) {
@@ -47,6 +45,28 @@ kernel void repack_planar_q4_0(global const uchar* src, ulong src_off, global uc
 kernel void repack_planar_q8_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
     const long i = get_global_id(0);
     if (i < blocks) repack_block(src + src_off, dst, blocks, i, Q8_BYTES, Q8_PLANE_BYTES);
+}
+
+// The inverse, for reads of rewritten weights: block i from the planes at
+// src to GGUF bytes at dst.
+inline void unpack_block(global const uchar* src, global uchar* dst, long blocks, long i, int bytes, int plane) {
+    global const uint* q = (global const uint*)(src + i * plane);
+    global ushort* blk = (global ushort*)(dst + i * bytes);
+    blk[0] = ((global const ushort*)(src + blocks * plane))[i];
+    for (int j = 0; j < plane / 4; ++j) {
+        blk[1 + 2 * j] = (ushort)(q[j] & 0xffffu);
+        blk[2 + 2 * j] = (ushort)(q[j] >> 16);
+    }
+}
+
+kernel void unpack_planar_q4_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
+    const long i = get_global_id(0);
+    if (i < blocks) unpack_block(src + src_off, dst, blocks, i, Q4_BYTES, Q4_PLANE_BYTES);
+}
+
+kernel void unpack_planar_q8_0(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
+    const long i = get_global_id(0);
+    if (i < blocks) unpack_block(src + src_off, dst, blocks, i, Q8_BYTES, Q8_PLANE_BYTES);
 }
 
 // c + the dot product of a's and b's four signed bytes.

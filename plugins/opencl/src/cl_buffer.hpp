@@ -5,7 +5,20 @@
 #include <CL/cl.h>
 #include <hetero/sdk/provider.hpp>
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 namespace hetero::opencl {
+
+// Bytes [offset, offset + bytes) of a buffer holding constant Q4_0/Q8_0
+// weights that the provider rewrote in its planar layout (same size; see
+// kernels/matvec_planar.cl).
+struct PlanarRegion {
+    uint64_t offset = 0, bytes = 0;
+    uint32_t dtype = 0;
+    bool overlaps(uint64_t off, uint64_t size) const { return off < offset + bytes && offset < off + size; }
+};
 
 class ClBuffer final : public sdk::Buffer {
 public:
@@ -16,9 +29,28 @@ public:
     cl_mem mem() const { return mem_; }
     void* host() const { return host_; }
 
+    // Planar regions; guarded by layout_mutex(), which a rewrite holds from
+    // its check to its record.
+    std::mutex& layout_mutex() const { return layout_mutex_; }
+    std::vector<PlanarRegion>& planar_regions() { return planar_regions_; }
+    std::vector<PlanarRegion> planar_regions_overlapping(uint64_t off, uint64_t size) const {
+        std::lock_guard<std::mutex> lock(layout_mutex_);
+        std::vector<PlanarRegion> found;
+        for (const PlanarRegion& r : planar_regions_)
+            if (r.overlaps(off, size)) found.push_back(r);
+        return found;
+    }
+    // New bytes written over a region are GGUF bytes again.
+    void forget_planar(uint64_t off, uint64_t size) {
+        std::lock_guard<std::mutex> lock(layout_mutex_);
+        std::erase_if(planar_regions_, [&](const PlanarRegion& r) { return r.overlaps(off, size); });
+    }
+
 private:
     cl_mem mem_;
     void* host_;
+    mutable std::mutex layout_mutex_;
+    std::vector<PlanarRegion> planar_regions_;
 };
 
 inline cl_mem mem_of(const sdk::Buffer* b) { return static_cast<const ClBuffer*>(b)->mem(); }

@@ -58,12 +58,15 @@ uint64_t alignment_of(uint32_t dtype) {
     }
 }
 
+[[noreturn]] void tensor_error(const hetero_tensor_desc& t, int64_t id, const std::string& what) {
+    sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "tensor " + std::to_string(id) + (t.name && *t.name ? " (" + std::string(t.name) + ")" : "") + what);
+}
+
 void check_alignment(const hetero_tensor_desc& t, uint32_t id, uint64_t offset) {
     const uint64_t a = alignment_of(t.dtype);
     if (offset % a != 0)
-        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "tensor " + std::to_string(id) + (t.name && *t.name ? " (" + std::string(t.name) + ")" : "") +
-                                                   ": binding offset " + std::to_string(offset) + " is not a multiple of " +
-                                                   std::to_string(a) + " bytes as its dtype " + sdk::dtype_name(t.dtype) + " needs");
+        tensor_error(t, id, ": binding offset " + std::to_string(offset) + " is not a multiple of " + std::to_string(a) +
+                                " bytes as its dtype " + sdk::dtype_name(t.dtype) + " needs");
 }
 
 const char* matvec_kernel(uint32_t dtype) {
@@ -79,7 +82,8 @@ const char* matvec_kernel(uint32_t dtype) {
     }
 }
 
-const char* gemm_kernel(uint32_t dtype) {
+const char* gemm_kernel(uint32_t dtype, bool planar) {
+    if (planar) return dtype == HETERO_DTYPE_Q8_0 ? "gemm_planar_q8_0" : "gemm_planar_q4_0";
     switch (dtype) {
         case HETERO_DTYPE_F32: return "gemm_f32";
         case HETERO_DTYPE_F16: return "gemm_f16";
@@ -92,7 +96,8 @@ const char* gemm_kernel(uint32_t dtype) {
     }
 }
 
-const char* mma_gemm_kernel(uint32_t dtype) {
+const char* mma_gemm_kernel(uint32_t dtype, bool planar) {
+    if (planar) return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_planar_q8_0" : "gemm_mma_planar_q4_0";
     switch (dtype) {
         case HETERO_DTYPE_Q8_0: return "gemm_mma_q8_0";
         case HETERO_DTYPE_Q4_K: return "gemm_mma_q4_k";
@@ -484,8 +489,16 @@ std::optional<std::pair<cl_mem, cl_ulong>> ClExecutable::fixed_location(int32_t 
                                                                          const std::vector<sdk::BoundTensor>& constants) const {
     switch (graph().tensors[size_t(tensor)].kind) {
         case HETERO_TENSOR_INTERNAL: return std::pair{arena_, cl_ulong(internal_offset_[size_t(tensor)])};
-        case HETERO_TENSOR_CONSTANT:
-            return std::pair{mem_of(constants[size_t(tensor)].buffer), cl_ulong(constants[size_t(tensor)].offset)};
+        case HETERO_TENSOR_CONSTANT: {
+            const sdk::BoundTensor& c = constants[size_t(tensor)];
+            // Weights another executable had rewritten in the planar layout
+            // are readable only by the kernels that take it.
+            if (!std::binary_search(planar_reads_.begin(), planar_reads_.end(), tensor) &&
+                !static_cast<const ClBuffer*>(c.buffer)->planar_regions_overlapping(c.offset, sdk::tensor_bytes(graph().tensors[size_t(tensor)])).empty())
+                tensor_error(graph().tensors[size_t(tensor)], tensor, " is bound over weights this provider keeps in its planar layout, as a different tensor or "
+                                     "by an op that reads them in the GGUF layout");
+            return std::pair{mem_of(c.buffer), cl_ulong(c.offset)};
+        }
         default: return std::nullopt;
     }
 }
@@ -527,7 +540,7 @@ void ClExecutable::add_planar_matvec(const MatmulLaunch& mm, const std::vector<s
     cl_int* M[3] = {&p.M0, &p.M1, &p.M2};
     for (int i = 0; i < 3; ++i) {
         if (i < mm.count && planar.empty())
-            set_tensor_field(l, pq_w(i), &p, kPqWField[i], mm.w[i], constants);  // read in place (Q4_K, Q5_K)
+            set_tensor_field(l, pq_w(i), &p, kPqWField[i], mm.w[i], constants);  // read in place
         else
             set_arg(l.kernel, pq_w(i), i < mm.count ? planar[size_t(i)]->mem : error_flag_);  // the planes start at 0
         if (i < mm.count) inputs.push_back(mm.w[i]);
@@ -595,10 +608,13 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     // A norm-fused launch normalises x once per work-group: 8 rows a group
     // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
     const size_t wg_cap = norm ? 256 : 128;
-    const std::vector<std::shared_ptr<const PlanarWeights>> planar = matvec ? planar_copies(mm, K, wg_cap, constants)
-                                                                            : std::vector<std::shared_ptr<const PlanarWeights>>{};
-    const bool in_place = matvec && planar.empty() && int8_kquant_matvec(mm, K, wg_cap, constants);
-    std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype);
+    // Q4_0/Q8_0 weights rewritten in the planar layout are read so by every
+    // kernel; others may have a planar copy for decode.
+    const bool planar_layout = planar_constants(mm, constants);
+    const std::vector<std::shared_ptr<const PlanarWeights>> planar = matvec && !planar_layout ? planar_copies(mm, K, wg_cap, constants)
+                                                                                              : std::vector<std::shared_ptr<const PlanarWeights>>{};
+    const bool in_place = matvec && planar.empty() && (planar_layout || int8_kquant_matvec(mm, K, wg_cap, constants));
+    std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype, planar_layout);
     // The rope_store group runs inside the planar kernel, or after the launch.
     const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
     if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
@@ -606,8 +622,8 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them.
     const bool mma = !matvec && program_.mma() && quantized(wtype) &&
-                     program_.group_size(mma_gemm_kernel(wtype), mma_tiling().group()) >= mma_tiling().group();
-    if (mma) name = mma_gemm_kernel(wtype);
+                     program_.group_size(mma_gemm_kernel(wtype, planar_layout), mma_tiling().group()) >= mma_tiling().group();
+    if (mma) name = mma_gemm_kernel(wtype, planar_layout);
     Launch l;
     l.kernel = make_kernel(name.c_str());
     KernelGuard guard{l};
@@ -685,6 +701,47 @@ bool ClExecutable::planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, in
     return planar_weights_enabled() &&
            program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) >= kPlanarLanes &&
            planar_local_floats(K, 256) * sizeof(float) <= device_.info().local_mem;
+}
+
+bool ClExecutable::planar_layout_fits(uint32_t dtype, int64_t K) const {
+    if (!planar_weights_enabled() || planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem) return false;
+    // Every launch shape of the decode kernels, so that any use of the
+    // weights can take the layout.
+    for (const bool swiglu : {false, true})
+        for (const bool norm : {false, true})
+            for (const bool rope : {false, true})
+                if (!(rope && (swiglu || !norm)) &&
+                    program_.group_size(quant_matvec_kernel(dtype, swiglu, norm, true, rope).c_str(), kPlanarLanes) < kPlanarLanes)
+                    return false;
+    return true;
+}
+
+bool ClExecutable::planar_eligible(int32_t w, const std::vector<sdk::BoundTensor>& constants) const {
+    const hetero_tensor_desc& t = graph().tensors[size_t(w)];
+    if (t.kind != HETERO_TENSOR_CONSTANT || (t.dtype != HETERO_DTYPE_Q4_0 && t.dtype != HETERO_DTYPE_Q8_0)) return false;
+    const sdk::BoundTensor& c = constants[size_t(w)];
+    // Device memory only (imported host pages may be the model file's,
+    // read-only), and 16-byte aligned for the kernels' vector loads.
+    return !static_cast<const ClBuffer*>(c.buffer)->host() && c.offset % 16 == 0 && planar_layout_fits(t.dtype, sdk::row_width(t));
+}
+
+bool ClExecutable::planar_constants(const int32_t* ws, int count, const std::vector<sdk::BoundTensor>& constants) {
+    for (int i = 0; i < count; ++i)
+        if (!planar_eligible(ws[i], constants)) return false;
+    const auto& T = graph().tensors;
+    for (int i = 0; i < count; ++i) {
+        const hetero_tensor_desc& t = T[size_t(ws[i])];
+        const sdk::BoundTensor& c = constants[size_t(ws[i])];
+        const int64_t K = sdk::row_width(t), M = int64_t(sdk::element_count(t) / uint64_t(K));
+        if (!rewrite_planar(*static_cast<ClBuffer*>(c.buffer), device_.context(), device_.queue(), program_.get(), c.offset, t.dtype, M, K))
+            tensor_error(t, ws[i], " is bound over part of weights this provider rewrote in its planar layout");
+        planar_reads_.insert(std::upper_bound(planar_reads_.begin(), planar_reads_.end(), ws[i]), ws[i]);
+    }
+    return count > 0;
+}
+
+bool ClExecutable::planar_constants(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants) {
+    return planar_constants(mm.w, mm.count, constants);
 }
 
 bool ClExecutable::int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants) {
@@ -783,6 +840,8 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
         case HETERO_OP_EMBEDDING: {
             l.kernel = make_kernel("embedding");
             const cl_int V = cl_int(in(0).shape[0]), D = cl_int(in(0).shape[1]);
+            const bool planar = planar_constants(&node.inputs[0], 1, constants);
+            set_arg(l.kernel, 11, cl_ulong(planar ? sdk::element_count(in(0)) / sdk::kQBlock : 0));
             tensor(0, node.inputs[0]);
             set_arg(l.kernel, 2, cl_int(in(0).dtype));
             tensor(3, node.inputs[1]);
@@ -997,6 +1056,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                                : dst == HETERO_DTYPE_Q4_0 ? "quantize_q4_0"
                                                           : "convert_from_f32";
             l.kernel = make_kernel(name);
+            const bool planar = src != HETERO_DTYPE_F32 && planar_constants(&node.inputs[0], 1, constants);
             tensor(0, node.inputs[0]);
             if (sdk::is_block_dtype(dst)) {
                 tensor(2, node.output);
@@ -1006,6 +1066,7 @@ void ClExecutable::add_node(uint32_t index, const hetero_node& node, const std::
                 set_arg(l.kernel, 2, cl_int(src != HETERO_DTYPE_F32 ? src : dst));
                 tensor(3, node.output);
                 set_arg(l.kernel, 5, n);
+                if (src != HETERO_DTYPE_F32) set_arg(l.kernel, 6, cl_ulong(planar ? n / sdk::kQBlock : 0));
                 grid1(size_t(n), program_.group_size(name, 256));
             }
             break;

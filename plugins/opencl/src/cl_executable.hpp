@@ -76,7 +76,8 @@ private:
     void add_node(uint32_t index, const hetero_node& node, const std::vector<sdk::BoundTensor>& constants);
     void add_matmul(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
     // The decode launch of the planar kernels (its argument layout is theirs):
-    // over the planar copies, or with none over Q4_K / Q5_K weights in place.
+    // over the planar copies, or with none over the weights in place (Q4_0 /
+    // Q8_0 rewritten planar, Q4_K / Q5_K as they are).
     void add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
                            const std::string& name, const std::vector<sdk::BoundTensor>& constants);
     // Planar copies of the launch's weights for the planar matvec kernels, or
@@ -87,6 +88,18 @@ private:
     // Whether the planar kernels can take the launch at all (switch on, work-
     // group limit of 32 or more, x's int8 form fits local memory).
     bool planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const;
+    // Whether every use of Q4_0/Q8_0 weights of row width K can read the
+    // planar layout (switch on, x's int8 form fits local memory, each decode
+    // kernel shape runs in 32 work-items).
+    bool planar_layout_fits(uint32_t dtype, int64_t K) const;
+    // Whether constant `w` may be rewritten in the planar layout: Q4_0/Q8_0,
+    // in device memory, 16-byte aligned, planar_layout_fits.
+    bool planar_eligible(int32_t w, const std::vector<sdk::BoundTensor>& constants) const;
+    // Whether the weights `ws` are read in the planar layout: all eligible,
+    // and then rewritten (once; later executables find them so). The caller
+    // must then bind them to kernels that take the layout.
+    bool planar_constants(const int32_t* ws, int count, const std::vector<sdk::BoundTensor>& constants);
+    bool planar_constants(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
     // Whether the launch's Q4_K / Q5_K weights can be read in place by the
     // planar kernels' int8 form (kernels/kquant.cl): constant, 16-byte aligned.
     bool int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants);
@@ -114,7 +127,8 @@ private:
     std::vector<Launch> launches_;
     std::shared_ptr<const std::vector<uint32_t>> node_ops_;  // op of each node, for error messages
     std::unique_ptr<sdk::DispatchTimes> times_;              // HETERO_CL_PROFILE=1 only
-    std::vector<std::shared_ptr<const PlanarWeights>> planar_;  // weights the planar kernels read
+    std::vector<std::shared_ptr<const PlanarWeights>> planar_;  // copies the planar kernels read
+    std::vector<int32_t> planar_reads_;  // sorted: constants bound in the planar layout
 };
 
 // Completion of one execution: waits on the read-back of the error flag that

@@ -130,6 +130,7 @@ public:
     void* host_ptr(sdk::Buffer& b) override { return static_cast<ClBuffer&>(b).host(); }
 
     void write(sdk::Buffer& dst, uint64_t offset, const void* src, uint64_t size) override {
+        static_cast<ClBuffer&>(dst).forget_planar(offset, size);
         // Imported host memory must hold the bytes when this returns.
         if (size <= StagedWrites::kMaxBytes && !static_cast<ClBuffer&>(dst).host())
             return staged_writes_.write(queue_of(dst), mem_of(&dst), offset, src, size);
@@ -138,13 +139,21 @@ public:
     }
 
     void read(sdk::Buffer& src, uint64_t offset, void* dst, uint64_t size) override {
+        auto& b = static_cast<ClBuffer&>(src);
+        if (!b.planar_regions_overlapping(offset, size).empty()) {
+            ClDevice& d = *devices()[src.device()];
+            return read_gguf(b, d.context(), d.queue(), d.program(cache_dir_, gemm_override()).get(), offset, dst, size);
+        }
         cl_check(clEnqueueReadBuffer(queue_of(src), mem_of(&src), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
                  "buffer_read", HETERO_ERR_DEVICE_LOST);
     }
 
     void copy(sdk::Buffer& src, uint64_t so, sdk::Buffer& dst, uint64_t d, uint64_t size) override {
-        if (src.device() != dst.device() || (&src == &dst && so < d + size && d < so + size)) {
-            // Across devices (separate contexts) or overlapping: stage on the host.
+        static_cast<ClBuffer&>(dst).forget_planar(d, size);
+        if (src.device() != dst.device() || (&src == &dst && so < d + size && d < so + size) ||
+            !static_cast<ClBuffer&>(src).planar_regions_overlapping(so, size).empty()) {
+            // Across devices (separate contexts), overlapping, or from weights
+            // in the planar layout (read back as GGUF bytes): stage on the host.
             std::vector<unsigned char> tmp(size);
             read(src, so, tmp.data(), size);
             write(dst, d, tmp.data(), size);

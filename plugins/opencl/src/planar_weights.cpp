@@ -12,6 +12,76 @@ bool planar_weights_enabled() {
     return enabled;
 }
 
+namespace {
+
+uint64_t planar_bytes(uint32_t dtype, int64_t m, int64_t k) { return uint64_t(m) * sdk::row_bytes(dtype, k); }
+
+// Runs `name` (src, src_off, dst, blocks) over the blocks of a Q4_0/Q8_0 region.
+void run_block_kernel(cl_command_queue queue, cl_program program, const char* name, cl_mem src, cl_ulong src_off, cl_mem dst,
+                      cl_long blocks) {
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(program, name, &err);
+    cl_check(err, name, HETERO_ERR_COMPILE_FAILED);
+    err = clSetKernelArg(kernel, 0, sizeof src, &src);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 1, sizeof src_off, &src_off);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 2, sizeof dst, &dst);
+    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 3, sizeof blocks, &blocks);
+    const size_t global = size_t(blocks);
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+    clReleaseKernel(kernel);
+    cl_check(err, name);
+}
+
+// A scratch device buffer; released when it goes (enqueued work keeps it alive).
+struct Scratch {
+    cl_mem mem = nullptr;
+    Scratch(cl_context context, uint64_t bytes) {
+        cl_int err = CL_SUCCESS;
+        mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+        cl_check(err, "allocating scratch for a weight layout change", HETERO_ERR_OUT_OF_MEMORY);
+    }
+    ~Scratch() { clReleaseMemObject(mem); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+}  // namespace
+
+bool rewrite_planar(ClBuffer& buffer, cl_context context, cl_command_queue queue, cl_program program, uint64_t offset,
+                    uint32_t dtype, int64_t m, int64_t k) {
+    const uint64_t bytes = planar_bytes(dtype, m, k);
+    std::lock_guard<std::mutex> lock(buffer.layout_mutex());
+    auto& regions = buffer.planar_regions();
+    for (const PlanarRegion& r : regions)
+        if (r.overlaps(offset, bytes)) return r.offset == offset && r.bytes == bytes && r.dtype == dtype;
+    // Through a scratch copy: the planes of one block are far apart.
+    const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
+    Scratch planar(context, bytes);
+    run_block_kernel(queue, program, dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0", buffer.mem(), offset,
+                     planar.mem, blocks);
+    cl_check(clEnqueueCopyBuffer(queue, planar.mem, buffer.mem(), 0, offset, bytes, 0, nullptr, nullptr),
+             "rewriting weights in the planar layout");
+    regions.push_back(PlanarRegion{offset, bytes, dtype});
+    return true;
+}
+
+void read_gguf(ClBuffer& buffer, cl_context context, cl_command_queue queue, cl_program program, uint64_t offset, void* dst,
+               uint64_t size) {
+    cl_check(clEnqueueReadBuffer(queue, buffer.mem(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr), "buffer_read",
+             HETERO_ERR_DEVICE_LOST);
+    for (const PlanarRegion& r : buffer.planar_regions_overlapping(offset, size)) {
+        Scratch gguf(context, r.bytes);
+        const cl_long blocks = cl_long(r.bytes / sdk::row_bytes(r.dtype, sdk::kQBlock));
+        run_block_kernel(queue, program, r.dtype == HETERO_DTYPE_Q4_0 ? "unpack_planar_q4_0" : "unpack_planar_q8_0", buffer.mem(),
+                         r.offset, gguf.mem, blocks);
+        // The overlap of [offset, offset + size) and the region.
+        const uint64_t from = std::max(offset, r.offset), to = std::min(offset + size, r.offset + r.bytes);
+        cl_check(clEnqueueReadBuffer(queue, gguf.mem, CL_TRUE, from - r.offset, to - from, static_cast<unsigned char*>(dst) + (from - offset),
+                                     0, nullptr, nullptr),
+                 "buffer_read (planar weights)", HETERO_ERR_DEVICE_LOST);
+    }
+}
+
 std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, cl_command_queue queue, cl_program program,
                                                             uint64_t max_alloc, uint64_t global_mem, cl_mem src, uint64_t offset,
                                                             uint32_t dtype, int64_t m, int64_t k) {

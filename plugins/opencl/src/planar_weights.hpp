@@ -1,8 +1,16 @@
-// Constant Q4_0/Q8_0 matmul weights copied, on the device, into the planar
-// layout the decode matvec kernels read (see kernels/matvec_planar.cl), and
-// Q6_K weights into 16-byte aligned blocks for their int8 form (kquant.cl).
-// Executables of one model (prefill and decode shapes) share one copy.
+// Constant Q4_0/Q8_0 weights in the planar layout the decode matvec kernels
+// read (see kernels/matvec_planar.cl), and Q6_K weights in 16-byte aligned
+// blocks for their int8 form (kquant.cl).
+//
+// Q4_0/Q8_0 weights in device memory are rewritten in place (the planar
+// layout has the bytes of the GGUF one), and every kernel reading them then
+// takes the planar layout: decode matvecs, prefill GEMMs, embedding rows,
+// conversions. Weights the device reads from host memory (imported, read-
+// only file pages) and Q6_K weights (larger when aligned) get a copy instead,
+// which only the decode matvecs read; executables of one model share it.
 #pragma once
+
+#include "cl_buffer.hpp"
 
 #include <CL/cl.h>
 
@@ -28,8 +36,21 @@ struct PlanarWeights {
     }
 };
 
-// HETERO_CL_PLANAR=0 keeps decode on the GGUF-layout kernels (for comparisons).
+// HETERO_CL_PLANAR=0 keeps every kernel on the GGUF layout (for comparisons).
 bool planar_weights_enabled();
+
+// Rewrites the [m, k] Q4_0/Q8_0 matrix at `offset` of `buffer` into the
+// planar layout, once (enqueued on `queue`, so later work sees it); true
+// where the region is planar now. False, changing nothing, where part of it
+// already is (a binding over part of rewritten weights): its readers could
+// not take either layout.
+bool rewrite_planar(ClBuffer& buffer, cl_context context, cl_command_queue queue, cl_program program, uint64_t offset,
+                    uint32_t dtype, int64_t m, int64_t k);
+
+// Reads bytes of a buffer as GGUF bytes: planar regions in them are read
+// back through their inverse (what a reader of the ABI expects).
+void read_gguf(ClBuffer& buffer, cl_context context, cl_command_queue queue, cl_program program, uint64_t offset, void* dst,
+               uint64_t size);
 
 class PlanarWeightCache {
 public:
