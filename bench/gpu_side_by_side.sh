@@ -4,6 +4,8 @@
 # provider, then `hetero bench` (each GPU provider) against llama.cpp's
 # llama-bench (its Vulkan backend and, when given, its CUDA backend) on the
 # same random-weight GGUFs: pp512, pp4096 and tg128 per shape and type.
+# Both take a long prompt in forward passes of 512 tokens (hetero bench -b,
+# llama-bench's default n_ubatch), so memory peaks compare like for like.
 # Engines alternate within each round (and their order turns between
 # rounds): first runs after a load are often slower. Each run's peak host RSS
 # and peak device memory (nvidia-smi, per process) are recorded; the table at

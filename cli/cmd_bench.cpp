@@ -1,6 +1,7 @@
 // hetero bench: prefill and decode speed of a model on the selected devices,
-// in the manner of llama-bench (pp = prompt of N tokens in one batch, tg = N
-// single-token steps), repeated -r times; mean and standard deviation.
+// in the manner of llama-bench (pp = prompt of N tokens, in forward passes of
+// up to -b tokens; tg = N single-token steps), repeated -r times; mean and
+// standard deviation.
 #include "commands.hpp"
 #include "common.hpp"
 
@@ -27,6 +28,7 @@ struct BenchOptions {
     ProviderFlags providers;
     std::string model;
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
+    int32_t batch = 512;  // prompt tokens a forward pass takes (llama-bench's n_ubatch)
     std::string cache_type = "auto";
     std::string trace;
     bool json = false;
@@ -60,7 +62,7 @@ void bench(const BenchOptions& o) {
         throw Error(fmt::format("bench: -p {} / -n {} do not fit a context of {} tokens (the model's trained context, at least 4096)", o.n_prompt, o.n_gen, limit));
     SessionOptions so;
     so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
-    so.max_batch = std::max<int32_t>(1, o.n_prompt);
+    so.max_batch = std::max<int32_t>(1, o.batch > 0 ? std::min(o.batch, o.n_prompt) : o.n_prompt);
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
     PlanRequest req = plan_request(so, so.n_ctx, std::max<int32_t>(1, o.n_prompt), std::max<int32_t>(1, o.n_gen));
@@ -143,6 +145,10 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens for the prefill test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
+    cmd->add_option("-b,--batch", o->batch,
+                    "prompt tokens per forward pass: a longer prompt runs in chunks of this size, as llama-bench's -ub "
+                    "(default 512; 0 = the whole prompt at once)")
+        ->check(CLI::NonNegativeNumber);
     add_cache_type_option(*cmd, o->cache_type);
     cmd->add_option("--trace", o->trace, "write a Chrome trace of every device's work to FILE and print predicted vs measured time per device");
     cmd->add_flag("--json", o->json, "print the results as one JSON object (tokens/s per test, peak host RSS, bytes allocated per device)");
