@@ -179,10 +179,12 @@ constexpr const char* kKernelNames[] = {
     "matvec_swiglu_planar_q4_k", "matvec_swiglu_norm_planar_q4_k", "matvec_norm_planar_rope_q4_k", "repack_aligned_q6_k",
     "matvec_planar_q6_k", "matvec_norm_planar_q6_k", "matvec_swiglu_planar_q6_k", "matvec_swiglu_norm_planar_q6_k",
     "matvec_norm_planar_rope_q6_k", "matvec_planar_q5_k", "matvec_norm_planar_q5_k", "matvec_swiglu_planar_q5_k",
-    "matvec_swiglu_norm_planar_q5_k", "matvec_norm_planar_rope_q5_k"};
+    "matvec_swiglu_norm_planar_q5_k", "matvec_norm_planar_rope_q5_k", "gemm_planar_q4_0", "gemm_planar_q8_0",
+    "unpack_planar_q4_0", "unpack_planar_q8_0"};
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
-                                           "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k"};
+                                           "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
+                                           "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0"};
 
 }  // namespace
 
@@ -212,7 +214,9 @@ Program::~Program() {
 
 size_t Program::group_size(const char* kernel, size_t cap) const {
     auto it = kernel_wg_.find(kernel);
-    const size_t limit = std::min(cap, it == kernel_wg_.end() ? size_t(1) : it->second);
+    // A kernel missing from the lists above would silently run one work-item a group.
+    if (it == kernel_wg_.end()) sdk::fail(HETERO_ERR_INTERNAL, std::string("kernel '") + kernel + "' is not among the program's checked kernels");
+    const size_t limit = std::min(cap, it->second);
     size_t s = 1;
     while (s * 2 <= limit) s *= 2;
     return s;

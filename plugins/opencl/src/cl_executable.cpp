@@ -395,6 +395,8 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
                                                 std::to_string(device.info().max_alloc) + ")");
     arena_ = clCreateBuffer(device.context(), CL_MEM_READ_WRITE, arena, nullptr, &err);
     cl_check(err, "allocating the internal-tensor arena", HETERO_ERR_OUT_OF_MEMORY);
+    sdk::log(HETERO_LOG_DEBUG, "opencl",
+             device.info().name + ": executable of " + std::to_string(g.nodes.size()) + " nodes, internal tensors " + std::to_string(arena >> 20) + " MiB");
     error_flag_ = clCreateBuffer(device.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof kFlagInit,
                                  const_cast<cl_int*>(kFlagInit), &err);
     if (err != CL_SUCCESS) {
