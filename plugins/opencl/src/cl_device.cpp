@@ -201,6 +201,12 @@ Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool
         size_t wg = 1;
         clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr);
         kernel_wg_[name] = std::max<size_t>(1, wg);
+        // Private memory a work-item spills to: drivers reserve it for every
+        // resident work-item of the device, which shows as device memory.
+        cl_ulong private_bytes = 0;
+        if (clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_bytes, &private_bytes, nullptr) == CL_SUCCESS &&
+            private_bytes > 0)
+            sdk::log(HETERO_LOG_DEBUG, "opencl", std::string("kernel ") + name + ": " + std::to_string(private_bytes) + " bytes of private memory");
         clReleaseKernel(k);
     };
     for (const char* name : kKernelNames) check(name);

@@ -111,7 +111,11 @@ Allocation MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUse 
             if (!b->dedicated && b->type == type && carve(*b, size, align, offset)) { block = b.get(); break; }
         if (!block) {
             const VkDeviceSize heap = props_.memoryHeaps[props_.memoryTypes[type].heapIndex].size;
-            block = new_block(type, std::max(size, std::min(kBlockSize, heap / 4)), false);
+            VkDeviceSize pooled = 0;
+            for (const auto& b : blocks_)
+                if (!b->dedicated && b->type == type) pooled += b->size;
+            const VkDeviceSize grow = std::clamp(pooled, kMinBlock, kMaxBlock);
+            block = new_block(type, std::max(size, std::min(grow, heap / 4)), false);
             if (!carve(*block, size, align, offset)) sdk::fail(HETERO_ERR_INTERNAL, "vulkan: fresh memory block too small");
         }
     }

@@ -37,8 +37,12 @@ public:
     void free(const Allocation& a);
     bool device_memory_is_mapped() const { return device_mapped_; }
 
-    static constexpr VkDeviceSize kBlockSize = VkDeviceSize(256) << 20;
-    static constexpr VkDeviceSize kDedicatedAbove = VkDeviceSize(64) << 20;
+    // Blocks of a memory type grow from kMinBlock, each as large as the
+    // type's blocks so far, up to kMaxBlock: a small model pins little
+    // memory, a large one few allocations (a 7B model's weights: ~30).
+    static constexpr VkDeviceSize kMinBlock = VkDeviceSize(16) << 20;
+    static constexpr VkDeviceSize kMaxBlock = VkDeviceSize(128) << 20;
+    static constexpr VkDeviceSize kDedicatedAbove = VkDeviceSize(32) << 20;
 
 private:
     struct Block {
