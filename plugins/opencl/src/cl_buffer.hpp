@@ -2,10 +2,13 @@
 // the host can reach the bytes without a map.
 #pragma once
 
+#include "buffer_pool.hpp"
+
 #include <CL/cl.h>
 #include <hetero/sdk/provider.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -22,11 +25,21 @@ struct PlanarRegion {
 
 class ClBuffer final : public sdk::Buffer {
 public:
+    // A buffer owning `mem`.
     ClBuffer(uint32_t device, uint64_t size, cl_mem mem, void* host) : sdk::Buffer(device, size), mem_(mem), host_(host) {}
-    ~ClBuffer() override { clReleaseMemObject(mem_); }
+    // Bytes carved from a pool's block, given back when the buffer goes.
+    ClBuffer(uint32_t device, uint64_t size, std::shared_ptr<BufferPool> pool, const BufferPool::Range& range)
+        : sdk::Buffer(device, size), mem_(range.mem), host_(nullptr), base_(range.offset), pool_(std::move(pool)), range_(range) {}
+    ~ClBuffer() override {
+        if (pool_) pool_->give_back(range_, size());
+        else clReleaseMemObject(mem_);
+    }
     ClBuffer(const ClBuffer&) = delete;
     ClBuffer& operator=(const ClBuffer&) = delete;
+    // The buffer's bytes are mem() from byte base() on: every kernel
+    // argument and transfer adds base() to its offset.
     cl_mem mem() const { return mem_; }
+    uint64_t base() const { return base_; }
     void* host() const { return host_; }
 
     // Planar regions; guarded by layout_mutex(), which a rewrite holds from
@@ -49,10 +62,13 @@ public:
 private:
     cl_mem mem_;
     void* host_;
+    uint64_t base_ = 0;
+    std::shared_ptr<BufferPool> pool_;
+    BufferPool::Range range_;
     mutable std::mutex layout_mutex_;
     std::vector<PlanarRegion> planar_regions_;
 };
 
-inline cl_mem mem_of(const sdk::Buffer* b) { return static_cast<const ClBuffer*>(b)->mem(); }
+inline const ClBuffer& cl_buffer(const sdk::Buffer* b) { return *static_cast<const ClBuffer*>(b); }
 
 }  // namespace hetero::opencl

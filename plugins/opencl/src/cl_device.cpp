@@ -277,6 +277,7 @@ void ClDevice::open_slow() const {
     }
     context_ = context;
     queue_ = queue;
+    buffer_pool_ = std::make_shared<BufferPool>(context);
     opened_.store(true, std::memory_order_release);
 }
 

@@ -3,6 +3,7 @@
 // context and in-order queue and the provider's program built for it.
 #pragma once
 
+#include "buffer_pool.hpp"
 #include "planar_weights.hpp"
 
 #include <CL/cl.h>
@@ -170,6 +171,11 @@ public:
     const Program& program(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
     // Planar copies of constant quantized weights (see planar_weights.hpp).
     PlanarWeightCache& planar_weights() { return planar_weights_; }
+    // Blocks buffers are carved from (opens the context like context()).
+    const std::shared_ptr<BufferPool>& buffer_pool() const {
+        open();
+        return buffer_pool_;
+    }
 
 private:
     // A context costs milliseconds to create (about 5 ms on PoCL), so
@@ -186,6 +192,7 @@ private:
     mutable std::atomic<bool> opened_{false};  // set once context_ and queue_ are valid
     mutable cl_context context_ = nullptr;
     mutable cl_command_queue queue_ = nullptr;
+    mutable std::shared_ptr<BufferPool> buffer_pool_;
     std::mutex program_mutex_;
     std::unique_ptr<Program> program_;
     PlanarWeightCache planar_weights_;

@@ -499,7 +499,7 @@ std::optional<std::pair<cl_mem, cl_ulong>> ClExecutable::fixed_location(int32_t 
                 !static_cast<const ClBuffer*>(c.buffer)->planar_regions_overlapping(c.offset, sdk::tensor_bytes(graph().tensors[size_t(tensor)])).empty())
                 tensor_error(graph().tensors[size_t(tensor)], tensor, " is bound over weights this provider keeps in its planar layout, as a different tensor or "
                                      "by an op that reads them in the GGUF layout");
-            return std::pair{mem_of(c.buffer), cl_ulong(c.offset)};
+            return std::pair{cl_buffer(c.buffer).mem(), cl_ulong(cl_buffer(c.buffer).base() + c.offset)};
         }
         default: return std::nullopt;
     }
@@ -770,7 +770,7 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
     for (int i = 0; i < mm.count; ++i) {
         const sdk::BoundTensor& c = constants[size_t(mm.w[i])];
         copies.push_back(device_.planar_weights().get(device_.context(), device_.queue(), program_.get(), device_.info().max_alloc,
-                                                      device_.info().global_mem, mem_of(c.buffer), c.offset, dtype, T[size_t(mm.w[i])].shape[0], K));
+                                                      device_.info().global_mem, cl_buffer(c.buffer).mem(), cl_buffer(c.buffer).base() + c.offset, dtype, T[size_t(mm.w[i])].shape[0], K));
         if (!copies.back()) return {};
     }
     planar_.insert(planar_.end(), copies.begin(), copies.end());
@@ -1111,20 +1111,19 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
         bool params_changed = false;
         for (BoundArg& a : l.bound) {
             const sdk::BoundTensor& b = bound[a.tensor];
-            const cl_mem mem = mem_of(b.buffer);
+            const cl_mem mem = cl_buffer(b.buffer).mem();
             if (mem != a.last_mem) {
                 set_arg(l.kernel, a.arg, mem);
                 a.last_mem = mem;
             }
-            if (b.offset != a.last_offset) {
-                const cl_ulong offset = b.offset;
+            if (const cl_ulong offset = cl_buffer(b.buffer).base() + b.offset; offset != a.last_offset) {
                 if (a.param_offset >= 0) {
                     std::memcpy(l.params.data() + a.param_offset, &offset, sizeof offset);
                     params_changed = true;
                 } else {
                     set_arg(l.kernel, a.arg + 1, offset);
                 }
-                a.last_offset = b.offset;
+                a.last_offset = offset;
             }
         }
         if (params_changed)

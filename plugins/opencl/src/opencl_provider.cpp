@@ -106,10 +106,12 @@ public:
     }
 
     std::unique_ptr<sdk::Buffer> alloc(uint32_t device, uint64_t size) override {
-        const ClDevice& d = *devices()[device];
+        ClDevice& d = *devices()[device];
         if (d.info().max_alloc && size > d.info().max_alloc)
             sdk::fail(HETERO_ERR_OUT_OF_MEMORY, "buffer of " + std::to_string(size) + " bytes exceeds the device's largest allocation (" +
                                                     std::to_string(d.info().max_alloc) + " bytes)");
+        if (const BufferPool::Range r = d.buffer_pool()->take(size, d.info().max_alloc); r.mem)
+            return std::make_unique<ClBuffer>(device, size, d.buffer_pool(), r);
         cl_int err = CL_SUCCESS;
         cl_mem mem = clCreateBuffer(d.context(), CL_MEM_READ_WRITE, size, nullptr, &err);
         cl_check(err, "clCreateBuffer", err == CL_INVALID_BUFFER_SIZE ? HETERO_ERR_OUT_OF_MEMORY : HETERO_ERR_INTERNAL);
@@ -133,8 +135,9 @@ public:
         static_cast<ClBuffer&>(dst).forget_planar(offset, size);
         // Imported host memory must hold the bytes when this returns.
         if (size <= StagedWrites::kMaxBytes && !static_cast<ClBuffer&>(dst).host())
-            return staged_writes_.write(queue_of(dst), mem_of(&dst), offset, src, size);
-        cl_check(clEnqueueWriteBuffer(queue_of(dst), mem_of(&dst), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
+            return staged_writes_.write(queue_of(dst), cl_buffer(&dst).mem(), cl_buffer(&dst).base() + offset, src, size);
+        cl_check(clEnqueueWriteBuffer(queue_of(dst), cl_buffer(&dst).mem(), CL_TRUE, cl_buffer(&dst).base() + offset, size, src, 0, nullptr,
+                                      nullptr),
                  "buffer_write", HETERO_ERR_DEVICE_LOST);
     }
 
@@ -144,7 +147,7 @@ public:
             ClDevice& d = *devices()[src.device()];
             return read_gguf(b, d.context(), d.queue(), d.program(cache_dir_, gemm_override()).get(), offset, dst, size);
         }
-        cl_check(clEnqueueReadBuffer(queue_of(src), mem_of(&src), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
+        cl_check(clEnqueueReadBuffer(queue_of(src), b.mem(), CL_TRUE, b.base() + offset, size, dst, 0, nullptr, nullptr),
                  "buffer_read", HETERO_ERR_DEVICE_LOST);
     }
 
@@ -160,7 +163,8 @@ public:
             return;
         }
         cl_command_queue q = queue_of(dst);
-        cl_check(clEnqueueCopyBuffer(q, mem_of(&src), mem_of(&dst), so, d, size, 0, nullptr, nullptr), "buffer_copy",
+        const ClBuffer &from = cl_buffer(&src), &to = cl_buffer(&dst);
+        cl_check(clEnqueueCopyBuffer(q, from.mem(), to.mem(), from.base() + so, to.base() + d, size, 0, nullptr, nullptr), "buffer_copy",
                  HETERO_ERR_DEVICE_LOST);
         cl_check(clFinish(q), "buffer_copy (finish)", HETERO_ERR_DEVICE_LOST);
     }

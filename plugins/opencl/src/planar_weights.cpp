@@ -57,9 +57,9 @@ bool rewrite_planar(ClBuffer& buffer, cl_context context, cl_command_queue queue
     // Through a scratch copy: the planes of one block are far apart.
     const cl_long blocks = cl_long(m) * (k / sdk::kQBlock);
     Scratch planar(context, bytes);
-    run_block_kernel(queue, program, dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0", buffer.mem(), offset,
-                     planar.mem, blocks);
-    cl_check(clEnqueueCopyBuffer(queue, planar.mem, buffer.mem(), 0, offset, bytes, 0, nullptr, nullptr),
+    run_block_kernel(queue, program, dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0", buffer.mem(),
+                     buffer.base() + offset, planar.mem, blocks);
+    cl_check(clEnqueueCopyBuffer(queue, planar.mem, buffer.mem(), 0, buffer.base() + offset, bytes, 0, nullptr, nullptr),
              "rewriting weights in the planar layout");
     regions.push_back(PlanarRegion{offset, bytes, dtype});
     return true;
@@ -67,13 +67,13 @@ bool rewrite_planar(ClBuffer& buffer, cl_context context, cl_command_queue queue
 
 void read_gguf(ClBuffer& buffer, cl_context context, cl_command_queue queue, cl_program program, uint64_t offset, void* dst,
                uint64_t size) {
-    cl_check(clEnqueueReadBuffer(queue, buffer.mem(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr), "buffer_read",
+    cl_check(clEnqueueReadBuffer(queue, buffer.mem(), CL_TRUE, buffer.base() + offset, size, dst, 0, nullptr, nullptr), "buffer_read",
              HETERO_ERR_DEVICE_LOST);
     for (const PlanarRegion& r : buffer.planar_regions_overlapping(offset, size)) {
         Scratch gguf(context, r.bytes);
         const cl_long blocks = cl_long(r.bytes / sdk::row_bytes(r.dtype, sdk::kQBlock));
         run_block_kernel(queue, program, r.dtype == HETERO_DTYPE_Q4_0 ? "unpack_planar_q4_0" : "unpack_planar_q8_0", buffer.mem(),
-                         r.offset, gguf.mem, blocks);
+                         buffer.base() + r.offset, gguf.mem, blocks);
         // The overlap of [offset, offset + size) and the region.
         const uint64_t from = std::max(offset, r.offset), to = std::min(offset + size, r.offset + r.bytes);
         cl_check(clEnqueueReadBuffer(queue, gguf.mem, CL_TRUE, from - r.offset, to - from, static_cast<unsigned char*>(dst) + (from - offset),

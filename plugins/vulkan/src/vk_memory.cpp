@@ -63,7 +63,7 @@ MemoryAllocator::Block* MemoryAllocator::new_block(uint32_t type, VkDeviceSize s
         }
         b->mapped = static_cast<uint8_t*>(p);
     }
-    b->free[0] = size;
+    b->free = sdk::FreeRanges(size);
     blocks_.push_back(std::move(b));
     return blocks_.back().get();
 }
@@ -72,26 +72,6 @@ void MemoryAllocator::release_block(Block* b) {
     if (b->mapped) vkUnmapMemory(dev_, b->memory);
     vkFreeMemory(dev_, b->memory, nullptr);
     blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](const auto& p) { return p.get() == b; }));
-}
-
-// Best fit: the smallest free range that holds the aligned request.
-bool MemoryAllocator::carve(Block& b, VkDeviceSize size, VkDeviceSize align, VkDeviceSize& out) {
-    auto best = b.free.end();
-    VkDeviceSize best_waste = ~VkDeviceSize(0);
-    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
-        const VkDeviceSize start = (it->first + align - 1) / align * align;
-        if (start + size > it->first + it->second) continue;
-        const VkDeviceSize waste = it->second - size;
-        if (waste < best_waste) { best_waste = waste; best = it; }
-    }
-    if (best == b.free.end()) return false;
-    const VkDeviceSize lo = best->first, hi = best->first + best->second;
-    const VkDeviceSize start = (lo + align - 1) / align * align;
-    b.free.erase(best);
-    if (start > lo) b.free[lo] = start - lo;
-    if (start + size < hi) b.free[start + size] = hi - (start + size);
-    out = start;
-    return true;
 }
 
 Allocation MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUse use) {
@@ -108,7 +88,7 @@ Allocation MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUse 
         block->free.clear();
     } else {
         for (auto& b : blocks_)
-            if (!b->dedicated && b->type == type && carve(*b, size, align, offset)) { block = b.get(); break; }
+            if (!b->dedicated && b->type == type && b->free.take(size, align, offset)) { block = b.get(); break; }
         if (!block) {
             const VkDeviceSize heap = props_.memoryHeaps[props_.memoryTypes[type].heapIndex].size;
             VkDeviceSize pooled = 0;
@@ -116,7 +96,7 @@ Allocation MemoryAllocator::allocate(const VkMemoryRequirements& req, MemoryUse 
                 if (!b->dedicated && b->type == type) pooled += b->size;
             const VkDeviceSize grow = std::clamp(pooled, kMinBlock, kMaxBlock);
             block = new_block(type, std::max(size, std::min(grow, heap / 4)), false);
-            if (!carve(*block, size, align, offset)) sdk::fail(HETERO_ERR_INTERNAL, "vulkan: fresh memory block too small");
+            if (!block->free.take(size, align, offset)) sdk::fail(HETERO_ERR_INTERNAL, "vulkan: fresh memory block too small");
         }
     }
     return Allocation{block->memory, offset, size, block->mapped ? block->mapped + offset : nullptr, block};
@@ -127,17 +107,8 @@ void MemoryAllocator::free(const Allocation& a) {
     std::lock_guard<std::mutex> lock(mu_);
     Block* b = static_cast<Block*>(a.block);
     if (b->dedicated) { release_block(b); return; }
-    auto [it, ok] = b->free.emplace(a.offset, a.size);
-    if (!ok) return;  // double free: keep the map consistent
-    // Coalesce with the neighbours.
-    auto next = std::next(it);
-    if (next != b->free.end() && it->first + it->second == next->first) { it->second += next->second; b->free.erase(next); }
-    if (it != b->free.begin()) {
-        auto prev = std::prev(it);
-        if (prev->first + prev->second == it->first) { prev->second += it->second; b->free.erase(it); it = prev; }
-    }
-    // Give fully free blocks back so a finished model does not pin memory.
-    if (b->free.size() == 1 && b->free.begin()->first == 0 && b->free.begin()->second == b->size) release_block(b);
+    b->free.give_back(a.offset, a.size);
+    if (b->free.all_free()) release_block(b);
 }
 
 }  // namespace hetero::vk

@@ -5,6 +5,8 @@
 
 #include "vk_common.hpp"
 
+#include <hetero/sdk/free_ranges.hpp>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,12 +53,11 @@ private:
         uint32_t type = 0;
         uint8_t* mapped = nullptr;
         bool dedicated = false;
-        std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size, coalesced
+        sdk::FreeRanges free{0};
     };
     uint32_t pick_type(uint32_t type_bits, MemoryUse use) const;
     Block* new_block(uint32_t type, VkDeviceSize size, bool dedicated);
     void release_block(Block* b);
-    static bool carve(Block& b, VkDeviceSize size, VkDeviceSize align, VkDeviceSize& out);
 
     VkDevice dev_;
     VkPhysicalDeviceMemoryProperties props_{};
