@@ -10,6 +10,8 @@ BufferPool::~BufferPool() {
 
 BufferPool::Range BufferPool::take(uint64_t size, uint64_t max_alloc) {
     if (size == 0 || size >= kOwnAbove) return {};
+    const uint64_t rounding = (kDriverPage - size % kDriverPage) % kDriverPage;
+    if (rounding * 32 <= size) return {};  // its own allocation wastes little
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t offset = 0;
     for (auto& b : blocks_)
