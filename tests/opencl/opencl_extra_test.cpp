@@ -208,6 +208,16 @@ void attention_bad_row_case(hetero_ep* ep, std::mt19937& rng) {
                std::to_string(bad_max) + ", other rows max error " + std::to_string(err));
 }
 
+// A MATMUL over tensors 0 .. n_inputs - 1 (x, w[, bias]) into tensor n_inputs.
+hetero_node matmul_node(uint32_t n_inputs) {
+    hetero_node node{};
+    node.op = HETERO_OP_MATMUL;
+    node.n_inputs = n_inputs;
+    for (uint32_t i = 0; i < n_inputs; ++i) node.inputs[i] = int32_t(i);
+    node.output = int32_t(n_inputs);
+    return node;
+}
+
 void matmul_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, int64_t M, int64_t K, bool bias,
                  int repeats = 1) {
     std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, 1, {N, K}), desc(wdtype, 1, {M, K})};
@@ -215,11 +225,7 @@ void matmul_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, i
     t.push_back(desc(HETERO_DTYPE_F32, 1, {N, M}));
     std::vector<std::vector<uint8_t>> d;
     for (size_t i = 0; i < t.size(); ++i) d.push_back(random_tensor(t[i], rng, -1, 1));
-    hetero_node node{};
-    node.op = HETERO_OP_MATMUL;
-    node.n_inputs = uint32_t(t.size() - 1);
-    for (uint32_t i = 0; i < node.n_inputs; ++i) node.inputs[i] = int32_t(i);
-    node.output = int32_t(t.size() - 1);
+    const hetero_node node = matmul_node(uint32_t(t.size() - 1));
     double secs = 0;
     const double e = run_and_compare(ep, node, t, d, &secs, repeats);
     std::string what = "matmul " + std::string(hetero::sdk::dtype_name(wdtype)) + " N=" + std::to_string(N) + " M=" +
@@ -320,12 +326,7 @@ void planar_layout_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype) {
     const std::string dt = hetero::sdk::dtype_name(wdtype);
     std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, K}), desc(wdtype, HETERO_TENSOR_CONSTANT, {M, K}),
                                          desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, M})};
-    hetero_node node{};
-    node.op = HETERO_OP_MATMUL;
-    node.n_inputs = 2;
-    node.inputs[0] = 0;
-    node.inputs[1] = 1;
-    node.output = 2;
+    const hetero_node node = matmul_node(2);
     const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, t.data(), &node};
     auto w = random_tensor(t[1], rng, -1, 1);
     hetero_buffer* wb = nullptr;
