@@ -18,7 +18,13 @@ BufferPool::Range BufferPool::take(uint64_t size, uint64_t max_alloc) {
         if (b->free.take(size, kAlign, offset)) return Range{b->mem, offset, b.get()};
     uint64_t pooled = 0;
     for (const auto& b : blocks_) pooled += b->size;
-    uint64_t bytes = std::clamp(pooled, kMinBlock, kMaxBlock);
+    // A whole number of buffers of this size, rounded up to the driver's
+    // page: buffers of one shape (a model's KV caches, its layers' matrices)
+    // come in runs, and a block sized for another count would leave a hole
+    // none of them fits.
+    const uint64_t slot = (size + kAlign - 1) / kAlign * kAlign;
+    const uint64_t count = std::max<uint64_t>(1, std::clamp(pooled, kMinBlock, kMaxBlock) / slot);
+    uint64_t bytes = (count * slot + kDriverPage - 1) / kDriverPage * kDriverPage;
     if (max_alloc) bytes = std::min(bytes, max_alloc);
     if (bytes < size) return {};
     cl_int err = CL_SUCCESS;

@@ -3,9 +3,9 @@
 // 200 buffers of 9 MiB take 2,000 MiB, of 24.2 MiB 5,200), which over a 7B
 // model's weights and caches is ~400 MiB. A buffer that rounding would cost
 // more than 1/32 of its size is carved from a shared block instead (best fit;
-// blocks grow from kMinBlock, each as large as the blocks so far, up to
-// kMaxBlock); others, and those of kOwnAbove bytes or more, get an
-// allocation of their own.
+// a new block holds a whole number of buffers of the size that asked for it,
+// about as many bytes as the blocks so far, from kMinBlock up to kMaxBlock);
+// others, and those of kOwnAbove bytes or more, get an allocation of their own.
 #pragma once
 
 #include <CL/cl.h>
