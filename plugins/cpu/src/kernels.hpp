@@ -127,6 +127,13 @@ struct Kernels {
     // where the ISA has no packed kernel. m0 and m1 multiples of kPackRows.
     MatmulTileFn matmul_q4_k_packed = nullptr;
     MatmulTileFn matmul_q6_k_packed = nullptr;
+    // One query row of one head: out[hd] = softmax(scores) . V over cache rows
+    // first..len-1, scores[r] = scale * q . K[r] (soft-capped when cap > 0);
+    // K/V rows `stride` elements apart, f16 or f32; `scores` is scratch of
+    // len floats. Null where the ISA has none (ops_attention.cpp then uses
+    // the row helpers above).
+    void (*attend_row)(const float* q, const uint8_t* k, const uint8_t* v, uint64_t stride, int64_t hd, int64_t first,
+                       int64_t len, float scale, float cap, bool f16, float* scores, float* out) = nullptr;
     // Activations on llama.cpp's grids (the provider option llama_act_grids,
     // default on): K-quant matmuls on its Q8_K grid (one scale per 256), the
     // other block types' int8 blocks with their scale rounded to f16 as a

@@ -46,6 +46,10 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
         const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
         const float* qrow = q + (i * heads + h) * hd;
         float* scores = scores_all + int64_t(thread) * longest;
+        if (kern.attend_row) {
+            const uint64_t stride = uint64_t(kv_heads * hd), at = uint64_t(kvh * hd) * elem;
+            return kern.attend_row(qrow, kc + at, vc + at, stride, hd, first, len, scale, cap, f16, scores, out + (i * heads + h) * hd);
+        }
         float best = -INFINITY;
         for (int64_t r = first; r < len; ++r) {
             const uint8_t* krow = kc + uint64_t((r * kv_heads + kvh) * hd) * elem;
