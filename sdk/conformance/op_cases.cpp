@@ -25,22 +25,17 @@ void embedding_cases(std::vector<Case>& out) {
     for (uint32_t dtype : kWeightDtypes) {
         std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));
         if (!sdk::is_block_dtype(dtype)) shapes.insert(shapes.end(), std::begin(odd_shapes), std::end(odd_shapes));
-        for (const Shape& sh : shapes) {
-            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n));
-            const int32_t table = b.tensor("table", dtype, B, {sh.v, sh.d});
+        auto add = [&](const Shape& sh, uint32_t kind) {
+            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n) + (kind == C ? "_const" : ""));
+            const int32_t table = b.tensor("table", dtype, kind, {sh.v, sh.d});
             const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
             b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
             out.push_back(b.done());
-        }
+        };
+        for (const Shape& sh : shapes) add(sh, B);
         // Tables given as constants, which providers may keep in a layout of their own.
         if (sdk::is_block_dtype(dtype))
-            for (const Shape& sh : block_shapes) {
-                CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n) + "_const");
-                const int32_t table = b.tensor("table", dtype, C, {sh.v, sh.d});
-                const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
-                b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
-                out.push_back(b.done());
-            }
+            for (const Shape& sh : block_shapes) add(sh, C);
     }
 }
 
@@ -373,22 +368,17 @@ void convert_cases(std::vector<Case>& out) {
     for (uint32_t other : {HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0}) {
         std::vector<std::vector<int64_t>> shapes = block_shapes;
         if (!sdk::is_block_dtype(other)) shapes.insert(shapes.end(), odd_shapes.begin(), odd_shapes.end());
+        auto add = [&](const std::vector<int64_t>& dims, uint32_t from, uint32_t to, uint32_t kind) {
+            CaseBuilder b("convert/" + dt(from) + "_to_" + dt(to) + "/" + shape_name(dims) + (kind == C ? "_const" : ""));
+            const int32_t x = b.tensor("x", from, kind, dims, uniform(-4, 4));
+            b.node(HETERO_OP_CONVERT, {x}, b.output("out", to, dims));
+            out.push_back(b.done());
+        };
         for (const auto& dims : shapes)
-            for (bool to_other : {true, false}) {
-                const uint32_t from = to_other ? F32 : other, to = to_other ? other : F32;
-                CaseBuilder b("convert/" + dt(from) + "_to_" + dt(to) + "/" + shape_name(dims));
-                const int32_t x = b.tensor("x", from, B, dims, uniform(-4, 4));
-                b.node(HETERO_OP_CONVERT, {x}, b.output("out", to, dims));
-                out.push_back(b.done());
-            }
+            for (bool to_other : {true, false}) add(dims, to_other ? F32 : other, to_other ? other : F32, B);
         // Dequantizing constant weights (kept in a provider's own layout, maybe).
         if (sdk::is_block_dtype(other))
-            for (const auto& dims : shapes) {
-                CaseBuilder b("convert/" + dt(other) + "_to_f32/" + shape_name(dims) + "_const");
-                const int32_t x = b.tensor("x", other, C, dims, uniform(-4, 4));
-                b.node(HETERO_OP_CONVERT, {x}, b.output("out", F32, dims));
-                out.push_back(b.done());
-            }
+            for (const auto& dims : shapes) add(dims, other, F32, C);
     }
 }
 

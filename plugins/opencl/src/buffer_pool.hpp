@@ -18,7 +18,7 @@
 
 namespace hetero::opencl {
 
-class BufferPool : public std::enable_shared_from_this<BufferPool> {
+class BufferPool {
 public:
     static constexpr uint64_t kMinBlock = uint64_t(16) << 20;
     static constexpr uint64_t kMaxBlock = uint64_t(256) << 20;

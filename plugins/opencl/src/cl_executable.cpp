@@ -495,11 +495,13 @@ std::optional<std::pair<cl_mem, cl_ulong>> ClExecutable::fixed_location(int32_t 
             const sdk::BoundTensor& c = constants[size_t(tensor)];
             // Weights another executable had rewritten in the planar layout
             // are readable only by the kernels that take it.
+            const ClBuffer& b = cl_buffer(c.buffer);
+            const hetero_tensor_desc& t = graph().tensors[size_t(tensor)];
             if (!std::binary_search(planar_reads_.begin(), planar_reads_.end(), tensor) &&
-                !static_cast<const ClBuffer*>(c.buffer)->planar_regions_overlapping(c.offset, sdk::tensor_bytes(graph().tensors[size_t(tensor)])).empty())
-                tensor_error(graph().tensors[size_t(tensor)], tensor, " is bound over weights this provider keeps in its planar layout, as a different tensor or "
-                                     "by an op that reads them in the GGUF layout");
-            return std::pair{cl_buffer(c.buffer).mem(), cl_ulong(cl_buffer(c.buffer).base() + c.offset)};
+                !b.planar_regions_overlapping(c.offset, sdk::tensor_bytes(t)).empty())
+                tensor_error(t, tensor, " is bound over weights this provider keeps in its planar layout, as a different tensor or "
+                                        "by an op that reads them in the GGUF layout");
+            return std::pair{b.mem(), cl_ulong(b.base() + c.offset)};
         }
         default: return std::nullopt;
     }
@@ -699,14 +701,17 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node), constants);
 }
 
+bool ClExecutable::planar_x_fits(int64_t K) const {
+    return planar_weights_enabled() && planar_local_floats(K, 256) * sizeof(float) <= device_.info().local_mem;
+}
+
 bool ClExecutable::planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const {
-    return planar_weights_enabled() &&
-           program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) >= kPlanarLanes &&
-           planar_local_floats(K, 256) * sizeof(float) <= device_.info().local_mem;
+    return planar_x_fits(K) &&
+           program_.group_size(quant_matvec_kernel(dtype, mm.swiglu, mm.norm_weight >= 0, true).c_str(), wg_cap) >= kPlanarLanes;
 }
 
 bool ClExecutable::planar_layout_fits(uint32_t dtype, int64_t K) const {
-    if (!planar_weights_enabled() || planar_local_floats(K, 256) * sizeof(float) > device_.info().local_mem) return false;
+    if (!planar_x_fits(K)) return false;
     // Every launch shape of the decode kernels, so that any use of the
     // weights can take the layout.
     for (const bool swiglu : {false, true})
@@ -724,7 +729,7 @@ bool ClExecutable::planar_eligible(int32_t w, const std::vector<sdk::BoundTensor
     const sdk::BoundTensor& c = constants[size_t(w)];
     // Device memory only (imported host pages may be the model file's,
     // read-only), and 16-byte aligned for the kernels' vector loads.
-    return !static_cast<const ClBuffer*>(c.buffer)->host() && c.offset % 16 == 0 && planar_layout_fits(t.dtype, sdk::row_width(t));
+    return !cl_buffer(c.buffer).host() && c.offset % 16 == 0 && planar_layout_fits(t.dtype, sdk::row_width(t));
 }
 
 bool ClExecutable::planar_constants(const int32_t* ws, int count, const std::vector<sdk::BoundTensor>& constants) {

@@ -88,6 +88,9 @@ private:
     // Whether the planar kernels can take the launch at all (switch on, work-
     // group limit of 32 or more, x's int8 form fits local memory).
     bool planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const;
+    // Whether the planar kernels are switched on and x's int8 form (row
+    // width K) fits the device's local memory.
+    bool planar_x_fits(int64_t K) const;
     // Whether every use of Q4_0/Q8_0 weights of row width K can read the
     // planar layout (switch on, x's int8 form fits local memory, each decode
     // kernel shape runs in 32 work-items).

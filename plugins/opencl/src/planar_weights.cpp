@@ -16,7 +16,9 @@ namespace {
 
 uint64_t planar_bytes(uint32_t dtype, int64_t m, int64_t k) { return uint64_t(m) * sdk::row_bytes(dtype, k); }
 
-// Runs `name` (src, src_off, dst, blocks) over the blocks of a Q4_0/Q8_0 region.
+// Runs `name` (src, src_off, dst, blocks), one work-item per block of a
+// weight region (the repack and unpack kernels). Allocation failures map to
+// out-of-memory.
 void run_block_kernel(cl_command_queue queue, cl_program program, const char* name, cl_mem src, cl_ulong src_off, cl_mem dst,
                       cl_long blocks) {
     cl_int err = CL_SUCCESS;
@@ -115,17 +117,7 @@ std::shared_ptr<const PlanarWeights> PlanarWeightCache::get(cl_context context, 
     if (err != CL_SUCCESS) return nullptr;  // no room for a copy: the original serves
 
     const char* repack = q6k ? "repack_aligned_q6_k" : dtype == HETERO_DTYPE_Q4_0 ? "repack_planar_q4_0" : "repack_planar_q8_0";
-    cl_kernel kernel = clCreateKernel(program, repack, &err);
-    cl_check(err, "clCreateKernel repack_planar", HETERO_ERR_COMPILE_FAILED);
-    const cl_ulong off = offset;
-    err = clSetKernelArg(kernel, 0, sizeof src, &src);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 1, sizeof off, &off);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 2, sizeof planar->mem, &planar->mem);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 3, sizeof blocks, &blocks);
-    const size_t global = size_t(blocks);
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
-    clReleaseKernel(kernel);
-    cl_check(err, "repacking weights into the planar layout");  // allocation failures still map to out-of-memory
+    run_block_kernel(queue, program, repack, src, offset, planar->mem, blocks);
 
     entries_[key] = planar;
     return planar;

@@ -7,7 +7,6 @@
 
 #include <hetero/sdk/free_ranges.hpp>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
