@@ -63,16 +63,15 @@ constexpr uint64_t kPackQ4KMinsAt = kPackQ4KScalesAt + 8 * kPackRows;     // 192
 constexpr uint64_t kPackQ4KQuantsAt = kPackQ4KMinsAt + 8 * kPackRows;     // 320
 constexpr uint64_t kPackGroupBlockQ4K = kPackQ4KQuantsAt + 128 * kPackRows;  // 2368
 
-// Packed Q6_K: per group and super-block, the rows' f16 d, then per row the
-// int32 128 * sum_g scale_g * sum(q - 32 over group g) (the kernel feeds the
-// activations as x + 128 to vpdpbusd, the weights as q - 32), the 16 scales
-// as bytes ([group][row]), then ql's 4-byte slices (half h = 0, 1; slice i =
-// 0..15 of its 64 bytes; all rows), then qh's (half h; slice i = 0..7).
-constexpr uint64_t kPackQ6KCorrAt = kPackScaleBytes;                     // 32
-constexpr uint64_t kPackQ6KScalesAt = kPackQ6KCorrAt + 4 * kPackRows;    // 96
-constexpr uint64_t kPackQ6KLowAt = kPackQ6KScalesAt + 16 * kPackRows;    // 352
-constexpr uint64_t kPackQ6KHighAt = kPackQ6KLowAt + 128 * kPackRows;     // 2400
-constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KHighAt + 64 * kPackRows;  // 3424
+// Packed Q6_K: per group and super-block, ql's 4-byte slices (half h = 0,
+// 1; slice i = 0..15 of its 64 bytes; all rows), then qh's (half h; slice i
+// = 0..7), the 16 scales as bytes ([group][row]), then the rows' f16 d. The
+// quants come first so that they start on a cache line in every other record.
+constexpr uint64_t kPackQ6KLowAt = 0;
+constexpr uint64_t kPackQ6KHighAt = kPackQ6KLowAt + 128 * kPackRows;     // 2048
+constexpr uint64_t kPackQ6KScalesAt = kPackQ6KHighAt + 64 * kPackRows;   // 3072
+constexpr uint64_t kPackQ6KScaleAt = kPackQ6KScalesAt + 16 * kPackRows;  // 3328: d
+constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KScaleAt + kPackScaleBytes;  // 3360
 
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.

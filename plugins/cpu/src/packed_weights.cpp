@@ -49,18 +49,8 @@ void pack_q4k_group_block(const uint8_t* const* rows, uint8_t* out) {
 void pack_q6k_group_block(const uint8_t* const* rows, uint8_t* out) {
     for (int64_t r = 0; r < kPackRows; ++r) {
         const auto* b = reinterpret_cast<const sdk::BlockQ6K*>(rows[r]);
-        std::memcpy(out + 2 * r, &b->d, 2);
-        uint8_t q[sdk::kKBlock];
-        sdk::q6_k_quants(*b, q);
-        int32_t corr = 0;
-        for (int g = 0; g < 16; ++g) {
-            int32_t sum = 0;
-            for (int e = 0; e < 16; ++e) sum += int32_t(q[16 * g + e]) - 32;
-            corr += int32_t(b->scales[g]) * sum;
-            out[kPackQ6KScalesAt + uint64_t(g * kPackRows + r)] = uint8_t(b->scales[g]);
-        }
-        corr *= 128;
-        std::memcpy(out + kPackQ6KCorrAt + 4 * r, &corr, 4);
+        std::memcpy(out + kPackQ6KScaleAt + 2 * r, &b->d, 2);
+        for (int g = 0; g < 16; ++g) out[kPackQ6KScalesAt + uint64_t(g * kPackRows + r)] = uint8_t(b->scales[g]);
     }
     uint8_t* lo = out + kPackQ6KLowAt;
     uint8_t* hi = out + kPackQ6KHighAt;
