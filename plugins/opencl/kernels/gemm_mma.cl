@@ -19,23 +19,34 @@
 #ifdef MMA_KERNELS
 
 // A work-group of MMA_WARPS_N x MMA_WARPS_M warps (set by the host) computes
-// a tile of 32 MMA_WARPS_N activation rows x 32 MMA_WARPS_M weight rows; each
-// warp owns 32 x 32 of it: 2 x 4 mma tiles of 16 x 8.
+// a tile of MMA_BN activation rows x MMA_BM weight rows; each warp owns
+// MMA_FRAGS_N mma tiles of 16 activation rows by MMA_FRAGS_M tiles of 8
+// weight rows. The more tiles a warp owns, the more mma instructions each
+// fragment load feeds.
 #ifndef MMA_WARPS_N
 #define MMA_WARPS_N 2
 #endif
 #ifndef MMA_WARPS_M
 #define MMA_WARPS_M 2
 #endif
+#ifndef MMA_FRAGS_N
+#define MMA_FRAGS_N 2
+#endif
+#ifndef MMA_FRAGS_M
+#define MMA_FRAGS_M 4
+#endif
 #define MMA_WG (32 * MMA_WARPS_N * MMA_WARPS_M)
-#define MMA_BN (32 * MMA_WARPS_N)
-#define MMA_BM (32 * MMA_WARPS_M)
-// Local rows hold 32 halves plus 8 of padding: 20 words, so the 32 lanes'
-// fragment loads (rows g*20 + t, g < 8, t < 4) hit 32 different banks.
+#define MMA_BN (16 * MMA_FRAGS_N * MMA_WARPS_N)
+#define MMA_BM (8 * MMA_FRAGS_M * MMA_WARPS_M)
+// Local rows hold 32 halves plus 8 of padding: 20 words (80 bytes), so the
+// 8 rows one fragment load reads 16 bytes of each fall in 8 different
+// 16-byte bank groups (and single-word loads of rows g*20 + t, g < 8,
+// t < 4, in 32 different banks).
 #define MMA_ROW_WORDS 20
 
 // Registers of one K step per work-item: MMA_XR float4 of x; MMA_PR quarter
-// block rows of weights (scale + 4 or 8 quant bytes).
+// block rows of weights (scale + 4 or 8 quant bytes). The host picks tilings
+// that divide evenly.
 #define MMA_XR (MMA_BN * 8 / MMA_WG)
 #define MMA_PR (MMA_BM * 4 / MMA_WG)
 
@@ -51,10 +62,24 @@ inline void mma_fetch_x(global const float* x, int N, int K, int n0, int k0, boo
     }
 }
 
+#ifdef NV_PTX
+// Two floats rounded to nearest-even f16 and packed (lo in the low half), as vstore_half would.
+inline uint pack_half2(float lo, float hi) {
+    uint r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
+
 inline void mma_put_x(const float4* r, local uint* As) {
     for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
-        vstore_half4(r[i], 0, (local half*)(As + (t / 8) * MMA_ROW_WORDS + 2 * (t % 8)));
+        local uint* dst = As + (t / 8) * MMA_ROW_WORDS + 2 * (t % 8);
+#ifdef NV_PTX
+        *(local uint2*)dst = (uint2)(pack_half2(r[i].x, r[i].y), pack_half2(r[i].z, r[i].w));
+#else
+        vstore_half4(r[i], 0, (local half*)dst);
+#endif
     }
 }
 
@@ -64,17 +89,41 @@ inline void mma_put_x(const float4* r, local uint* As) {
 #define mma_fetch_w_planar_q4_0(w, M, K, m0, k0, r) fetch_quarters_planar_q4_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 #define mma_fetch_w_planar_q8_0(w, M, K, m0, k0, r) fetch_quarters_planar_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 
+#ifdef NV_PTX
+// Four bytes b0..b3 of v, each below 256, as f16 pairs (b0 - o, b1 - o) and
+// (b2 - o, b3 - o) times d: prmt makes the f16 bits 0x64bb (1024 + b),
+// f16x2 arithmetic subtracts 1024 + o exactly and multiplies, rounding once
+// as the float path below does. A handful of instructions for what took a
+// conversion and a multiply a value.
+inline uint2 dequant_bytes_f16(uint v, uint minus, uint d2) {
+    uint lo, hi;
+    asm("prmt.b32 %0, %1, 0x64, 0x4140;" : "=r"(lo) : "r"(v));
+    asm("prmt.b32 %0, %1, 0x64, 0x4342;" : "=r"(hi) : "r"(v));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(minus));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(minus));
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(d2));
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(d2));
+    return (uint2)(lo, hi);
+}
+#endif
+
 // Part p: bytes 4p..4p+3 are elements 4p..4p+3 (low nibbles) and
 // 4p+16..4p+19 (high nibbles).
 inline void mma_put_w_q4_0(const uint* r, local uint* Bs) {
     for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
+        local uint* dst = Bs + row * MMA_ROW_WORDS + 2 * p;
+#ifdef NV_PTX
+        const uint d2 = (r[2 * i] & 0xffffu) * 0x10001u, q = r[2 * i + 1];
+        *(local uint2*)dst = dequant_bytes_f16(q & 0x0f0f0f0fu, 0x64086408u, d2);        /* 1024 + 8 */
+        *(local uint2*)(dst + 8) = dequant_bytes_f16((q >> 4) & 0x0f0f0f0fu, 0x64086408u, d2);
+#else
         const float d = half_reg_to_float(r[2 * i]);
         const uchar4 q = as_uchar4(r[2 * i + 1]);
-        local half* dst = (local half*)(Bs + row * MMA_ROW_WORDS) + 4 * p;
-        vstore_half4((convert_float4(q & (uchar)0x0f) - 8.f) * d, 0, dst);
-        vstore_half4((convert_float4(q >> (uchar)4) - 8.f) * d, 0, dst + 16);
+        vstore_half4((convert_float4(q & (uchar)0x0f) - 8.f) * d, 0, (local half*)dst);
+        vstore_half4((convert_float4(q >> (uchar)4) - 8.f) * d, 0, (local half*)(dst + 8));
+#endif
     }
 }
 
@@ -83,11 +132,19 @@ inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
     for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
+        local uint* dst = Bs + row * MMA_ROW_WORDS + 4 * p;
+#ifdef NV_PTX
+        /* signed bytes + 128 (xor of the sign bit), less 1024 + 128 */
+        const uint d2 = (r[3 * i] & 0xffffu) * 0x10001u;
+        const uint2 a = dequant_bytes_f16(r[3 * i + 1] ^ 0x80808080u, 0x64806480u, d2);
+        const uint2 b = dequant_bytes_f16(r[3 * i + 2] ^ 0x80808080u, 0x64806480u, d2);
+        *(local uint4*)dst = (uint4)(a, b);
+#else
         const float d = half_reg_to_float(r[3 * i]);
         const float8 v = convert_float8(as_char8((uint2)(r[3 * i + 1], r[3 * i + 2]))) * d;
-        local half* dst = (local half*)(Bs + row * MMA_ROW_WORDS) + 8 * p;
-        vstore_half4(v.lo, 0, dst);
-        vstore_half4(v.hi, 0, dst + 4);
+        vstore_half4(v.lo, 0, (local half*)dst);
+        vstore_half4(v.hi, 0, (local half*)dst + 4);
+#endif
     }
 }
 
@@ -96,7 +153,7 @@ inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
 // words apart. Fragment layout of mma.m16n8k16 (PTX ISA): lane = 4 g + t;
 // a0..a3 hold (row g, k 2t..2t+1), (g+8, 2t), (g, 2t+8), (g+8, 2t+8); b0, b1
 // hold (col g, k 2t), (g, 2t+8); c0..c3 are (g, 2t), (g, 2t+1), (g+8, 2t),
-// (g+8, 2t+1). Also used by attention_mma (attention.cl).
+// (g+8, 2t+1). Used by attention_mma (attention.cl).
 inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
                         int k0) {
     const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
@@ -119,52 +176,148 @@ inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, 
 #endif
 }
 
-// Arguments (GEMM_ARGS) as gemm.cl's kernels.
-#define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                           \
-    __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                          \
-        local uint As[MMA_BN * MMA_ROW_WORDS];                                                                 \
-        local uint Bs[MMA_BM * MMA_ROW_WORDS];                                                                 \
-        int tile = get_group_id(0);                                                                            \
-        const int tiles0 = (M0 + MMA_BM - 1) / MMA_BM, tiles1 = (M1 + MMA_BM - 1) / MMA_BM;                    \
-        SELECT_MATRIX(tile, tiles0, tiles1)                                                                    \
-        const int m0 = tile * MMA_BM, n0 = get_group_id(1) * MMA_BN;                                           \
-        global const float* x = CPTR(float, xb, xoff);                                                         \
-        const bool aligned = (xoff & 15) == 0; /* buffers are aligned; K % 32 == 0 */                               \
-        const int warp = get_local_id(0) / 32, wn = (warp / MMA_WARPS_M) * 32, wm = (warp % MMA_WARPS_M) * 32; \
-        float c[2][4][4];                                                                                      \
-        for (int i = 0; i < 2; ++i)                                                                            \
-            for (int j = 0; j < 4; ++j)                                                                        \
-                for (int e = 0; e < 4; ++e) c[i][j][e] = 0.f;                                                  \
-        float4 xr[MMA_XR];                                                                                     \
-        uint wr[WREGS];                                                                                        \
-        mma_fetch_x(x, N, K, n0, 0, aligned, xr);                                                              \
-        FETCH_W(w, M, K, m0, 0, wr);                                                                           \
-        for (int k0 = 0; k0 < K; k0 += QK) {                                                                   \
-            mma_put_x(xr, As);                                                                                 \
-            PUT_W(wr, Bs);                                                                                     \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-            if (k0 + QK < K) { /* the next step's loads overlap this step's mma */                             \
-                mma_fetch_x(x, N, K, n0, k0 + QK, aligned, xr);                                                \
-                FETCH_W(w, M, K, m0, k0 + QK, wr);                                                             \
-            }                                                                                                  \
-            for (int s = 0; s < QK; s += 16)                                                                   \
-                for (int i = 0; i < 2; ++i)                                                                    \
-                    for (int j = 0; j < 4; ++j) mma_16x8x16(c[i][j], As, MMA_ROW_WORDS, wn + 16 * i, Bs, MMA_ROW_WORDS, wm + 8 * j, s); \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-        }                                                                                                      \
-        global const float* bias = CPTR(float, bb, boff);                                                      \
-        const int bias_mode = first ? has_bias : 0;                                                            \
-        const int lane = get_local_id(0) % 32;                                                                 \
-        for (int i = 0; i < 2; ++i)                                                                            \
-            for (int j = 0; j < 4; ++j)                                                                        \
-                for (int e = 0; e < 4; ++e) {                                                                  \
-                    const int n = n0 + wn + 16 * i + lane / 4 + (e / 2) * 8;                                   \
-                    const int m = m0 + wm + 8 * j + 2 * (lane % 4) + e % 2;                                    \
-                    if (n < N && m < M)                                                                        \
-                        y[(ulong)n * M + m] = c[i][j][e] + (bias_mode == 1   ? bias[m]                         \
-                                                            : bias_mode == 2 ? bias[(ulong)n * M + m]          \
-                                                                             : 0.f);                           \
-                }                                                                                              \
+// The GEMM's fragments. With NV_PTX they are registers in mma.m16n8k16's
+// layout (above), filled by ldmatrix: one instruction loads a whole 16 x 16
+// activation fragment, or the fragments of two 8-row weight tiles, where
+// single-word loads took four. In emulation a fragment is the word offset of
+// its first row and k in the local tile, and the mma reads local memory.
+#ifdef NV_PTX
+typedef uint4 mma_frag_a;
+typedef uint2 mma_frag_b;
+
+// Four 8 x 8 f16 matrices: lanes 8i..8i+7 give the rows of matrix i; lane
+// 4g + t receives word t of row g of each. MMA_WORD_LOADS (the host's
+// HETERO_CL_LDMATRIX=0) reads the same words one by one instead.
+inline uint4 ldmatrix_x4(local const uint* row) {
+    uint4 r;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "r"((uint)(uintptr_t)row));
+    return r;
+}
+
+// The 16 x 16 fragment at word offset `at` (row, k): matrices (rows 0-7,
+// k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) are a0..a3.
+inline mma_frag_a mma_load_a(local const uint* As, int at) {
+    const int lane = get_local_id(0) % 32;
+#ifdef MMA_WORD_LOADS
+    local const uint* a = As + at + (lane / 4) * MMA_ROW_WORDS + lane % 4;
+    return (uint4)(a[0], a[8 * MMA_ROW_WORDS], a[4], a[8 * MMA_ROW_WORDS + 4]);
+#else
+    return ldmatrix_x4(As + at + ((lane % 8) + 8 * ((lane / 8) % 2)) * MMA_ROW_WORDS + 4 * (lane / 16));
+#endif
+}
+
+// Tiles of weight rows 0-7 and 8-15 at word offset `at`: matrices (rows
+// 0-7, k 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15) are b0, b1 of each.
+inline void mma_load_b2(local const uint* Bs, int at, mma_frag_b* b) {
+    const int lane = get_local_id(0) % 32;
+#ifdef MMA_WORD_LOADS
+    local const uint* r = Bs + at + (lane / 4) * MMA_ROW_WORDS + lane % 4;
+    b[0] = (uint2)(r[0], r[4]);
+    b[1] = (uint2)(r[8 * MMA_ROW_WORDS], r[8 * MMA_ROW_WORDS + 4]);
+#else
+    const uint4 r = ldmatrix_x4(Bs + at + ((lane % 8) + 8 * (lane / 16)) * MMA_ROW_WORDS + 4 * ((lane / 8) % 2));
+    b[0] = r.xy;
+    b[1] = r.zw;
+#endif
+}
+
+inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As, local const uint* Bs) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
+}
+#else
+typedef int mma_frag_a;
+typedef int mma_frag_b;
+
+inline mma_frag_a mma_load_a(local const uint* As, int at) { return at; }
+
+inline void mma_load_b2(local const uint* Bs, int at, mma_frag_b* b) {
+    b[0] = at;
+    b[1] = at + 8 * MMA_ROW_WORDS;
+}
+
+inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As, local const uint* Bs) {
+    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
+    for (int e = 0; e < 4; ++e) {
+        local const half* ar = (local const half*)(As + a + (g + (e / 2) * 8) * MMA_ROW_WORDS);
+        local const half* br = (local const half*)(Bs + b + (2 * t + e % 2) * MMA_ROW_WORDS);
+        float s = c[e];
+        for (int k = 0; k < 16; ++k) s = fma(vload_half(k, ar), vload_half(k, br), s);
+        c[e] = s;
+    }
+}
+#endif
+
+// Arguments (GEMM_ARGS) as gemm.cl's kernels. The tiles of a K step (one
+// quantization block) alternate between two local buffers, so one barrier a
+// step keeps writers of the next from readers of this one; the next step's
+// global loads are in flight while this step's mma instructions run.
+#define MMA_X_WORDS (MMA_BN * MMA_ROW_WORDS)
+#define MMA_W_WORDS (MMA_BM * MMA_ROW_WORDS)
+#define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                              \
+    __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                             \
+        /* uint4: ldmatrix rows are 16-byte aligned */                                                            \
+        local uint4 As4[2 * MMA_X_WORDS / 4];                                                                     \
+        local uint4 Bs4[2 * MMA_W_WORDS / 4];                                                                     \
+        local uint* As = (local uint*)As4;                                                                        \
+        local uint* Bs = (local uint*)Bs4;                                                                        \
+        int tile = get_group_id(0);                                                                               \
+        const int tiles0 = (M0 + MMA_BM - 1) / MMA_BM, tiles1 = (M1 + MMA_BM - 1) / MMA_BM;                       \
+        SELECT_MATRIX(tile, tiles0, tiles1)                                                                       \
+        const int m0 = tile * MMA_BM, n0 = get_group_id(1) * MMA_BN;                                              \
+        global const float* x = CPTR(float, xb, xoff);                                                            \
+        const bool aligned = (xoff & 15) == 0; /* buffers are aligned; K % 32 == 0 */                                  \
+        const int warp = get_local_id(0) / 32;                                                                    \
+        const int wn = (warp / MMA_WARPS_M) * 16 * MMA_FRAGS_N, wm = (warp % MMA_WARPS_M) * 8 * MMA_FRAGS_M;      \
+        float c[MMA_FRAGS_N][MMA_FRAGS_M][4];                                                                     \
+        for (int i = 0; i < MMA_FRAGS_N; ++i)                                                                     \
+            for (int j = 0; j < MMA_FRAGS_M; ++j)                                                                 \
+                for (int e = 0; e < 4; ++e) c[i][j][e] = 0.f;                                                     \
+        float4 xr[MMA_XR];                                                                                        \
+        uint wr[WREGS];                                                                                           \
+        mma_fetch_x(x, N, K, n0, 0, aligned, xr);                                                                 \
+        FETCH_W(w, M, K, m0, 0, wr);                                                                              \
+        mma_put_x(xr, As);                                                                                        \
+        PUT_W(wr, Bs);                                                                                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                             \
+        for (int k0 = 0, buf = 0; k0 < K; k0 += QK, buf ^= 1) {                                                   \
+            const bool next = k0 + QK < K;                                                                        \
+            if (next) {                                                                                           \
+                mma_fetch_x(x, N, K, n0, k0 + QK, aligned, xr);                                                   \
+                FETCH_W(w, M, K, m0, k0 + QK, wr);                                                                \
+            }                                                                                                     \
+            local const uint* at = As + buf * MMA_X_WORDS;                                                        \
+            local const uint* bt = Bs + buf * MMA_W_WORDS;                                                        \
+            for (int s = 0; s < QK / 2; s += 8) {                                                                 \
+                mma_frag_a a[MMA_FRAGS_N];                                                                        \
+                mma_frag_b b[MMA_FRAGS_M];                                                                        \
+                for (int i = 0; i < MMA_FRAGS_N; ++i) a[i] = mma_load_a(at, (wn + 16 * i) * MMA_ROW_WORDS + s);   \
+                for (int j = 0; j < MMA_FRAGS_M; j += 2) mma_load_b2(bt, (wm + 8 * j) * MMA_ROW_WORDS + s, b + j); \
+                for (int i = 0; i < MMA_FRAGS_N; ++i)                                                             \
+                    for (int j = 0; j < MMA_FRAGS_M; ++j) mma_frag(c[i][j], a[i], b[j], at, bt);                  \
+            }                                                                                                     \
+            if (next) {                                                                                           \
+                mma_put_x(xr, As + (buf ^ 1) * MMA_X_WORDS);                                                      \
+                PUT_W(wr, Bs + (buf ^ 1) * MMA_W_WORDS);                                                          \
+            }                                                                                                     \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
+        }                                                                                                         \
+        global const float* bias = CPTR(float, bb, boff);                                                         \
+        const int bias_mode = first ? has_bias : 0;                                                               \
+        const int lane = get_local_id(0) % 32;                                                                    \
+        for (int i = 0; i < MMA_FRAGS_N; ++i)                                                                     \
+            for (int j = 0; j < MMA_FRAGS_M; ++j)                                                                 \
+                for (int e = 0; e < 4; ++e) {                                                                     \
+                    const int n = n0 + wn + 16 * i + lane / 4 + (e / 2) * 8;                                      \
+                    const int m = m0 + wm + 8 * j + 2 * (lane % 4) + e % 2;                                       \
+                    if (n < N && m < M)                                                                           \
+                        y[(ulong)n * M + m] = c[i][j][e] + (bias_mode == 1   ? bias[m]                            \
+                                                            : bias_mode == 2 ? bias[(ulong)n * M + m]             \
+                                                                             : 0.f);                              \
+                }                                                                                                 \
     }
 
 GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR)

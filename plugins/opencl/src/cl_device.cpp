@@ -140,11 +140,17 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma,
     // like the reference.
     if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
     if (mma) {
-        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(mma_tiling().warps_n) + " -DMMA_WARPS_M=" + std::to_string(mma_tiling().warps_m);
+        const MmaTiling& t = mma_tiling();
+        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(t.warps_n) + " -DMMA_WARPS_M=" + std::to_string(t.warps_m) +
+             " -DMMA_FRAGS_N=" + std::to_string(t.frags_n) + " -DMMA_FRAGS_M=" + std::to_string(t.frags_m);
         for (const MmaAttentionKernel& k : kMmaAttentionKernels)
             o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows);
     }
     if (ptx) o += " -DNV_PTX";
+    if (ptx && sdk::env_equals("HETERO_CL_LDMATRIX", "0")) o += " -DMMA_WORD_LOADS";
+    // Extra compiler options for tuning (e.g. NVIDIA's -cl-nv-verbose, whose
+    // register counts HETERO_LOG=debug shows, or -cl-nv-maxrregcount=N).
+    if (const char* extra = std::getenv("HETERO_CL_BUILD_OPTIONS"); extra && *extra) o += std::string(" ") + extra;
     return o;
 }
 
@@ -243,17 +249,26 @@ const MmaTiling& mma_tiling() {
         MmaTiling t;
         const char* e = std::getenv("HETERO_CL_MMA_WARPS");
         if (!e || !*e) return t;
-        int n = 0, m = 0;
+        MmaTiling c;  // N,M alone keep the default fragments
         char end = 0;
-        const bool ok = std::sscanf(e, "%d,%d%c", &n, &m, &end) == 2 && (n == 1 || n == 2 || n == 4) &&
-                        (m == 1 || m == 2 || m == 4 || m == 8) && n * m <= 16;
+        const int got = std::sscanf(e, "%d,%d,%d,%d%c", &c.warps_n, &c.warps_m, &c.frags_n, &c.frags_m, &end);
+        auto pow2 = [](int v, int hi) { return v >= 1 && v <= hi && (v & (v - 1)) == 0; };
+        // Every work-item stages whole float4s of x and quarter blocks of
+        // weights (so the tile must divide into the group evenly), a fragment
+        // load fills two weight tiles, and both K-step buffers of x and
+        // weights (80 bytes a row) fit 48 KiB of local memory.
+        const bool ok = (got == 2 || got == 4) && pow2(c.warps_n, 8) && pow2(c.warps_m, 8) && c.warps_n * c.warps_m <= 16 &&
+                        pow2(c.frags_n, 8) && pow2(c.frags_m, 8) && c.frags_m >= 2 && c.frags_n * c.frags_m <= 16 &&
+                        (c.tile_n() * 8) % int64_t(c.group()) == 0 && (c.tile_m() * 4) % int64_t(c.group()) == 0 &&
+                        2 * (c.tile_n() + c.tile_m()) * 80 <= 48 * 1024;
         if (!ok) {
-            std::fprintf(stderr, "hetero opencl: HETERO_CL_MMA_WARPS=%s ignored (want N,M with N in 1,2,4, M in 1,2,4,8, N*M <= 16)\n", e);
+            std::fprintf(stderr,
+                         "hetero opencl: HETERO_CL_MMA_WARPS=%s ignored (want N,M[,FN,FM]: powers of two, N*M <= 16 warps, FM >= 2, "
+                         "FN*FM <= 16, tiles that divide over the group and fit 48 KiB of local memory)\n",
+                         e);
             return t;
         }
-        t.warps_n = n;
-        t.warps_m = m;
-        return t;
+        return c;
     }();
     return tiling;
 }

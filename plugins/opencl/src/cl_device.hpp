@@ -52,18 +52,21 @@ struct DeviceInfo {
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
-// Warps of a tensor-core GEMM work-group (kernels/gemm_mma.cl; passed to it
-// as MMA_WARPS_N/M), each computing 32 activation x 32 weight rows:
-// HETERO_CL_MMA_WARPS=N,M (N in 1, 2, 4; M in 1, 2, 4, 8; at most 16 warps)
-// for tuning. 4 x 2 by default (128 activation rows share each weight tile):
-// H100, Llama-7B shape pp512, against 2 x 2: Q4_0 6,938 -> 7,658 tok/s, Q8_0
-// 5,274 -> 6,562, Q4_K 3,541 -> 4,849; TinyLlama Q4_0 35,905 -> 35,808.
-// 4 x 4 and 2 x 8 exceed the kernel's work-group limit there.
+// Tiling of the tensor-core GEMMs (kernels/gemm_mma.cl; passed to them as
+// MMA_WARPS_N/M and MMA_FRAGS_N/M): a work-group of warps_n x warps_m warps,
+// each computing frags_n mma tiles of 16 activation rows by frags_m tiles of
+// 8 weight rows. HETERO_CL_MMA_WARPS=N,M[,FN,FM] tries others (see
+// mma_tiling() for the limits). The default, 4 x 2 warps of 32 x 32, was
+// the fastest on an H100 (Llama-7B shape, pp512, tok/s; 2,2,4,4 is the same
+// tile from 4 warps of 64 x 32): Q4_0 9,451 against 8,433 (2,2,4,4), 9,057
+// (2,4,4,4), 8,594 (2,4,2,4), 7,929 (2,2,2,8); Q8_0 and Q4_K in the same
+// order. HETERO_CL_LDMATRIX=0 has the fragments loaded a word at a time
+// instead of by ldmatrix (for diagnosis; about as fast there).
 struct MmaTiling {
-    int warps_n = 4, warps_m = 2;
+    int warps_n = 4, warps_m = 2, frags_n = 2, frags_m = 4;
     size_t group() const { return size_t(32 * warps_n * warps_m); }
-    int64_t tile_n() const { return 32 * int64_t(warps_n); }  // activation rows
-    int64_t tile_m() const { return 32 * int64_t(warps_m); }  // weight rows
+    int64_t tile_n() const { return 16 * int64_t(frags_n) * warps_n; }  // activation rows
+    int64_t tile_m() const { return 8 * int64_t(frags_m) * warps_m; }   // weight rows
 };
 const MmaTiling& mma_tiling();
 // The tensor-core prefill attention (kernels/attention_mma.cl), one kernel

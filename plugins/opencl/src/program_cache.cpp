@@ -146,6 +146,8 @@ BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& 
         sdk::fail(err == CL_OUT_OF_HOST_MEMORY ? HETERO_ERR_OUT_OF_MEMORY : HETERO_ERR_COMPILE_FAILED,
                   std::string("OpenCL program build failed (") + cl_error_name(err) + "):\n" + log);
     }
+    // Warnings, or what options like NVIDIA's -cl-nv-verbose ask the compiler to tell.
+    if (const std::string log = build_log(p, dev); !log.empty()) sdk::log(HETERO_LOG_DEBUG, "opencl", "program build log:\n" + log);
     if (!cache_dir.empty()) {
         const auto bin = program_binary(p);
         if (!bin.empty()) write_entry(file, key, bin);
