@@ -5,8 +5,8 @@
 // through inline assembly, which NVIDIA's OpenCL compiler accepts on devices
 // of compute capability 8.0 and later (the host defines NV_PTX there). Each
 // K step of 32 (one quantization block) stages the tile into local memory as
-// f16: x rounded to f16, weights dequantized to f16 (d * q, so f16 range is
-// never exceeded). Both are rounded once, within the matmul error bound of
+// f16: x rounded to f16 (once, by stage_x_f16), weights dequantized to f16
+// (d * q, so f16 range is never exceeded). Both are rounded once, within the matmul error bound of
 // the conformance suite (2^-10 of sum |x w|).
 //
 // Elsewhere NV_PTX is undefined and each mma becomes the same arithmetic on
@@ -44,42 +44,33 @@
 // t < 4, in 32 different banks).
 #define MMA_ROW_WORDS 20
 
-// Registers of one K step per work-item: MMA_XR float4 of x; MMA_PR quarter
-// block rows of weights (scale + 4 or 8 quant bytes). The host picks tilings
-// that divide evenly.
-#define MMA_XR (MMA_BN * 8 / MMA_WG)
+// Registers of one K step per work-item: MMA_XR uint4 of x (8 halves
+// each); MMA_PR quarter block rows of weights (scale + 4 or 8 quant bytes).
+// The host picks tilings that divide evenly.
+#define MMA_XR (MMA_BN * 4 / MMA_WG)
 #define MMA_PR (MMA_BM * 4 / MMA_WG)
 
-inline void mma_fetch_x(global const float* x, int N, int K, int n0, int k0, bool aligned, float4* r) {
+// x as f16, n4 groups of 4 values: rounded to nearest-even once per GEMM
+// launch here, so each weight tile's work-group reads half the bytes and
+// converts nothing.
+kernel void stage_x_f16(global const uchar* xb, ulong xoff, global uchar* yb, ulong n4) {
+    const ulong i = get_global_id(0);
+    if (i < n4) vstore_half4(vload4(i, CPTR(float, xb, xoff)), i, (global half*)yb);
+}
+
+// x16: N x K halves, rows 64-byte aligned (K % 32 == 0).
+inline void mma_fetch_x(global const uint4* x16, int N, int K, int n0, int k0, uint4* r) {
     for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
-        const int n = n0 + t / 8, k = k0 + 4 * (t % 8);
-        r[i] = (float4)(0.f);
-        if (n < N) {
-            global const float* p = x + (ulong)n * K + k;
-            r[i] = aligned ? *(global const float4*)p : vload4(0, p);
-        }
+        const int n = n0 + t / 4;
+        r[i] = n < N ? x16[((ulong)n * K + k0) / 8 + t % 4] : (uint4)(0u);
     }
 }
 
-#ifdef NV_PTX
-// Two floats rounded to nearest-even f16 and packed (lo in the low half), as vstore_half would.
-inline uint pack_half2(float lo, float hi) {
-    uint r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-#endif
-
-inline void mma_put_x(const float4* r, local uint* As) {
+inline void mma_put_x(const uint4* r, local uint* As) {
     for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
-        local uint* dst = As + (t / 8) * MMA_ROW_WORDS + 2 * (t % 8);
-#ifdef NV_PTX
-        *(local uint2*)dst = (uint2)(pack_half2(r[i].x, r[i].y), pack_half2(r[i].z, r[i].w));
-#else
-        vstore_half4(r[i], 0, (local half*)dst);
-#endif
+        *(local uint4*)(As + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) = r[i];
     }
 }
 
@@ -251,12 +242,44 @@ inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As,
 }
 #endif
 
-// Arguments (GEMM_ARGS) as gemm.cl's kernels. The tiles of a K step (one
-// quantization block) alternate between two local buffers, so one barrier a
-// step keeps writers of the next from readers of this one; the next step's
-// global loads are in flight while this step's mma instructions run.
+// One K step of a warp: its FRAGS_N x FRAGS_M mma tiles (c, row-major, 4
+// floats each) over the 32 halves of the step's local tiles at and bt.
+inline void mma_step(float* c, local const uint* at, local const uint* bt, int wn, int wm) {
+    /* unrolled, so that c and the fragments stay registers */
+#pragma unroll
+    for (int s = 0; s < QK / 2; s += 8) {
+        mma_frag_a a[MMA_FRAGS_N];
+        mma_frag_b b[MMA_FRAGS_M];
+#pragma unroll
+        for (int i = 0; i < MMA_FRAGS_N; ++i) a[i] = mma_load_a(at, (wn + 16 * i) * MMA_ROW_WORDS + s);
+#pragma unroll
+        for (int j = 0; j < MMA_FRAGS_M; j += 2) mma_load_b2(bt, (wm + 8 * j) * MMA_ROW_WORDS + s, b + j);
+#pragma unroll
+        for (int i = 0; i < MMA_FRAGS_N; ++i)
+#pragma unroll
+            for (int j = 0; j < MMA_FRAGS_M; ++j) mma_frag(c + 4 * (i * MMA_FRAGS_M + j), a[i], b[j], at, bt);
+    }
+}
+
+// Arguments (GEMM_ARGS) as gemm.cl's kernels; x comes as f16 (stage_x_f16).
+// The tiles of a K step (one quantization block) alternate between two local
+// buffers, so one barrier a step keeps writers of the next from readers of
+// this one. Global loads run two steps ahead, in two register sets (0 for
+// even steps, 1 for odd; the loop takes steps in pairs so that both sets
+// stay registers): a step's mma instructions alone are too short to cover
+// the latency of reads from L2.
 #define MMA_X_WORDS (MMA_BN * MMA_ROW_WORDS)
 #define MMA_W_WORDS (MMA_BM * MMA_ROW_WORDS)
+#define MMA_FETCH(FETCH_W, step, xr, wr)                        \
+    {                                                           \
+        mma_fetch_x(x16, N, K, n0, (step) * QK, xr);            \
+        FETCH_W(w, M, K, m0, (step) * QK, wr);                  \
+    }
+#define MMA_PUT(PUT_W, buf, xr, wr)                             \
+    {                                                           \
+        mma_put_x(xr, As + (buf) * MMA_X_WORDS);                \
+        PUT_W(wr, Bs + (buf) * MMA_W_WORDS);                    \
+    }
 #define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                              \
     __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                             \
         /* uint4: ldmatrix rows are 16-byte aligned */                                                            \
@@ -268,55 +291,41 @@ inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As,
         const int tiles0 = (M0 + MMA_BM - 1) / MMA_BM, tiles1 = (M1 + MMA_BM - 1) / MMA_BM;                       \
         SELECT_MATRIX(tile, tiles0, tiles1)                                                                       \
         const int m0 = tile * MMA_BM, n0 = get_group_id(1) * MMA_BN;                                              \
-        global const float* x = CPTR(float, xb, xoff);                                                            \
-        const bool aligned = (xoff & 15) == 0; /* buffers are aligned; K % 32 == 0 */                                  \
+        global const uint4* x16 = CPTR(uint4, xb, xoff);                                                          \
         const int warp = get_local_id(0) / 32;                                                                    \
         const int wn = (warp / MMA_WARPS_M) * 16 * MMA_FRAGS_N, wm = (warp % MMA_WARPS_M) * 8 * MMA_FRAGS_M;      \
-        float c[MMA_FRAGS_N][MMA_FRAGS_M][4];                                                                     \
-        for (int i = 0; i < MMA_FRAGS_N; ++i)                                                                     \
-            for (int j = 0; j < MMA_FRAGS_M; ++j)                                                                 \
-                for (int e = 0; e < 4; ++e) c[i][j][e] = 0.f;                                                     \
-        float4 xr[MMA_XR];                                                                                        \
-        uint wr[WREGS];                                                                                           \
-        mma_fetch_x(x, N, K, n0, 0, aligned, xr);                                                                 \
-        FETCH_W(w, M, K, m0, 0, wr);                                                                              \
-        mma_put_x(xr, As);                                                                                        \
-        PUT_W(wr, Bs);                                                                                            \
+        float c[MMA_FRAGS_N * MMA_FRAGS_M * 4];                                                                   \
+        _Pragma("unroll") for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                     \
+        uint4 xr0[MMA_XR], xr1[MMA_XR];                                                                           \
+        uint wr0[WREGS], wr1[WREGS];                                                                              \
+        const int steps = K / QK;                                                                                 \
+        MMA_FETCH(FETCH_W, 0, xr0, wr0)                                                                           \
+        if (steps > 1) MMA_FETCH(FETCH_W, 1, xr1, wr1)                                                            \
+        MMA_PUT(PUT_W, 0, xr0, wr0)                                                                               \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                             \
-        for (int k0 = 0, buf = 0; k0 < K; k0 += QK, buf ^= 1) {                                                   \
-            const bool next = k0 + QK < K;                                                                        \
-            if (next) {                                                                                           \
-                mma_fetch_x(x, N, K, n0, k0 + QK, aligned, xr);                                                   \
-                FETCH_W(w, M, K, m0, k0 + QK, wr);                                                                \
-            }                                                                                                     \
-            local const uint* at = As + buf * MMA_X_WORDS;                                                        \
-            local const uint* bt = Bs + buf * MMA_W_WORDS;                                                        \
-            for (int s = 0; s < QK / 2; s += 8) {                                                                 \
-                mma_frag_a a[MMA_FRAGS_N];                                                                        \
-                mma_frag_b b[MMA_FRAGS_M];                                                                        \
-                for (int i = 0; i < MMA_FRAGS_N; ++i) a[i] = mma_load_a(at, (wn + 16 * i) * MMA_ROW_WORDS + s);   \
-                for (int j = 0; j < MMA_FRAGS_M; j += 2) mma_load_b2(bt, (wm + 8 * j) * MMA_ROW_WORDS + s, b + j); \
-                for (int i = 0; i < MMA_FRAGS_N; ++i)                                                             \
-                    for (int j = 0; j < MMA_FRAGS_M; ++j) mma_frag(c[i][j], a[i], b[j], at, bt);                  \
-            }                                                                                                     \
-            if (next) {                                                                                           \
-                mma_put_x(xr, As + (buf ^ 1) * MMA_X_WORDS);                                                      \
-                PUT_W(wr, Bs + (buf ^ 1) * MMA_W_WORDS);                                                          \
-            }                                                                                                     \
+        for (int s = 0; s < steps; s += 2) {                                                                      \
+            if (s + 2 < steps) MMA_FETCH(FETCH_W, s + 2, xr0, wr0)                                                \
+            mma_step(c, As, Bs, wn, wm);                                                                          \
+            if (s + 1 < steps) MMA_PUT(PUT_W, 1, xr1, wr1)                                                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
+            if (s + 1 >= steps) break;                                                                            \
+            if (s + 3 < steps) MMA_FETCH(FETCH_W, s + 3, xr1, wr1)                                                \
+            mma_step(c, As + MMA_X_WORDS, Bs + MMA_W_WORDS, wn, wm);                                              \
+            if (s + 2 < steps) MMA_PUT(PUT_W, 0, xr0, wr0)                                                        \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
         }                                                                                                         \
         global const float* bias = CPTR(float, bb, boff);                                                         \
         const int bias_mode = first ? has_bias : 0;                                                               \
         const int lane = get_local_id(0) % 32;                                                                    \
-        for (int i = 0; i < MMA_FRAGS_N; ++i)                                                                     \
-            for (int j = 0; j < MMA_FRAGS_M; ++j)                                                                 \
-                for (int e = 0; e < 4; ++e) {                                                                     \
+        _Pragma("unroll") for (int i = 0; i < MMA_FRAGS_N; ++i)                                                   \
+            _Pragma("unroll") for (int j = 0; j < MMA_FRAGS_M; ++j)                                               \
+                _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                   \
                     const int n = n0 + wn + 16 * i + lane / 4 + (e / 2) * 8;                                      \
                     const int m = m0 + wm + 8 * j + 2 * (lane % 4) + e % 2;                                       \
                     if (n < N && m < M)                                                                           \
-                        y[(ulong)n * M + m] = c[i][j][e] + (bias_mode == 1   ? bias[m]                            \
-                                                            : bias_mode == 2 ? bias[(ulong)n * M + m]             \
-                                                                             : 0.f);                              \
+                        y[(ulong)n * M + m] = c[4 * (i * MMA_FRAGS_M + j) + e] + (bias_mode == 1 ? bias[m]       \
+                                                                   : bias_mode == 2 ? bias[(ulong)n * M + m]      \
+                                                                                    : 0.f);                       \
                 }                                                                                                 \
     }
 

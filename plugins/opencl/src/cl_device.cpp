@@ -190,7 +190,7 @@ constexpr const char* kKernelNames[] = {
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
-                                           "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0"};
+                                           "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
 
 }  // namespace
 
@@ -253,13 +253,13 @@ const MmaTiling& mma_tiling() {
         char end = 0;
         const int got = std::sscanf(e, "%d,%d,%d,%d%c", &c.warps_n, &c.warps_m, &c.frags_n, &c.frags_m, &end);
         auto pow2 = [](int v, int hi) { return v >= 1 && v <= hi && (v & (v - 1)) == 0; };
-        // Every work-item stages whole float4s of x and quarter blocks of
+        // Every work-item stages 8 halves of x at a time and quarter blocks of
         // weights (so the tile must divide into the group evenly), a fragment
         // load fills two weight tiles, and both K-step buffers of x and
         // weights (80 bytes a row) fit 48 KiB of local memory.
         const bool ok = (got == 2 || got == 4) && pow2(c.warps_n, 8) && pow2(c.warps_m, 8) && c.warps_n * c.warps_m <= 16 &&
                         pow2(c.frags_n, 8) && pow2(c.frags_m, 8) && c.frags_m >= 2 && c.frags_n * c.frags_m <= 16 &&
-                        (c.tile_n() * 8) % int64_t(c.group()) == 0 && (c.tile_m() * 4) % int64_t(c.group()) == 0 &&
+                        (c.tile_n() * 4) % int64_t(c.group()) == 0 && (c.tile_m() * 4) % int64_t(c.group()) == 0 &&
                         2 * (c.tile_n() + c.tile_m()) * 80 <= 48 * 1024;
         if (!ok) {
             std::fprintf(stderr,

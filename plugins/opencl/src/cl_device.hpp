@@ -57,11 +57,14 @@ MmaMode mma_mode();
 // each computing frags_n mma tiles of 16 activation rows by frags_m tiles of
 // 8 weight rows. HETERO_CL_MMA_WARPS=N,M[,FN,FM] tries others (see
 // mma_tiling() for the limits). The default, 4 x 2 warps of 32 x 32, was
-// the fastest on an H100 (Llama-7B shape, pp512, tok/s; 2,2,4,4 is the same
-// tile from 4 warps of 64 x 32): Q4_0 9,451 against 8,433 (2,2,4,4), 9,057
-// (2,4,4,4), 8,594 (2,4,2,4), 7,929 (2,2,2,8); Q8_0 and Q4_K in the same
-// order. HETERO_CL_LDMATRIX=0 has the fragments loaded a word at a time
-// instead of by ldmatrix (for diagnosis; about as fast there).
+// the fastest on an H100 (Llama-7B shape, pp512, tok/s, with x staged as
+// f16 and loads two K steps ahead): Q4_0 10,115 against 10,126 (2,2,4,4:
+// the same tile from 4 warps of 64 x 32) and 9,431 (2,4,2,4); Q4_K 5,692
+// against 5,225 and 3,834; TinyLlama Q4_0 46,718 against 45,975 and 44,388.
+// Earlier, before those two changes: 8,433 (2,2,4,4), 9,057 (2,4,4,4),
+// 7,929 (2,2,2,8) against 9,451; 4,4,2,4 (512 work-items) runs 4x slower.
+// HETERO_CL_LDMATRIX=0 has the fragments loaded a word at a time instead of
+// by ldmatrix (for diagnosis; about as fast there).
 struct MmaTiling {
     int warps_n = 4, warps_m = 2, frags_n = 2, frags_m = 4;
     size_t group() const { return size_t(32 * warps_n * warps_m); }

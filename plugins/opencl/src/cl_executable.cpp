@@ -407,6 +407,17 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
     try {
         for (size_t t = 0; t < g.tensors.size(); ++t)
             if (g.tensors[t].kind == HETERO_TENSOR_CONSTANT) check_alignment(g.tensors[t], uint32_t(t), constants[t].offset);
+        uint64_t x16_bytes = 0;
+        for (size_t n = 0; n < g.nodes.size(); ++n) {
+            const MatmulLaunch& mm = fusions.matmul[n];
+            if (fusions.absorbed[n] || mm.count == 0) continue;
+            const hetero_tensor_desc& x = g.tensors[size_t(mm.x)];
+            if (x.shape[0] > 1 && mma_gemm(g.tensors[size_t(mm.w[0])].dtype)) x16_bytes = std::max<uint64_t>(x16_bytes, 2 * uint64_t(sdk::element_count(x)));
+        }
+        if (x16_bytes > 0) {
+            x16_ = clCreateBuffer(device.context(), CL_MEM_READ_WRITE, x16_bytes, nullptr, &err);
+            cl_check(err, "allocating the f16 activations of the tensor-core GEMMs", HETERO_ERR_OUT_OF_MEMORY);
+        }
         auto ops = std::make_shared<std::vector<uint32_t>>();
         for (const hetero_node& node : g.nodes) ops->push_back(node.op);
         for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -477,7 +488,8 @@ void ClExecutable::release() {
     launches_.clear();
     if (arena_) clReleaseMemObject(arena_);
     if (error_flag_) clReleaseMemObject(error_flag_);
-    arena_ = error_flag_ = nullptr;
+    if (x16_) clReleaseMemObject(x16_);
+    arena_ = error_flag_ = x16_ = nullptr;
 }
 
 cl_kernel ClExecutable::make_kernel(const char* name) {
@@ -624,10 +636,13 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name, constants);
-    // Quantized prefill GEMMs run on tensor cores where the program has them.
-    const bool mma = !matvec && program_.mma() && quantized(wtype) &&
-                     program_.group_size(mma_gemm_kernel(wtype, planar_layout), mma_tiling().group()) >= mma_tiling().group();
-    if (mma) name = mma_gemm_kernel(wtype, planar_layout);
+    // Quantized prefill GEMMs run on tensor cores where the program has them,
+    // reading x as f16 from x16_.
+    const bool mma = !matvec && mma_gemm(wtype);
+    if (mma) {
+        name = mma_gemm_kernel(wtype, planar_layout);
+        add_x16_stage(mm, constants);
+    }
     Launch l;
     l.kernel = make_kernel(name.c_str());
     KernelGuard guard{l};
@@ -635,7 +650,12 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         set_arg(l.kernel, arg, error_flag_);
         set_arg(l.kernel, arg + 1, cl_ulong(0));
     };
-    set_tensor(l, 0, mm.x, constants);
+    if (mma) {
+        set_arg(l.kernel, 0, x16_);
+        set_arg(l.kernel, 1, cl_ulong(0));
+    } else {
+        set_tensor(l, 0, mm.x, constants);
+    }
     std::vector<int32_t> inputs{mm.x}, outputs;
     int64_t rows = 0;
     for (int i = 0; i < 3; ++i) {
@@ -730,6 +750,30 @@ bool ClExecutable::planar_eligible(int32_t w, const std::vector<sdk::BoundTensor
     // Device memory only (imported host pages may be the model file's,
     // read-only), and 16-byte aligned for the kernels' vector loads.
     return !cl_buffer(c.buffer).host() && c.offset % 16 == 0 && planar_layout_fits(t.dtype, sdk::row_width(t));
+}
+
+bool ClExecutable::mma_gemm(uint32_t wtype) const {
+    if (!program_.mma() || !quantized(wtype)) return false;
+    const size_t group = mma_tiling().group();
+    return program_.group_size(mma_gemm_kernel(wtype, false), group) >= group &&
+           (!sdk::is_block_dtype(wtype) || program_.group_size(mma_gemm_kernel(wtype, true), group) >= group);
+}
+
+void ClExecutable::add_x16_stage(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants) {
+    if (!x16_) sdk::fail(HETERO_ERR_INTERNAL, "tensor-core GEMM without its f16 activation buffer");
+    const uint64_t n = uint64_t(sdk::element_count(graph().tensors[size_t(mm.x)]));  // a multiple of 32: K is
+    Launch l;
+    l.kernel = make_kernel("stage_x_f16");
+    KernelGuard guard{l};
+    set_tensor(l, 0, mm.x, constants);
+    set_arg(l.kernel, 2, x16_);
+    set_arg(l.kernel, 3, cl_ulong(n / 4));
+    l.dims = 1;
+    l.local[0] = 64;
+    l.global[0] = size_t((n / 4 + 63) / 64 * 64);
+    describe(l, {mm.x}, {});
+    guard.armed = false;
+    launches_.push_back(std::move(l));
 }
 
 bool ClExecutable::planar_constants(const int32_t* ws, int count, const std::vector<sdk::BoundTensor>& constants) {

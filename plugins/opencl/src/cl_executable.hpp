@@ -106,6 +106,10 @@ private:
     // Whether the launch's Q4_K / Q5_K weights can be read in place by the
     // planar kernels' int8 form (kernels/kquant.cl): constant, 16-byte aligned.
     bool int8_kquant_matvec(const MatmulLaunch& mm, int64_t K, size_t wg_cap, const std::vector<sdk::BoundTensor>& constants);
+    // Whether a prefill GEMM over `wtype` weights runs on tensor cores.
+    bool mma_gemm(uint32_t wtype) const;
+    // The launch converting a tensor-core GEMM's x to f16 in x16_.
+    void add_x16_stage(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants);
     // Nodes n..n+3: the ROPE pair and the K/V stores (see can_fuse_rope_store).
     void add_rope_store(uint32_t n, const std::vector<sdk::BoundTensor>& constants);
     cl_kernel make_kernel(const char* name);
@@ -126,6 +130,9 @@ private:
     const Program& program_;
     cl_mem arena_ = nullptr;
     cl_mem error_flag_ = nullptr;
+    // x of the tensor-core GEMMs as f16, written just before each reads it:
+    // rounded once per launch, not once per weight tile, and half the bytes.
+    cl_mem x16_ = nullptr;
     std::vector<uint64_t> internal_offset_;
     std::vector<Launch> launches_;
     std::shared_ptr<const std::vector<uint32_t>> node_ops_;  // op of each node, for error messages
