@@ -139,31 +139,56 @@ inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
     }
 }
 
-// c (16 x 8, f32) += a (16 x 16 at row a_row, f16) * b (8 x 16 at row b_row,
-// f16)^T over halves k0..k0+15 of local rows a_words and b_words 32-bit
-// words apart. Fragment layout of mma.m16n8k16 (PTX ISA): lane = 4 g + t;
-// a0..a3 hold (row g, k 2t..2t+1), (g+8, 2t), (g, 2t+8), (g+8, 2t+8); b0, b1
-// hold (col g, k 2t), (g, 2t+8); c0..c3 are (g, 2t), (g, 2t+1), (g+8, 2t),
-// (g+8, 2t+1). Used by attention_mma (attention.cl).
-inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
-                        int k0) {
-    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
+// Fragment layout of mma.m16n8k16 (PTX ISA): lane = 4 g + t; a0..a3 hold
+// (row g, k 2t..2t+1), (g+8, 2t), (g, 2t+8), (g+8, 2t+8); b0, b1 hold (col g,
+// k 2t), (g, 2t+8); c0..c3 are (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+// A tile argument below is the 32-bit word of its row 0, k 0 in local
+// memory, with rows `words` apart.
 #ifdef NV_PTX
-    local const uint* a = As + (a_row + g) * a_words + k0 / 2 + t;
-    local const uint* b = Bs + (b_row + g) * b_words + k0 / 2 + t;
-    const uint a0 = a[0], a1 = a[8 * a_words], a2 = a[4], a3 = a[8 * a_words + 4];
-    const uint b0 = b[0], b1 = b[4];
+// This lane's words of the 16 x 16 a fragment / of the 8 x 16 b fragment.
+inline uint4 mma_words_a(local const uint* tile, int words) {
+    const int lane = get_local_id(0) % 32;
+    local const uint* a = tile + (lane / 4) * words + lane % 4;
+    return (uint4)(a[0], a[8 * words], a[4], a[8 * words + 4]);
+}
+
+inline uint2 mma_words_b(local const uint* tile, int words) {
+    const int lane = get_local_id(0) % 32;
+    local const uint* b = tile + (lane / 4) * words + lane % 4;
+    return (uint2)(b[0], b[4]);
+}
+
+// c += a b^T on the fragments.
+inline void mma_sync(float* c, uint4 a, uint2 b) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
+}
 #else
+// The same arithmetic in plain OpenCL C, reading the tiles.
+inline void mma_emulate(float* c, local const uint* a_tile, int a_words, local const uint* b_tile, int b_words) {
+    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
     for (int e = 0; e < 4; ++e) {
-        local const half* a = (local const half*)(As + (a_row + g + (e / 2) * 8) * a_words) + k0;
-        local const half* b = (local const half*)(Bs + (b_row + 2 * t + e % 2) * b_words) + k0;
+        local const half* a = (local const half*)(a_tile + (g + (e / 2) * 8) * a_words);
+        local const half* b = (local const half*)(b_tile + (2 * t + e % 2) * b_words);
         float s = c[e];
         for (int k = 0; k < 16; ++k) s = fma(vload_half(k, a), vload_half(k, b), s);
         c[e] = s;
     }
+}
+#endif
+
+// c (16 x 8, f32) += a (16 x 16 at row a_row, f16) * b (8 x 16 at row b_row,
+// f16)^T over halves k0..k0+15 (k0 % 16 == 0) of local rows a_words and
+// b_words 32-bit words apart. Used by attention_mma (attention.cl).
+inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
+                        int k0) {
+    local const uint* a = As + a_row * a_words + k0 / 2;
+    local const uint* b = Bs + b_row * b_words + k0 / 2;
+#ifdef NV_PTX
+    mma_sync(c, mma_words_a(a, a_words), mma_words_b(b, b_words));
+#else
+    mma_emulate(c, a, a_words, b, b_words);
 #endif
 }
 
@@ -190,11 +215,10 @@ inline uint4 ldmatrix_x4(local const uint* row) {
 // The 16 x 16 fragment at word offset `at` (row, k): matrices (rows 0-7,
 // k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) are a0..a3.
 inline mma_frag_a mma_load_a(local const uint* As, int at) {
-    const int lane = get_local_id(0) % 32;
 #ifdef MMA_WORD_LOADS
-    local const uint* a = As + at + (lane / 4) * MMA_ROW_WORDS + lane % 4;
-    return (uint4)(a[0], a[8 * MMA_ROW_WORDS], a[4], a[8 * MMA_ROW_WORDS + 4]);
+    return mma_words_a(As + at, MMA_ROW_WORDS);
 #else
+    const int lane = get_local_id(0) % 32;
     return ldmatrix_x4(As + at + ((lane % 8) + 8 * ((lane / 8) % 2)) * MMA_ROW_WORDS + 4 * (lane / 16));
 #endif
 }
@@ -202,23 +226,18 @@ inline mma_frag_a mma_load_a(local const uint* As, int at) {
 // Tiles of weight rows 0-7 and 8-15 at word offset `at`: matrices (rows
 // 0-7, k 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15) are b0, b1 of each.
 inline void mma_load_b2(local const uint* Bs, int at, mma_frag_b* b) {
-    const int lane = get_local_id(0) % 32;
 #ifdef MMA_WORD_LOADS
-    local const uint* r = Bs + at + (lane / 4) * MMA_ROW_WORDS + lane % 4;
-    b[0] = (uint2)(r[0], r[4]);
-    b[1] = (uint2)(r[8 * MMA_ROW_WORDS], r[8 * MMA_ROW_WORDS + 4]);
+    b[0] = mma_words_b(Bs + at, MMA_ROW_WORDS);
+    b[1] = mma_words_b(Bs + at + 8 * MMA_ROW_WORDS, MMA_ROW_WORDS);
 #else
+    const int lane = get_local_id(0) % 32;
     const uint4 r = ldmatrix_x4(Bs + at + ((lane % 8) + 8 * (lane / 16)) * MMA_ROW_WORDS + 4 * ((lane / 8) % 2));
     b[0] = r.xy;
     b[1] = r.zw;
 #endif
 }
 
-inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As, local const uint* Bs) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
-}
+inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As, local const uint* Bs) { mma_sync(c, a, b); }
 #else
 typedef int mma_frag_a;
 typedef int mma_frag_b;
@@ -231,14 +250,7 @@ inline void mma_load_b2(local const uint* Bs, int at, mma_frag_b* b) {
 }
 
 inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As, local const uint* Bs) {
-    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
-    for (int e = 0; e < 4; ++e) {
-        local const half* ar = (local const half*)(As + a + (g + (e / 2) * 8) * MMA_ROW_WORDS);
-        local const half* br = (local const half*)(Bs + b + (2 * t + e % 2) * MMA_ROW_WORDS);
-        float s = c[e];
-        for (int k = 0; k < 16; ++k) s = fma(vload_half(k, ar), vload_half(k, br), s);
-        c[e] = s;
-    }
+    mma_emulate(c, As + a, MMA_ROW_WORDS, Bs + b, MMA_ROW_WORDS);
 }
 #endif
 
