@@ -2,6 +2,7 @@
 // comes next. See attention_mma.cl.
 #ifdef MMA_KERNELS
 #define AM_HD 128
+#define AM_KEYS 32
 #define AM_ROWS AM_ROWS_HD128
 #define AM_NAME attention_mma_hd128
 #endif  // MMA_KERNELS

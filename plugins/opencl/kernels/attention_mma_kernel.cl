@@ -1,22 +1,29 @@
-// The tensor-core prefill attention kernel for one head dim (AM_HD), query
-// rows per work-group (AM_ROWS) and name (AM_NAME), which the file before it
-// in the program defines; see attention_mma.cl.
+// The tensor-core prefill attention kernel for one head dim (AM_HD), keys
+// per tile (AM_KEYS), query rows per work-group (AM_ROWS) and name
+// (AM_NAME), which the file before it in the program defines; see
+// attention_mma.cl.
 #ifdef MMA_KERNELS
 #define AM_WG (32 * AM_ROWS / 16)
-// Local row stride in 32-bit words of a row of AM_HD halves + 8: the mma
-// fragment loads of a warp then hit 32 different banks.
-#define AM_WIDE (AM_HD / 2 + 4)
+#define AM_W AM_ROW_WORDS(AM_HD)
+#define AM_STAGE (2 * AM_KEYS * AM_W)  // words of one buffer: K tile, then V tile
+#if AM_ROWS > 2 * AM_KEYS
+#error "Q staging shares a K/V buffer: AM_ROWS must be at most 2 * AM_KEYS"
+#endif
 
 __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff, global const uchar* vb, ulong voff,
     global const uchar* pb, ulong poff, global uchar* yb, ulong yoff, int N, int H, int Hkv, int Hd, int C, float scale,
     int kv_f16, global int* err, int node, int window, float cap) {
-    local uint Qs[AM_ROWS * AM_WIDE];
-    local uint Ks[AM_KEYS * AM_WIDE];
-    local uint Vt[AM_HD * AM_NARROW];  // transposed: a row per head dim
-    local uint Ps[AM_ROWS * AM_NARROW];
-    local float Ss[AM_ROWS * AM_S];
-    local float row_max[AM_ROWS], row_sum[AM_ROWS], row_corr[AM_ROWS];
+    local uint4 buffers4[2 * AM_STAGE / 4];  // uint4: ldmatrix and cp.async need 16-byte rows
+    local uint* buffers = (local uint*)buffers4;
+#ifdef NV_PTX
+    local uint* Qs = buffers + AM_STAGE;  // until Q's fragments are registers
+    local float* const red = 0;           // unused: quads reduce by shuffles
+#else
+    local uint Qs[AM_ROWS * AM_W];
+    local uint Ps[AM_ROWS * AM_ROW_WORDS(AM_KEYS)];
+    local float red[AM_WG];
+#endif
     local int row_pos[AM_ROWS];
     local int row_first[AM_ROWS];  // first key of the row's window
     local int block_last, block_first;
@@ -44,109 +51,179 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
         }
         row_pos[lid] = p;
         row_first[lid] = p >= 0 ? window_first(p, window) : 0;
-        row_max[lid] = -INFINITY;
-        row_sum[lid] = 0.f;
         if (p >= 0) {
             atomic_max(&block_last, p);
             atomic_min(&block_first, row_first[lid]);
         }
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int last = block_last;
+    const int start = block_first == INT_MAX ? 0 : block_first;
+    const ulong stride = (ulong)Hkv * AM_HD;
+    global const uchar* kbase = kb + koff;
+    global const uchar* vbase = vb + voff;
+    const bool async = ((koff | voff) & 15) == 0 && (((ulong)(uintptr_t)kb | (ulong)(uintptr_t)vb) & 15) == 0;
+    if (start <= last) am_stage_kv(buffers, buffers + AM_KEYS * AM_W, kbase, vbase, start, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
+    am_copy_commit();
+
     // Q, scaled so that scores come out in base 2.
     const float qscale = scale * M_LOG2E_F;
     for (int u = lid; u < AM_ROWS * AM_HD / 4; u += AM_WG) {
         const int r = u / (AM_HD / 4), d = 4 * (u % (AM_HD / 4));
         float4 v = (float4)(0.f);
         if (n0 + r < N) v = vload4(0, CPTR(float, qb, qoff) + ((ulong)(n0 + r) * H + h) * AM_HD + d) * qscale;
-        vstore_half4(v, 0, (local half*)(Qs + r * AM_WIDE) + d);
+        vstore_half4(v, 0, (local half*)(Qs + r * AM_W) + d);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int last = block_last;
-    const int start = block_first == INT_MAX ? 0 : block_first;
+    local const uint* q_tile = Qs + 16 * warp * AM_W;
+#ifdef NV_PTX
+    uint4 qf[AM_HD / 16];
+#pragma unroll
+    for (int k = 0; k < AM_HD / 16; ++k) qf[k] = ldmatrix_a(q_tile + 8 * k, AM_W);
+    barrier(CLK_LOCAL_MEM_FENCE);  // the second buffer is Q's until here
+#endif
+
+    // This lane's two rows (g and g + 8 of the warp's 16): what they may see.
+    const int r_lo = 16 * warp + g, r_hi = r_lo + 8;
+    const int pos_lo = row_pos[r_lo], pos_hi = row_pos[r_hi];
+    const int first_lo = row_first[r_lo], first_hi = row_first[r_hi];
     const float cap2 = cap * M_LOG2E_F;  // the soft-cap in base-2 score units
-
+    float m_lo = -INFINITY, m_hi = -INFINITY;  // running row maxima
+    float l_lo = 0.f, l_hi = 0.f;              // this lane's part of the running row sums
     float o[AM_HD / 8][4];
+#pragma unroll
     for (int j = 0; j < AM_HD / 8; ++j)
+#pragma unroll
         for (int e = 0; e < 4; ++e) o[j][e] = 0.f;
-    const ulong cache_stride = (ulong)Hkv * Hd;
-    global const uchar* kbase = kb + koff;
-    global const uchar* vbase = vb + voff;
-    for (int c0 = start; c0 <= last; c0 += AM_KEYS) {
-        // Keys past `last` may be unwritten cache rows (even NaN): never read them.
-        for (int u = lid; u < AM_KEYS * AM_HD / 4; u += AM_WG) {
-            const int key = u / (AM_HD / 4), d = 4 * (u % (AM_HD / 4));
-            float4 kv = (float4)(0.f), vv = (float4)(0.f);
-            if (c0 + key <= last) {
-                const ulong at = (ulong)(c0 + key) * cache_stride + (ulong)hk * AM_HD + d;
-                kv = kv_load4(kbase, kv_f16, at);
-                vv = kv_load4(vbase, kv_f16, at);
-            }
-            vstore_half4(kv, 0, (local half*)(Ks + key * AM_WIDE) + d);
-            local half* vt = (local half*)(Vt + d * AM_NARROW) + key;
-            vstore_half(vv.x, 0, vt);
-            vstore_half(vv.y, 0, vt + 2 * AM_NARROW);
-            vstore_half(vv.z, 0, vt + 4 * AM_NARROW);
-            vstore_half(vv.w, 0, vt + 6 * AM_NARROW);
+
+    for (int c0 = start, tile = 0; c0 <= last; c0 += AM_KEYS, ++tile) {
+        local uint* Ks = buffers + (tile % 2) * AM_STAGE;
+        local uint* Vs = Ks + AM_KEYS * AM_W;
+        // The next tile into the other buffer, while this one is used.
+        if (c0 + AM_KEYS <= last) {
+            local uint* next = buffers + ((tile + 1) % 2) * AM_STAGE;
+            am_stage_kv(next, next + AM_KEYS * AM_W, kbase, vbase, c0 + AM_KEYS, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
         }
+        am_copy_commit();
+        am_copy_wait_previous();
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        // Scores of the warp's 16 rows, soft-capped, masked causally and by the window.
-        float s[4][4];
-        for (int j = 0; j < 4; ++j) {
+        // Scores of the warp's 16 rows.
+        float s[AM_KEYS / 8][4];
+#pragma unroll
+        for (int j = 0; j < AM_KEYS / 8; ++j)
+#pragma unroll
             for (int e = 0; e < 4; ++e) s[j][e] = 0.f;
-            for (int k = 0; k < AM_HD; k += 16) mma_16x8x16(s[j], Qs, AM_WIDE, 16 * warp, Ks, AM_WIDE, 8 * j, k);
+#pragma unroll
+        for (int j = 0; j < AM_KEYS / 8; j += 2)
+#pragma unroll
+            for (int k = 0; k < AM_HD / 16; ++k) {
+#ifdef NV_PTX
+                const uint4 b = ldmatrix_b2(Ks + 8 * j * AM_W + 8 * k, AM_W);
+                mma_sync(s[j], qf[k], b.xy);
+                mma_sync(s[j + 1], qf[k], b.zw);
+#else
+                mma_emulate(s[j], q_tile + 8 * k, AM_W, Ks + 8 * j * AM_W + 8 * k, AM_W);
+                mma_emulate(s[j + 1], q_tile + 8 * k, AM_W, Ks + 8 * (j + 1) * AM_W + 8 * k, AM_W);
+#endif
+            }
+
+        // Masked (causally and by the window), soft-capped; the tile's row maxima.
+        float tmax_lo = -INFINITY, tmax_hi = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < AM_KEYS / 8; ++j)
+#pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int r = 16 * warp + g + (e / 2) * 8, key = 8 * j + 2 * t + e % 2;
-                Ss[r * AM_S + key] = c0 + key <= row_pos[r] && c0 + key >= row_first[r] ? soft_cap(s[j][e], cap2) : -INFINITY;
+                const int key = c0 + 8 * j + 2 * t + e % 2;
+                const bool hi = e >= 2;
+                const bool seen = hi ? key <= pos_hi && key >= first_hi : key <= pos_lo && key >= first_lo;
+                const float v = seen ? soft_cap(s[j][e], cap2) : -INFINITY;
+                s[j][e] = v;
+                if (hi)
+                    tmax_hi = fmax(tmax_hi, v);
+                else
+                    tmax_lo = fmax(tmax_lo, v);
             }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        tmax_lo = am_quad_max(tmax_lo, red);
+        tmax_hi = am_quad_max(tmax_hi, red);
 
-        // Online softmax, one work-item per row.
-        if (lid < AM_ROWS) {
-            local const float* sr = Ss + lid * AM_S;
-            float tile_max = -INFINITY;
-            for (int k = 0; k < AM_KEYS; ++k) tile_max = fmax(tile_max, sr[k]);
-            const float m_old = row_max[lid], m_new = fmax(m_old, tile_max);
-            // A row with nothing to attend to yet keeps p = 0 (no inf - inf).
-            const bool none = m_new == -INFINITY;
-            float sum = 0.f;
-            local half* pr = (local half*)(Ps + lid * AM_NARROW);
-            for (int k = 0; k < AM_KEYS; ++k) {
-                const float p = none ? 0.f : exp2(sr[k] - m_new);
-                sum += p;
-                vstore_half(p, k, pr);
+        // Online softmax on the accumulators. A row with nothing to attend
+        // to yet keeps p = 0 (no inf - inf).
+        const float mnew_lo = fmax(m_lo, tmax_lo), mnew_hi = fmax(m_hi, tmax_hi);
+        const float corr_lo = mnew_lo == -INFINITY ? 1.f : exp2(m_lo - mnew_lo);
+        const float corr_hi = mnew_hi == -INFINITY ? 1.f : exp2(m_hi - mnew_hi);
+        m_lo = mnew_lo;
+        m_hi = mnew_hi;
+        float sum_lo = 0.f, sum_hi = 0.f;
+#pragma unroll
+        for (int j = 0; j < AM_KEYS / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const bool hi = e >= 2;
+                const float m = hi ? mnew_hi : mnew_lo;
+                const float p = m == -INFINITY ? 0.f : exp2(s[j][e] - m);
+                s[j][e] = p;
+                if (hi)
+                    sum_hi += p;
+                else
+                    sum_lo += p;
             }
-            const float corr = none ? 1.f : exp2(m_old - m_new);
-            row_corr[lid] = corr;
-            row_sum[lid] = row_sum[lid] * corr + sum;
-            row_max[lid] = m_new;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-
-        // Rescale, then O += P V.
-        const float corr_lo = row_corr[16 * warp + g], corr_hi = row_corr[16 * warp + g + 8];
+        l_lo = l_lo * corr_lo + sum_lo;
+        l_hi = l_hi * corr_hi + sum_hi;
+#pragma unroll
         for (int j = 0; j < AM_HD / 8; ++j) {
             o[j][0] *= corr_lo;
             o[j][1] *= corr_lo;
             o[j][2] *= corr_hi;
             o[j][3] *= corr_hi;
-            for (int k = 0; k < AM_KEYS; k += 16) mma_16x8x16(o[j], Ps, AM_NARROW, 16 * warp, Vt, AM_NARROW, 8 * j, k);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);  // the next tile overwrites K, V and P
+
+        // O += P V, 16 keys a step.
+#ifndef NV_PTX
+        local uint* p_tile = Ps + 16 * warp * AM_ROW_WORDS(AM_KEYS);
+        for (int j = 0; j < AM_KEYS / 8; ++j)
+            for (int e = 0; e < 4; ++e)
+                vstore_half(s[j][e], 8 * j + 2 * t + e % 2, (local half*)(p_tile + (g + (e / 2) * 8) * AM_ROW_WORDS(AM_KEYS)));
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+        for (int k = 0; k < AM_KEYS / 16; ++k) {
+#ifdef NV_PTX
+            const uint4 a = (uint4)(am_pack_f16x2(s[2 * k][0], s[2 * k][1]), am_pack_f16x2(s[2 * k][2], s[2 * k][3]),
+                                    am_pack_f16x2(s[2 * k + 1][0], s[2 * k + 1][1]), am_pack_f16x2(s[2 * k + 1][2], s[2 * k + 1][3]));
+#pragma unroll
+            for (int j = 0; j < AM_HD / 8; j += 2) {
+                const uint4 b = ldmatrix_b2_trans(Vs + 16 * k * AM_W + 4 * j, AM_W);
+                mma_sync(o[j], a, b.xy);
+                mma_sync(o[j + 1], a, b.zw);
+            }
+#else
+            for (int j = 0; j < AM_HD / 8; ++j)
+                mma_emulate_strided(o[j], p_tile + 8 * k, AM_ROW_WORDS(AM_KEYS), Vs + 16 * k * AM_W + 4 * j, 1, 2 * AM_W);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);  // the next tile's copies overwrite this buffer
     }
 
-    for (int e = 0; e < 4; ++e) {
-        const int r = 16 * warp + g + (e / 2) * 8, n = n0 + r;
-        if (n >= N) continue;
-        const float inv = row_pos[r] < 0 ? 0.f : 1.f / row_sum[r];
-        global float* y = PTR(float, yb, yoff) + ((ulong)n * H + h) * AM_HD;
-        for (int j = 0; j < AM_HD / 8; ++j) y[8 * j + 2 * t + e % 2] = o[j][e] * inv;
+    // Row sums over the quad; rows with a bad position come out zero.
+    l_lo = am_quad_sum(l_lo, red);
+    l_hi = am_quad_sum(l_hi, red);
+    const float inv_lo = pos_lo < 0 ? 0.f : 1.f / l_lo, inv_hi = pos_hi < 0 ? 0.f : 1.f / l_hi;
+    global float* y = PTR(float, yb, yoff);
+    const int n_lo = n0 + r_lo, n_hi = n0 + r_hi;
+#pragma unroll
+    for (int j = 0; j < AM_HD / 8; ++j) {
+        const int d = 8 * j + 2 * t;
+        if (n_lo < N) vstore2((float2)(o[j][0], o[j][1]) * inv_lo, 0, y + ((ulong)n_lo * H + h) * AM_HD + d);
+        if (n_hi < N) vstore2((float2)(o[j][2], o[j][3]) * inv_hi, 0, y + ((ulong)n_hi * H + h) * AM_HD + d);
     }
 }
 
-#undef AM_WIDE
+#undef AM_STAGE
+#undef AM_W
 #undef AM_WG
 #undef AM_NAME
 #undef AM_ROWS
+#undef AM_KEYS
 #undef AM_HD
 #endif  // MMA_KERNELS

@@ -164,46 +164,10 @@ inline void mma_sync(float* c, uint4 a, uint2 b) {
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
-#else
-// The same arithmetic in plain OpenCL C, reading the tiles.
-inline void mma_emulate(float* c, local const uint* a_tile, int a_words, local const uint* b_tile, int b_words) {
-    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
-    for (int e = 0; e < 4; ++e) {
-        local const half* a = (local const half*)(a_tile + (g + (e / 2) * 8) * a_words);
-        local const half* b = (local const half*)(b_tile + (2 * t + e % 2) * b_words);
-        float s = c[e];
-        for (int k = 0; k < 16; ++k) s = fma(vload_half(k, a), vload_half(k, b), s);
-        c[e] = s;
-    }
-}
-#endif
-
-// c (16 x 8, f32) += a (16 x 16 at row a_row, f16) * b (8 x 16 at row b_row,
-// f16)^T over halves k0..k0+15 (k0 % 16 == 0) of local rows a_words and
-// b_words 32-bit words apart. Used by attention_mma (attention.cl).
-inline void mma_16x8x16(float* c, local const uint* As, int a_words, int a_row, local const uint* Bs, int b_words, int b_row,
-                        int k0) {
-    local const uint* a = As + a_row * a_words + k0 / 2;
-    local const uint* b = Bs + b_row * b_words + k0 / 2;
-#ifdef NV_PTX
-    mma_sync(c, mma_words_a(a, a_words), mma_words_b(b, b_words));
-#else
-    mma_emulate(c, a, a_words, b, b_words);
-#endif
-}
-
-// The GEMM's fragments. With NV_PTX they are registers in mma.m16n8k16's
-// layout (above), filled by ldmatrix: one instruction loads a whole 16 x 16
-// activation fragment, or the fragments of two 8-row weight tiles, where
-// single-word loads took four. In emulation a fragment is the word offset of
-// its first row and k in the local tile, and the mma reads local memory.
-#ifdef NV_PTX
-typedef uint4 mma_frag_a;
-typedef uint2 mma_frag_b;
 
 // Four 8 x 8 f16 matrices: lanes 8i..8i+7 give the rows of matrix i; lane
-// 4g + t receives word t of row g of each. MMA_WORD_LOADS (the host's
-// HETERO_CL_LDMATRIX=0) reads the same words one by one instead.
+// 4g + t receives word t of row g of each (.trans: halves 2t and 2t+1 of
+// column g, i.e. of rows 2t and 2t+1).
 inline uint4 ldmatrix_x4(local const uint* row) {
     uint4 r;
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -212,26 +176,82 @@ inline uint4 ldmatrix_x4(local const uint* row) {
     return r;
 }
 
-// The 16 x 16 fragment at word offset `at` (row, k): matrices (rows 0-7,
-// k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) are a0..a3.
+inline uint4 ldmatrix_x4_trans(local const uint* row) {
+    uint4 r;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "r"((uint)(uintptr_t)row));
+    return r;
+}
+
+// Fragments from local tiles whose rows are `words` 32-bit words apart (16
+// bytes a multiple, for ldmatrix). The 16 x 16 a fragment at `tile`:
+// matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) are
+// a0..a3.
+inline uint4 ldmatrix_a(local const uint* tile, int words) {
+    const int lane = get_local_id(0) % 32;
+    return ldmatrix_x4(tile + ((lane % 8) + 8 * ((lane / 8) % 2)) * words + 4 * (lane / 16));
+}
+
+// The b fragments of two 8-row tiles (rows 0-7: .xy, rows 8-15: .zw) over
+// k 0-15, rows being the n of the product.
+inline uint4 ldmatrix_b2(local const uint* tile, int words) {
+    const int lane = get_local_id(0) % 32;
+    return ldmatrix_x4(tile + ((lane % 8) + 8 * (lane / 16)) * words + 4 * ((lane / 8) % 2));
+}
+
+// The same from a tile stored k-major (16 rows of k, n along the row): the
+// b fragments of n 0-7 (.xy) and 8-15 (.zw).
+inline uint4 ldmatrix_b2_trans(local const uint* tile, int words) {
+    const int lane = get_local_id(0) % 32;
+    return ldmatrix_x4_trans(tile + ((lane % 8) + 8 * ((lane / 8) % 2)) * words + 4 * (lane / 16));
+}
+#else
+// The same arithmetic in plain OpenCL C, reading the tiles: b's element
+// (n, k) is half n * b_n + k * b_k of b_tile (a k-major tile has b_n = 1).
+inline void mma_emulate_strided(float* c, local const uint* a_tile, int a_words, local const uint* b_tile, int b_n, int b_k) {
+    const int lane = get_local_id(0) % 32, g = lane / 4, t = lane % 4;
+    for (int e = 0; e < 4; ++e) {
+        local const half* a = (local const half*)(a_tile + (g + (e / 2) * 8) * a_words);
+        local const half* b = (local const half*)b_tile + (2 * t + e % 2) * b_n;
+        float s = c[e];
+        for (int k = 0; k < 16; ++k) s = fma(vload_half(k, a), vload_half(k * b_k, b), s);
+        c[e] = s;
+    }
+}
+
+inline void mma_emulate(float* c, local const uint* a_tile, int a_words, local const uint* b_tile, int b_words) {
+    mma_emulate_strided(c, a_tile, a_words, b_tile, 2 * b_words, 1);
+}
+#endif
+
+// The GEMM's fragments. With NV_PTX they are registers in mma.m16n8k16's
+// layout (above), filled by ldmatrix: one instruction loads a whole 16 x 16
+// activation fragment, or the fragments of two 8-row weight tiles, where
+// single-word loads took four (MMA_WORD_LOADS, the host's
+// HETERO_CL_LDMATRIX=0, reads the same words one by one instead). In
+// emulation a fragment is the word offset of its first row and k in the
+// local tile, and the mma reads local memory.
+#ifdef NV_PTX
+typedef uint4 mma_frag_a;
+typedef uint2 mma_frag_b;
+
+// The 16 x 16 fragment at word offset `at` (row, k).
 inline mma_frag_a mma_load_a(local const uint* As, int at) {
 #ifdef MMA_WORD_LOADS
     return mma_words_a(As + at, MMA_ROW_WORDS);
 #else
-    const int lane = get_local_id(0) % 32;
-    return ldmatrix_x4(As + at + ((lane % 8) + 8 * ((lane / 8) % 2)) * MMA_ROW_WORDS + 4 * (lane / 16));
+    return ldmatrix_a(As + at, MMA_ROW_WORDS);
 #endif
 }
 
-// Tiles of weight rows 0-7 and 8-15 at word offset `at`: matrices (rows
-// 0-7, k 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15) are b0, b1 of each.
+// Tiles of weight rows 0-7 and 8-15 at word offset `at`.
 inline void mma_load_b2(local const uint* Bs, int at, mma_frag_b* b) {
 #ifdef MMA_WORD_LOADS
     b[0] = mma_words_b(Bs + at, MMA_ROW_WORDS);
     b[1] = mma_words_b(Bs + at + 8 * MMA_ROW_WORDS, MMA_ROW_WORDS);
 #else
-    const int lane = get_local_id(0) % 32;
-    const uint4 r = ldmatrix_x4(Bs + at + ((lane % 8) + 8 * (lane / 16)) * MMA_ROW_WORDS + 4 * ((lane / 8) % 2));
+    const uint4 r = ldmatrix_b2(Bs + at, MMA_ROW_WORDS);
     b[0] = r.xy;
     b[1] = r.zw;
 #endif

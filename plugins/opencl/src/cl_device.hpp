@@ -82,10 +82,11 @@ struct MmaAttentionKernel {
     uint64_t local_bytes;
     size_t group() const { return size_t(32 * rows / 16); }
 };
-// 34 and 35 KiB of local memory at these sizes, asked for with some room.
+// 36 and 34 KiB of local memory at these sizes (two buffers of K and V
+// tiles), asked for with some room.
 inline constexpr MmaAttentionKernel kMmaAttentionKernels[] = {
     {64, 64, "attention_mma_hd64", 40 * 1024},
-    {128, 32, "attention_mma_hd128", 40 * 1024},
+    {128, 64, "attention_mma_hd128", 40 * 1024},
 };
 // The kernel for a head dim, or null where none takes it.
 inline const MmaAttentionKernel* mma_attention_kernel(int64_t head_dim) {
