@@ -25,37 +25,10 @@
 // of 16-byte units, so the 8 rows of an ldmatrix fall in 8 bank groups.
 #define AM_ROW_WORDS(hd) ((hd) / 2 + 4)
 
-// 16 bytes of the cache to local memory, zeros where !valid (rows past the
-// block's last position may be unwritten, even NaN: never read them).
-// `async` needs 16-byte aligned sources; other sources are read as halves.
-inline void am_copy16(local uint* dst, global const uchar* src, bool valid, bool async) {
-#ifdef NV_PTX
-    if (async) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(uintptr_t)dst), "l"(src), "r"(valid ? 16 : 0)
-                     : "memory");
-        return;
-    }
-#endif
-    *(local uint4*)dst = valid ? as_uint4(vload8(0, (global const ushort*)src)) : (uint4)(0u);
-}
-
-// Closes the group of copies issued since the last call / waits until all
-// but the latest group have landed (this work-item's copies; a barrier
-// after makes every work-item's visible).
-inline void am_copy_commit(void) {
-#ifdef NV_PTX
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-inline void am_copy_wait_previous(void) {
-#ifdef NV_PTX
-    asm volatile("cp.async.wait_group 1;" ::: "memory");
-#endif
-}
-
 // K and V rows c0.. c0 + keys - 1 of KV head hk (f16 cache, row stride
 // `stride` halves) into local tiles with rows of AM_ROW_WORDS(hd) words.
+// Rows past the block's last position may be unwritten, even NaN: they are
+// never read, their tile rows are zeros.
 inline void am_stage_kv(local uint* Ks, local uint* Vs, global const uchar* kbase, global const uchar* vbase, int c0, int last,
                         ulong stride, int hk, int hd, int keys, int wg, bool async) {
     const int words = AM_ROW_WORDS(hd);
@@ -63,8 +36,8 @@ inline void am_stage_kv(local uint* Ks, local uint* Vs, global const uchar* kbas
         const int key = u / (hd / 8), d = 8 * (u % (hd / 8));
         const bool valid = c0 + key <= last;
         const ulong at = valid ? 2 * ((ulong)(c0 + key) * stride + (ulong)hk * hd + d) : 0;
-        am_copy16(Ks + key * words + d / 2, kbase + at, valid, async);
-        am_copy16(Vs + key * words + d / 2, vbase + at, valid, async);
+        copy16_async(Ks + key * words + d / 2, kbase + at, valid, async);
+        copy16_async(Vs + key * words + d / 2, vbase + at, valid, async);
     }
 }
 

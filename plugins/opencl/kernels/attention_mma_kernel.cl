@@ -64,7 +64,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     global const uchar* vbase = vb + voff;
     const bool async = ((koff | voff) & 15) == 0 && (((ulong)(uintptr_t)kb | (ulong)(uintptr_t)vb) & 15) == 0;
     if (start <= last) am_stage_kv(buffers, buffers + AM_KEYS * AM_W, kbase, vbase, start, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
-    am_copy_commit();
+    copy_async_commit();
 
     // Q, scaled so that scores come out in base 2.
     const float qscale = scale * M_LOG2E_F;
@@ -104,8 +104,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
             local uint* next = buffers + ((tile + 1) % 2) * AM_STAGE;
             am_stage_kv(next, next + AM_KEYS * AM_W, kbase, vbase, c0 + AM_KEYS, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
         }
-        am_copy_commit();
-        am_copy_wait_previous();
+        copy_async_commit();
+        copy_async_wait_previous();
         barrier(CLK_LOCAL_MEM_FENCE);
 
         // Scores of the warp's 16 rows.

@@ -24,16 +24,16 @@
 // weight rows. The more tiles a warp owns, the more mma instructions each
 // fragment load feeds.
 #ifndef MMA_WARPS_N
-#define MMA_WARPS_N 2
+#define MMA_WARPS_N 4
 #endif
 #ifndef MMA_WARPS_M
-#define MMA_WARPS_M 2
+#define MMA_WARPS_M 1
 #endif
 #ifndef MMA_FRAGS_N
 #define MMA_FRAGS_N 2
 #endif
 #ifndef MMA_FRAGS_M
-#define MMA_FRAGS_M 4
+#define MMA_FRAGS_M 8
 #endif
 #define MMA_WG (32 * MMA_WARPS_N * MMA_WARPS_M)
 #define MMA_BN (16 * MMA_FRAGS_N * MMA_WARPS_N)
@@ -44,8 +44,8 @@
 // t < 4, in 32 different banks).
 #define MMA_ROW_WORDS 20
 
-// Registers of one K step per work-item: MMA_XR uint4 of x (8 halves
-// each); MMA_PR quarter block rows of weights (scale + 4 or 8 quant bytes).
+// Per work-item and K step: MMA_XR 16-byte pieces of x copied; MMA_PR
+// quarter block rows of weights (scale + 4 or 8 quant bytes) in registers.
 // The host picks tilings that divide evenly.
 #define MMA_XR (MMA_BN * 4 / MMA_WG)
 #define MMA_PR (MMA_BM * 4 / MMA_WG)
@@ -58,19 +58,45 @@ kernel void stage_x_f16(global const uchar* xb, ulong xoff, global uchar* yb, ul
     if (i < n4) vstore_half4(vload4(i, CPTR(float, xb, xoff)), i, (global half*)yb);
 }
 
-// x16: N x K halves, rows 64-byte aligned (K % 32 == 0).
-inline void mma_fetch_x(global const uint4* x16, int N, int K, int n0, int k0, uint4* r) {
+// 16 bytes from global to local memory, zeros where !valid. With NV_PTX
+// and `async` (16-byte aligned source) by cp.async, which needs no
+// registers and does not wait: copy_async_commit closes the group of copies
+// issued since the last one, copy_async_wait_previous waits until all but
+// the latest group have landed (this work-item's copies; a barrier after it
+// makes every work-item's visible). Elsewhere the copy is done on the spot
+// (halves: any 2-byte aligned source) and the two calls do nothing.
+inline void copy16_async(local uint* dst, global const uchar* src, bool valid, bool async) {
+#ifdef NV_PTX
+    if (async) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(uintptr_t)dst), "l"(src), "r"(valid ? 16 : 0)
+                     : "memory");
+        return;
+    }
+#endif
+    *(local uint4*)dst = valid ? as_uint4(vload8(0, (global const ushort*)src)) : (uint4)(0u);
+}
+
+inline void copy_async_commit(void) {
+#ifdef NV_PTX
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+inline void copy_async_wait_previous(void) {
+#ifdef NV_PTX
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+#endif
+}
+
+// x16: N x K halves, rows 64-byte aligned (K % 32 == 0). The K step's x
+// tile (MMA_BN rows of 32 halves, four 16-byte pieces each) into local rows
+// of MMA_ROW_WORDS; rows past N are zeros.
+inline void mma_copy_x(global const uchar* x16, bool async, int N, int K, int n0, int k0, local uint* As) {
     for (int i = 0; i < MMA_XR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int n = n0 + t / 4;
-        r[i] = n < N ? x16[((ulong)n * K + k0) / 8 + t % 4] : (uint4)(0u);
-    }
-}
-
-inline void mma_put_x(const uint4* r, local uint* As) {
-    for (int i = 0; i < MMA_XR; ++i) {
-        const int t = get_local_id(0) + i * MMA_WG;
-        *(local uint4*)(As + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) = r[i];
+        const bool valid = n < N;
+        copy16_async(As + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4), x16 + (valid ? 2 * ((ulong)n * K + k0) + 16 * (t % 4) : 0), valid, async);
     }
 }
 
@@ -294,56 +320,74 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
 }
 
 // Arguments (GEMM_ARGS) as gemm.cl's kernels; x comes as f16 (stage_x_f16).
-// The tiles of a K step (one quantization block) alternate between two local
-// buffers, so one barrier a step keeps writers of the next from readers of
-// this one. Global loads run two steps ahead, in two register sets (0 for
-// even steps, 1 for odd; the loop takes steps in pairs so that both sets
-// stay registers): a step's mma instructions alone are too short to cover
-// the latency of reads from L2.
+// x tiles are copied asynchronously into a ring of three local buffers,
+// issued two K steps (quantization blocks) ahead. Weights are read two steps
+// ahead into two register sets (0 for even steps, 1 for odd; the loop takes
+// steps in pairs so that both sets stay registers), dequantized into one of
+// two local buffers a step before their use. So one barrier a step keeps
+// writers of the next steps from readers of this one: a step's mma
+// instructions alone are too short to cover the latency of reads from L2.
+//
+// Work-groups run in order of their linear index; with MMA_N_FASTEST the
+// activation tiles of one weight tile are adjacent in it (the weight tile is
+// read from memory once, while it is in L2), else the weight tiles of one
+// activation tile are.
 #define MMA_X_WORDS (MMA_BN * MMA_ROW_WORDS)
 #define MMA_W_WORDS (MMA_BM * MMA_ROW_WORDS)
-#define MMA_FETCH(FETCH_W, step, xr, wr)                        \
-    {                                                           \
-        mma_fetch_x(x16, N, K, n0, (step) * QK, xr);            \
-        FETCH_W(w, M, K, m0, (step) * QK, wr);                  \
+#define MMA_COPY_X(step)                                                                         \
+    {                                                                                            \
+        if ((step) < steps) mma_copy_x(x16, async, N, K, n0, (step) * QK, As + ((step) % 3) * MMA_X_WORDS); \
+        copy_async_commit();                                                                     \
     }
-#define MMA_PUT(PUT_W, buf, xr, wr)                             \
-    {                                                           \
-        mma_put_x(xr, As + (buf) * MMA_X_WORDS);                \
-        PUT_W(wr, Bs + (buf) * MMA_W_WORDS);                    \
-    }
+#ifdef MMA_N_FASTEST
+#define MMA_TILE_IDS                                                                              \
+    const int linear = get_group_id(0) + get_group_id(1) * get_num_groups(0);                     \
+    int tile = linear / get_num_groups(1);                                                        \
+    const int n_tile = linear % get_num_groups(1);
+#else
+#define MMA_TILE_IDS                                                                              \
+    int tile = get_group_id(0);                                                                   \
+    const int n_tile = get_group_id(1);
+#endif
 #define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                              \
     __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                             \
-        /* uint4: ldmatrix rows are 16-byte aligned */                                                            \
-        local uint4 As4[2 * MMA_X_WORDS / 4];                                                                     \
+        /* uint4: ldmatrix rows and cp.async destinations are 16-byte aligned */                                  \
+        local uint4 As4[3 * MMA_X_WORDS / 4];                                                                     \
         local uint4 Bs4[2 * MMA_W_WORDS / 4];                                                                     \
         local uint* As = (local uint*)As4;                                                                        \
         local uint* Bs = (local uint*)Bs4;                                                                        \
-        int tile = get_group_id(0);                                                                               \
+        MMA_TILE_IDS                                                                                              \
         const int tiles0 = (M0 + MMA_BM - 1) / MMA_BM, tiles1 = (M1 + MMA_BM - 1) / MMA_BM;                       \
         SELECT_MATRIX(tile, tiles0, tiles1)                                                                       \
-        const int m0 = tile * MMA_BM, n0 = get_group_id(1) * MMA_BN;                                              \
-        global const uint4* x16 = CPTR(uint4, xb, xoff);                                                          \
+        const int m0 = tile * MMA_BM, n0 = n_tile * MMA_BN;                                                       \
+        global const uchar* x16 = xb + xoff;                                                                      \
+        const bool async = (xoff & 15) == 0 && ((ulong)(uintptr_t)xb & 15) == 0;                                  \
         const int warp = get_local_id(0) / 32;                                                                    \
         const int wn = (warp / MMA_WARPS_M) * 16 * MMA_FRAGS_N, wm = (warp % MMA_WARPS_M) * 8 * MMA_FRAGS_M;      \
         float c[MMA_FRAGS_N * MMA_FRAGS_M * 4];                                                                   \
         _Pragma("unroll") for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                     \
-        uint4 xr0[MMA_XR], xr1[MMA_XR];                                                                           \
         uint wr0[WREGS], wr1[WREGS];                                                                              \
         const int steps = K / QK;                                                                                 \
-        MMA_FETCH(FETCH_W, 0, xr0, wr0)                                                                           \
-        if (steps > 1) MMA_FETCH(FETCH_W, 1, xr1, wr1)                                                            \
-        MMA_PUT(PUT_W, 0, xr0, wr0)                                                                               \
+        MMA_COPY_X(0)                                                                                             \
+        MMA_COPY_X(1)                                                                                             \
+        FETCH_W(w, M, K, m0, 0, wr0);                                                                             \
+        if (steps > 1) FETCH_W(w, M, K, m0, QK, wr1);                                                             \
+        PUT_W(wr0, Bs);                                                                                           \
+        copy_async_wait_previous();                                                                               \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                             \
         for (int s = 0; s < steps; s += 2) {                                                                      \
-            if (s + 2 < steps) MMA_FETCH(FETCH_W, s + 2, xr0, wr0)                                                \
-            mma_step(c, As, Bs, wn, wm);                                                                          \
-            if (s + 1 < steps) MMA_PUT(PUT_W, 1, xr1, wr1)                                                        \
+            MMA_COPY_X(s + 2)                                                                                     \
+            if (s + 2 < steps) FETCH_W(w, M, K, m0, (s + 2) * QK, wr0);                                           \
+            mma_step(c, As + (s % 3) * MMA_X_WORDS, Bs, wn, wm);                                                  \
+            if (s + 1 < steps) PUT_W(wr1, Bs + MMA_W_WORDS);                                                      \
+            copy_async_wait_previous();                                                                           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
             if (s + 1 >= steps) break;                                                                            \
-            if (s + 3 < steps) MMA_FETCH(FETCH_W, s + 3, xr1, wr1)                                                \
-            mma_step(c, As + MMA_X_WORDS, Bs + MMA_W_WORDS, wn, wm);                                              \
-            if (s + 2 < steps) MMA_PUT(PUT_W, 0, xr0, wr0)                                                        \
+            MMA_COPY_X(s + 3)                                                                                     \
+            if (s + 3 < steps) FETCH_W(w, M, K, m0, (s + 3) * QK, wr1);                                           \
+            mma_step(c, As + ((s + 1) % 3) * MMA_X_WORDS, Bs + MMA_W_WORDS, wn, wm);                              \
+            if (s + 2 < steps) PUT_W(wr0, Bs);                                                                    \
+            copy_async_wait_previous();                                                                           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
         }                                                                                                         \
         global const float* bias = CPTR(float, bb, boff);                                                         \

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 // Vendor queries, defined here in case the installed headers predate them.
 #ifndef CL_DEVICE_WARP_SIZE_NV
@@ -145,6 +146,7 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma,
              " -DMMA_FRAGS_N=" + std::to_string(t.frags_n) + " -DMMA_FRAGS_M=" + std::to_string(t.frags_m);
         for (const MmaAttentionKernel& k : kMmaAttentionKernels)
             o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows);
+        if (mma_n_fastest()) o += " -DMMA_N_FASTEST";
     }
     if (ptx) o += " -DNV_PTX";
     if (ptx && sdk::env_equals("HETERO_CL_LDMATRIX", "0")) o += " -DMMA_WORD_LOADS";
@@ -255,12 +257,12 @@ const MmaTiling& mma_tiling() {
         auto pow2 = [](int v, int hi) { return v >= 1 && v <= hi && (v & (v - 1)) == 0; };
         // Every work-item stages 8 halves of x at a time and quarter blocks of
         // weights (so the tile must divide into the group evenly), a fragment
-        // load fills two weight tiles, and both K-step buffers of x and
-        // weights (80 bytes a row) fit 48 KiB of local memory.
+        // load fills two weight tiles, and the three K-step buffers of x and
+        // two of weights (80 bytes a row) fit 48 KiB of local memory.
         const bool ok = (got == 2 || got == 4) && pow2(c.warps_n, 8) && pow2(c.warps_m, 8) && c.warps_n * c.warps_m <= 16 &&
                         pow2(c.frags_n, 8) && pow2(c.frags_m, 8) && c.frags_m >= 2 && c.frags_n * c.frags_m <= 16 &&
                         (c.tile_n() * 4) % int64_t(c.group()) == 0 && (c.tile_m() * 4) % int64_t(c.group()) == 0 &&
-                        2 * (c.tile_n() + c.tile_m()) * 80 <= 48 * 1024;
+                        (3 * c.tile_n() + 2 * c.tile_m()) * 80 <= 48 * 1024;
         if (!ok) {
             std::fprintf(stderr,
                          "hetero opencl: HETERO_CL_MMA_WARPS=%s ignored (want N,M[,FN,FM]: powers of two, N*M <= 16 warps, FM >= 2, "
@@ -271,6 +273,17 @@ const MmaTiling& mma_tiling() {
         return c;
     }();
     return tiling;
+}
+
+bool mma_n_fastest() {
+    static const bool on = [] {
+        const char* e = std::getenv("HETERO_CL_MMA_ORDER");
+        if (!e || !*e) return true;
+        if (std::strcmp(e, "n") == 0 || std::strcmp(e, "m") == 0) return e[0] == 'n';
+        std::fprintf(stderr, "hetero opencl: HETERO_CL_MMA_ORDER=%s ignored (want n or m)\n", e);
+        return true;
+    }();
+    return on;
 }
 
 bool profiling_enabled() {

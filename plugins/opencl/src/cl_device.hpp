@@ -56,22 +56,31 @@ MmaMode mma_mode();
 // MMA_WARPS_N/M and MMA_FRAGS_N/M): a work-group of warps_n x warps_m warps,
 // each computing frags_n mma tiles of 16 activation rows by frags_m tiles of
 // 8 weight rows. HETERO_CL_MMA_WARPS=N,M[,FN,FM] tries others (see
-// mma_tiling() for the limits). The default, 4 x 2 warps of 32 x 32, was
-// the fastest on an H100 (Llama-7B shape, pp512, tok/s, with x staged as
-// f16 and loads two K steps ahead): Q4_0 10,115 against 10,126 (2,2,4,4:
-// the same tile from 4 warps of 64 x 32) and 9,431 (2,4,2,4); Q4_K 5,692
-// against 5,225 and 3,834; TinyLlama Q4_0 46,718 against 45,975 and 44,388.
-// Earlier, before those two changes: 8,433 (2,2,4,4), 9,057 (2,4,4,4),
-// 7,929 (2,2,2,8) against 9,451; 4,4,2,4 (512 work-items) runs 4x slower.
+// mma_tiling() for the limits). The default, 4 x 1 warps of 32 x 64 (a
+// tile of 128 x 64 from 128 work-items), was the fastest at 7B on an H200
+// (driver 580; x copied by cp.async, work-groups in n order; pp512 tok/s,
+// same run): Llama-7B shape Q4_0 12,208-12,248 against 11,411-11,471 (4,2,
+// 2,4: the same tile from 8 warps of 32 x 32) and 11,383-11,387 (2,2,4,4:
+// 4 warps of 64 x 32); Q8_0 11,339-11,591 against 10,158-10,220 and
+// 11,625-11,797. At 1.1B (fewer tiles) 8 warps fill the GPU better:
+// TinyLlama Q4_0 47,222-47,277 against 47,884-48,130 and 44,165-44,425.
+// Earlier (H100, registers for x): 4,2,2,4 ahead of 2,2,4,4, 2,4,2,4,
+// 2,4,4,4 and 2,2,2,8; 4,4,2,4 (512 work-items) ran 4x slower.
 // HETERO_CL_LDMATRIX=0 has the fragments loaded a word at a time instead of
 // by ldmatrix (for diagnosis; about as fast there).
 struct MmaTiling {
-    int warps_n = 4, warps_m = 2, frags_n = 2, frags_m = 4;
+    int warps_n = 4, warps_m = 1, frags_n = 2, frags_m = 8;
     size_t group() const { return size_t(32 * warps_n * warps_m); }
     int64_t tile_n() const { return 16 * int64_t(frags_n) * warps_n; }  // activation rows
     int64_t tile_m() const { return 8 * int64_t(frags_m) * warps_m; }   // weight rows
 };
 const MmaTiling& mma_tiling();
+// The order of the tensor-core GEMM's work-groups (HETERO_CL_MMA_ORDER): n
+// (the default) runs the activation tiles of one weight tile together, so
+// the weights are read from memory once; m the weight tiles of one
+// activation tile. n was 2.5-6 % faster at 7B (Q4_0 11,199-11,291 -> 11,474-
+// 11,506, Q8_0 9,537-9,641 -> 10,263 at 4,2,2,4 on an H200), even at 1.1B.
+bool mma_n_fastest();
 // The tensor-core prefill attention (kernels/attention_mma.cl), one kernel
 // per head dim it takes, with the query rows of one head per work-group (16
 // per warp; passed as AM_ROWS_HD<dim>) and the local memory it asks for.
