@@ -70,15 +70,6 @@ inline float am_quad_sum(float v, local float* red) {
 #endif
 }
 
-#ifdef NV_PTX
-// f16 pair (lo in the low half), rounded to nearest.
-inline uint am_pack_f16x2(float lo, float hi) {
-    uint r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-#endif
-
 #ifndef AM_ROWS_HD64
 #define AM_ROWS_HD64 64
 #endif

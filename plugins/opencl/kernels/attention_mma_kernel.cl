@@ -78,7 +78,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     local const uint* q_tile = Qs + 16 * warp * AM_W;
 #ifdef NV_PTX
     uint4 qf[AM_HD / 16];
-#pragma unroll
+    MMA_UNROLL
     for (int k = 0; k < AM_HD / 16; ++k) qf[k] = ldmatrix_a(q_tile + 8 * k, AM_W);
     barrier(CLK_LOCAL_MEM_FENCE);  // the second buffer is Q's until here
 #endif
@@ -91,9 +91,9 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     float m_lo = -INFINITY, m_hi = -INFINITY;  // running row maxima
     float l_lo = 0.f, l_hi = 0.f;              // this lane's part of the running row sums
     float o[AM_HD / 8][4];
-#pragma unroll
+    MMA_UNROLL
     for (int j = 0; j < AM_HD / 8; ++j)
-#pragma unroll
+        MMA_UNROLL
         for (int e = 0; e < 4; ++e) o[j][e] = 0.f;
 
     for (int c0 = start, tile = 0; c0 <= last; c0 += AM_KEYS, ++tile) {
@@ -110,13 +110,13 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
 
         // Scores of the warp's 16 rows.
         float s[AM_KEYS / 8][4];
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < AM_KEYS / 8; ++j)
-#pragma unroll
+            MMA_UNROLL
             for (int e = 0; e < 4; ++e) s[j][e] = 0.f;
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < AM_KEYS / 8; j += 2)
-#pragma unroll
+            MMA_UNROLL
             for (int k = 0; k < AM_HD / 16; ++k) {
 #ifdef NV_PTX
                 const uint4 b = ldmatrix_b2(Ks + 8 * j * AM_W + 8 * k, AM_W);
@@ -130,9 +130,9 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
 
         // Masked (causally and by the window), soft-capped; the tile's row maxima.
         float tmax_lo = -INFINITY, tmax_hi = -INFINITY;
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < AM_KEYS / 8; ++j)
-#pragma unroll
+            MMA_UNROLL
             for (int e = 0; e < 4; ++e) {
                 const int key = c0 + 8 * j + 2 * t + e % 2;
                 const bool hi = e >= 2;
@@ -155,9 +155,9 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
         m_lo = mnew_lo;
         m_hi = mnew_hi;
         float sum_lo = 0.f, sum_hi = 0.f;
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < AM_KEYS / 8; ++j)
-#pragma unroll
+            MMA_UNROLL
             for (int e = 0; e < 4; ++e) {
                 const bool hi = e >= 2;
                 const float m = hi ? mnew_hi : mnew_lo;
@@ -170,7 +170,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
             }
         l_lo = l_lo * corr_lo + sum_lo;
         l_hi = l_hi * corr_hi + sum_hi;
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < AM_HD / 8; ++j) {
             o[j][0] *= corr_lo;
             o[j][1] *= corr_lo;
@@ -186,12 +186,12 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
                 vstore_half(s[j][e], 8 * j + 2 * t + e % 2, (local half*)(p_tile + (g + (e / 2) * 8) * AM_ROW_WORDS(AM_KEYS)));
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-#pragma unroll
+        MMA_UNROLL
         for (int k = 0; k < AM_KEYS / 16; ++k) {
 #ifdef NV_PTX
-            const uint4 a = (uint4)(am_pack_f16x2(s[2 * k][0], s[2 * k][1]), am_pack_f16x2(s[2 * k][2], s[2 * k][3]),
-                                    am_pack_f16x2(s[2 * k + 1][0], s[2 * k + 1][1]), am_pack_f16x2(s[2 * k + 1][2], s[2 * k + 1][3]));
-#pragma unroll
+            const uint4 a = (uint4)(pack_f16x2(s[2 * k][0], s[2 * k][1]), pack_f16x2(s[2 * k][2], s[2 * k][3]),
+                                    pack_f16x2(s[2 * k + 1][0], s[2 * k + 1][1]), pack_f16x2(s[2 * k + 1][2], s[2 * k + 1][3]));
+            MMA_UNROLL
             for (int j = 0; j < AM_HD / 8; j += 2) {
                 const uint4 b = ldmatrix_b2_trans(Vs + 16 * k * AM_W + 4 * j, AM_W);
                 mma_sync(o[j], a, b.xy);
@@ -211,7 +211,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     const float inv_lo = pos_lo < 0 ? 0.f : 1.f / l_lo, inv_hi = pos_hi < 0 ? 0.f : 1.f / l_hi;
     global float* y = PTR(float, yb, yoff);
     const int n_lo = n0 + r_lo, n_hi = n0 + r_hi;
-#pragma unroll
+    MMA_UNROLL
     for (int j = 0; j < AM_HD / 8; ++j) {
         const int d = 8 * j + 2 * t;
         if (n_lo < N) vstore2((float2)(o[j][0], o[j][1]) * inv_lo, 0, y + ((ulong)n_lo * H + h) * AM_HD + d);

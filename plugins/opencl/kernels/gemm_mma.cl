@@ -35,6 +35,15 @@
 #ifndef MMA_FRAGS_M
 #define MMA_FRAGS_M 8
 #endif
+// Loops over fragments and tiles are unrolled on NVIDIA, so that
+// accumulators and fragments stay registers. Emulation keeps them rolled:
+// the work-item loops an OpenCL CPU compiler builds around barriers grow
+// with unrolled code, and PoCL took minutes to build the program.
+#ifdef NV_PTX
+#define MMA_UNROLL _Pragma("unroll")
+#else
+#define MMA_UNROLL _Pragma("unroll 1")
+#endif
 #define MMA_WG (32 * MMA_WARPS_N * MMA_WARPS_M)
 #define MMA_BN (16 * MMA_FRAGS_N * MMA_WARPS_N)
 #define MMA_BM (8 * MMA_FRAGS_M * MMA_WARPS_M)
@@ -121,6 +130,14 @@ inline uint2 dequant_bytes_f16(uint v, uint minus, uint d2) {
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(d2));
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(d2));
     return (uint2)(lo, hi);
+}
+
+// An f16 pair (lo in the low half), each rounded to nearest-even as
+// vstore_half does, by one instruction.
+inline uint pack_f16x2(float lo, float hi) {
+    uint r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
 }
 #endif
 
@@ -304,17 +321,17 @@ inline void mma_frag(float* c, mma_frag_a a, mma_frag_b b, local const uint* As,
 // floats each) over the 32 halves of the step's local tiles at and bt.
 inline void mma_step(float* c, local const uint* at, local const uint* bt, int wn, int wm) {
     /* unrolled, so that c and the fragments stay registers */
-#pragma unroll
+    MMA_UNROLL
     for (int s = 0; s < QK / 2; s += 8) {
         mma_frag_a a[MMA_FRAGS_N];
         mma_frag_b b[MMA_FRAGS_M];
-#pragma unroll
+        MMA_UNROLL
         for (int i = 0; i < MMA_FRAGS_N; ++i) a[i] = mma_load_a(at, (wn + 16 * i) * MMA_ROW_WORDS + s);
-#pragma unroll
+        MMA_UNROLL
         for (int j = 0; j < MMA_FRAGS_M; j += 2) mma_load_b2(bt, (wm + 8 * j) * MMA_ROW_WORDS + s, b + j);
-#pragma unroll
+        MMA_UNROLL
         for (int i = 0; i < MMA_FRAGS_N; ++i)
-#pragma unroll
+            MMA_UNROLL
             for (int j = 0; j < MMA_FRAGS_M; ++j) mma_frag(c + 4 * (i * MMA_FRAGS_M + j), a[i], b[j], at, bt);
     }
 }
@@ -365,7 +382,7 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
         const int warp = get_local_id(0) / 32;                                                                    \
         const int wn = (warp / MMA_WARPS_M) * 16 * MMA_FRAGS_N, wm = (warp % MMA_WARPS_M) * 8 * MMA_FRAGS_M;      \
         float c[MMA_FRAGS_N * MMA_FRAGS_M * 4];                                                                   \
-        _Pragma("unroll") for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                     \
+        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                     \
         uint wr0[WREGS], wr1[WREGS];                                                                              \
         const int steps = K / QK;                                                                                 \
         MMA_COPY_X(0)                                                                                             \
@@ -393,9 +410,9 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
         global const float* bias = CPTR(float, bb, boff);                                                         \
         const int bias_mode = first ? has_bias : 0;                                                               \
         const int lane = get_local_id(0) % 32;                                                                    \
-        _Pragma("unroll") for (int i = 0; i < MMA_FRAGS_N; ++i)                                                   \
-            _Pragma("unroll") for (int j = 0; j < MMA_FRAGS_M; ++j)                                               \
-                _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                   \
+        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N; ++i)                                                   \
+            MMA_UNROLL for (int j = 0; j < MMA_FRAGS_M; ++j)                                               \
+                MMA_UNROLL for (int e = 0; e < 4; ++e) {                                                   \
                     const int n = n0 + wn + 16 * i + lane / 4 + (e / 2) * 8;                                      \
                     const int m = m0 + wm + 8 * j + 2 * (lane % 4) + e % 2;                                       \
                     if (n < N && m < M)                                                                           \

@@ -332,18 +332,37 @@ inline global const uchar* kq_gemm_block(global const uchar* w, int K, int m, in
 }
 
 // Q4_K/Q5_K sub-block j: r = {d | dmin, scale bytes (j & 3), (j & 3) + 4,
-// (j & 3) + 8 and j, quants 8p.., (Q5_K) qh 8p..}.
+// (j & 3) + 8 and j, quants 8p.., (Q5_K) qh 8p..}. Blocks (144 and 176
+// bytes) of a 16-byte aligned matrix are read by 16- and 8-byte loads: the
+// header (d, dmin, the 12 scale bytes) at once. Byte loads elsewhere.
 inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, bool q5, uint* r) {
     const int R = KQ45_REGS(q5), j = (k0 / QK) & 7;
+    const bool wide = ((ulong)(uintptr_t)w & 15) == 0;
     for (int i = 0; i < count; ++i) {
         const int t = get_local_id(0) + i * group;
         const int m = m0 + t / 4, p = t % 4;
         for (int e = 0; e < R; ++e) r[R * i + e] = 0u;
         if (t < parts && m < M) {
             global const uchar* blk = kq_gemm_block(w, K, m, k0, q5 ? Q5K_BYTES : Q4K_BYTES);
+            global const uchar* qs = blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p;
+            if (wide) {
+                const uint4 hdr = *(global const uint4*)blk;
+                const int sh = 8 * (j & 3);
+                r[R * i] = hdr.x;
+                r[R * i + 1] = ((hdr.y >> sh) & 0xffu) | (((hdr.z >> sh) & 0xffu) << 8) | (((hdr.w >> sh) & 0xffu) << 16) | ((uint)j << 24);
+                const uint2 q = *(global const uint2*)qs;
+                r[R * i + 2] = q.x;
+                r[R * i + 3] = q.y;
+                if (q5) {
+                    const uint2 h = *(global const uint2*)(blk + 16 + 8 * p);
+                    r[R * i + 4] = h.x;
+                    r[R * i + R - 1] = h.y;
+                }
+                continue;
+            }
             r[R * i] = as_uint(vload2(0, (global const ushort*)blk));
             r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) | ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);
-            const uint2 q = as_uint2(vload8(0, blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p));
+            const uint2 q = as_uint2(vload8(0, qs));
             r[R * i + 2] = q.x;
             r[R * i + 3] = q.y;
             if (q5) {
@@ -425,18 +444,27 @@ GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
 
 #ifdef MMA_KERNELS
 // Tensor cores (gemm_mma.cl): the same parts, written as f16 into the
-// weight row's 32 halves (dequantized K-quant weights are far inside f16 range).
+// weight row's 32 halves (dequantized K-quant weights are far inside f16
+// range), each rounded once (by f16x2 conversions with NV_PTX).
 #define mma_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, false, r)
 #define mma_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, true, r)
 #define mma_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
+#ifdef NV_PTX
+#define KQ_MMA_STORE(dst, v) \
+    *(local uint4*)(dst) = (uint4)(pack_f16x2(v.s0, v.s1), pack_f16x2(v.s2, v.s3), pack_f16x2(v.s4, v.s5), pack_f16x2(v.s6, v.s7));
+#else
+#define KQ_MMA_STORE(dst, v)                           \
+    {                                                  \
+        vstore_half4(v.lo, 0, (local half*)(dst));     \
+        vstore_half4(v.hi, 0, (local half*)(dst) + 4); \
+    }
+#endif
 #define KQ_MMA_PUT(NAME, DEQUANT)                                                         \
     inline void NAME(const uint* r, local uint* Bs) {                                     \
         for (int i = 0; i < MMA_PR; ++i) {                                                \
             const int t = get_local_id(0) + i * MMA_WG;                                   \
             const float8 v = DEQUANT;                                                     \
-            local half* dst = (local half*)(Bs + (t / 4) * MMA_ROW_WORDS) + 8 * (t % 4); \
-            vstore_half4(v.lo, 0, dst);                                                   \
-            vstore_half4(v.hi, 0, dst + 4);                                               \
+            KQ_MMA_STORE(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4), v)                   \
         }                                                                                 \
     }
 KQ_MMA_PUT(mma_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
