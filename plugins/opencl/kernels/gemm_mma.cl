@@ -211,21 +211,16 @@ inline void mma_sync(float* c, uint4 a, uint2 b) {
 // Four 8 x 8 f16 matrices: lanes 8i..8i+7 give the rows of matrix i; lane
 // 4g + t receives word t of row g of each (.trans: halves 2t and 2t+1 of
 // column g, i.e. of rows 2t and 2t+1).
-inline uint4 ldmatrix_x4(local const uint* row) {
-    uint4 r;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "r"((uint)(uintptr_t)row));
-    return r;
-}
-
-inline uint4 ldmatrix_x4_trans(local const uint* row) {
-    uint4 r;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "r"((uint)(uintptr_t)row));
-    return r;
-}
+#define LDMATRIX_X4(NAME, VARIANT)                                                                \
+    inline uint4 NAME(local const uint* row) {                                                    \
+        uint4 r;                                                                                  \
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4" VARIANT ".shared.b16 {%0,%1,%2,%3}, [%4];"   \
+                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)                                 \
+                     : "r"((uint)(uintptr_t)row));                                                \
+        return r;                                                                                 \
+    }
+LDMATRIX_X4(ldmatrix_x4, "")
+LDMATRIX_X4(ldmatrix_x4_trans, ".trans")
 
 // Fragments from local tiles whose rows are `words` 32-bit words apart (16
 // bytes a multiple, for ldmatrix). The 16 x 16 a fragment at `tile`:
