@@ -64,6 +64,9 @@ MmaMode mma_mode();
 // 4 warps of 64 x 32); Q8_0 11,339-11,591 against 10,158-10,220 and
 // 11,625-11,797. At 1.1B (fewer tiles) 8 warps fill the GPU better:
 // TinyLlama Q4_0 47,222-47,277 against 47,884-48,130 and 44,165-44,425.
+// Tiles of 64 x 128 (weight rows doubled, so x is read from L2 half as
+// often) were slower in another run: Q4_0 10,398 (2,4,2,4) and 11,525
+// (2,2,2,8) against 12,127; Q8_0 10,284 and 11,004 against 11,600.
 // Earlier (H100, registers for x): 4,2,2,4 ahead of 2,2,4,4, 2,4,2,4,
 // 2,4,4,4 and 2,2,2,8; 4,4,2,4 (512 work-items) ran 4x slower.
 // HETERO_CL_LDMATRIX=0 has the fragments loaded a word at a time instead of
