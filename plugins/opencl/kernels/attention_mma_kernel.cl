@@ -62,7 +62,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     const ulong stride = (ulong)Hkv * AM_HD;
     global const uchar* kbase = kb + koff;
     global const uchar* vbase = vb + voff;
-    const bool async = ((koff | voff) & 15) == 0 && (((ulong)(uintptr_t)kb | (ulong)(uintptr_t)vb) & 15) == 0;
+    const bool async = aligned16(kbase) && aligned16(vbase);
     if (start <= last) am_stage_kv(buffers, buffers + AM_KEYS * AM_W, kbase, vbase, start, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
     copy_async_commit();
 

@@ -30,6 +30,9 @@
 #define PTR(T, base, off) ((global T*)((global uchar*)(base) + (off)))
 #define CPTR(T, base, off) ((global const T*)((global const uchar*)(base) + (off)))
 
+// Whether a global address allows 16-byte vector loads and cp.async.
+inline bool aligned16(global const uchar* p) { return ((ulong)(uintptr_t)p & 15) == 0; }
+
 // Multi-matrix launches (matvec, gemm) take up to three (weights, output,
 // rows) triples w0b/w0off/y0b/y0off/M0 ... Index `i` (a row, or a tile of
 // rows), counted across the matrices, which have n0 and n1 of them, becomes

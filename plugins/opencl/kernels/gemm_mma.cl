@@ -373,11 +373,11 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
         SELECT_MATRIX(tile, tiles0, tiles1)                                                                       \
         const int m0 = tile * MMA_BM, n0 = n_tile * MMA_BN;                                                       \
         global const uchar* x16 = xb + xoff;                                                                      \
-        const bool async = (xoff & 15) == 0 && ((ulong)(uintptr_t)xb & 15) == 0;                                  \
+        const bool async = aligned16(x16);                                                                        \
         const int warp = get_local_id(0) / 32;                                                                    \
         const int wn = (warp / MMA_WARPS_M) * 16 * MMA_FRAGS_N, wm = (warp % MMA_WARPS_M) * 8 * MMA_FRAGS_M;      \
         float c[MMA_FRAGS_N * MMA_FRAGS_M * 4];                                                                   \
-        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                     \
+        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                            \
         uint wr0[WREGS], wr1[WREGS];                                                                              \
         const int steps = K / QK;                                                                                 \
         MMA_COPY_X(0)                                                                                             \
@@ -405,9 +405,9 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
         global const float* bias = CPTR(float, bb, boff);                                                         \
         const int bias_mode = first ? has_bias : 0;                                                               \
         const int lane = get_local_id(0) % 32;                                                                    \
-        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N; ++i)                                                   \
-            MMA_UNROLL for (int j = 0; j < MMA_FRAGS_M; ++j)                                               \
-                MMA_UNROLL for (int e = 0; e < 4; ++e) {                                                   \
+        MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N; ++i)                                                          \
+            MMA_UNROLL for (int j = 0; j < MMA_FRAGS_M; ++j)                                                      \
+                MMA_UNROLL for (int e = 0; e < 4; ++e) {                                                          \
                     const int n = n0 + wn + 16 * i + lane / 4 + (e / 2) * 8;                                      \
                     const int m = m0 + wm + 8 * j + 2 * (lane % 4) + e % 2;                                       \
                     if (n < N && m < M)                                                                           \

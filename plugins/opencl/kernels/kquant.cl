@@ -331,42 +331,38 @@ inline global const uchar* kq_gemm_block(global const uchar* w, int K, int m, in
     return w + (ulong)m * (ulong)(K / QKK) * bytes + (ulong)(k0 / QKK) * bytes;
 }
 
+// 8 bytes at p, by one load where `aligned` says p is 8-byte aligned.
+inline uint2 load_bytes8(global const uchar* p, bool aligned) {
+    return aligned ? *(global const uint2*)p : as_uint2(vload8(0, p));
+}
+
 // Q4_K/Q5_K sub-block j: r = {d | dmin, scale bytes (j & 3), (j & 3) + 4,
 // (j & 3) + 8 and j, quants 8p.., (Q5_K) qh 8p..}. Blocks (144 and 176
 // bytes) of a 16-byte aligned matrix are read by 16- and 8-byte loads: the
 // header (d, dmin, the 12 scale bytes) at once. Byte loads elsewhere.
 inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, bool q5, uint* r) {
     const int R = KQ45_REGS(q5), j = (k0 / QK) & 7;
-    const bool wide = ((ulong)(uintptr_t)w & 15) == 0;
+    const bool wide = aligned16(w);
     for (int i = 0; i < count; ++i) {
         const int t = get_local_id(0) + i * group;
         const int m = m0 + t / 4, p = t % 4;
         for (int e = 0; e < R; ++e) r[R * i + e] = 0u;
         if (t < parts && m < M) {
             global const uchar* blk = kq_gemm_block(w, K, m, k0, q5 ? Q5K_BYTES : Q4K_BYTES);
-            global const uchar* qs = blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p;
             if (wide) {
                 const uint4 hdr = *(global const uint4*)blk;
                 const int sh = 8 * (j & 3);
                 r[R * i] = hdr.x;
                 r[R * i + 1] = ((hdr.y >> sh) & 0xffu) | (((hdr.z >> sh) & 0xffu) << 8) | (((hdr.w >> sh) & 0xffu) << 16) | ((uint)j << 24);
-                const uint2 q = *(global const uint2*)qs;
-                r[R * i + 2] = q.x;
-                r[R * i + 3] = q.y;
-                if (q5) {
-                    const uint2 h = *(global const uint2*)(blk + 16 + 8 * p);
-                    r[R * i + 4] = h.x;
-                    r[R * i + R - 1] = h.y;
-                }
-                continue;
+            } else {
+                r[R * i] = as_uint(vload2(0, (global const ushort*)blk));
+                r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) | ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);
             }
-            r[R * i] = as_uint(vload2(0, (global const ushort*)blk));
-            r[R * i + 1] = (uint)blk[4 + (j & 3)] | ((uint)blk[8 + (j & 3)] << 8) | ((uint)blk[12 + (j & 3)] << 16) | ((uint)j << 24);
-            const uint2 q = as_uint2(vload8(0, qs));
+            const uint2 q = load_bytes8(blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 8 * p, wide);
             r[R * i + 2] = q.x;
             r[R * i + 3] = q.y;
             if (q5) {
-                const uint2 h = as_uint2(vload8(0, blk + 16 + 8 * p));
+                const uint2 h = load_bytes8(blk + 16 + 8 * p, wide);
                 r[R * i + 4] = h.x;
                 r[R * i + R - 1] = h.y;
             }
