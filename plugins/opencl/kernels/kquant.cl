@@ -243,10 +243,10 @@ MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q5_k, Q5K, 0)
 // boundary; the provider copies each constant Q6_K matrix once into blocks
 // of 224 bytes (the same 210, then zeros: 16-byte aligned) and the planar
 // kernels read those. A lane takes half a super-block (sub-blocks 4h..4h+3:
-// 64 low-bit bytes, 32 high-bit bytes, 8 scales), building each weight as a
-// signed byte q - 32 for dp4a; a sub-block's two halves of 16 have their own
-// scale:
-//   d * sum_j dx_j * (sc_2j * (w . xq)_first16 + sc_2j+1 * (w . xq)_last16).
+// 64 low-bit bytes, 32 high-bit bytes, 8 scales); a sub-block's two halves
+// of 16 have their own scale:
+//   d * sum_j dx_j * (sc_2j * (w . xq)_first16 + sc_2j+1 * (w . xq)_last16),
+// w = q - 32.
 #define Q6K_ALIGNED_BYTES 224
 
 kernel void repack_aligned_q6_k(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
@@ -260,18 +260,22 @@ kernel void repack_aligned_q6_k(global const uchar* src, ulong src_off, global u
 
 inline uint u4_word(uint4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-// Four 6-bit values (low 4 bits in lo, top 2 in hi, a byte each) minus 32,
-// as signed bytes: flipping bit 5 gives the 6-bit two's complement, whose
-// sign bit is then copied into bits 6 and 7.
-inline uint q6_signed(uint lo, uint hi) {
-    const uint v = (lo | (hi << 4)) ^ 0x20202020u;
-    const uint t = v & 0x20202020u;
-    return v | (t << 1) | (t << 2);
-}
-
 // Scale byte k (0..15) of a block's 16 int8 scales.
 inline int q6_scale(uint4 sc, int k) { return (int)(char)(u4_word(sc, k >> 2) >> (8 * (k & 3))); }
 
+// Four 6-bit weights of run c (0..3) of a half, as stored (0..63, so the
+// same as signed bytes for dp4a): low 4 bits from the low (runs 0, 1) or high
+// (2, 3) nibbles of ql, top 2 from bits 2c of qh, moved to bits 4-5.
+inline uint q6_unsigned(uint ql, uint qh, int c) {
+    const uint lo = (ql >> (4 * (c >> 1))) & 0x0F0F0F0Fu;
+    const uint hi = (c < 2 ? qh << (4 - 2 * c) : qh >> (2 * c - 4)) & 0x30303030u;
+    return lo | hi;
+}
+
+// The offset of 32 is taken off through x: each weight is dotted as stored,
+// then 32 * sum(x) of the 16 values (one dp4a by 0x20 bytes a word, shared
+// by every row of the tile) is subtracted, so a weight costs a shift or two
+// and a mask before its dp4a.
 #define Q6K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
     {                                                                                          \
         KQ_TILE_ROWS(Q6K_ALIGNED_BYTES, W0, W1, M, NMAT)                                       \
@@ -287,23 +291,23 @@ inline int q6_scale(uint4 sc, int k) { return (int)(char)(u4_word(sc, k >> 2) >>
                 dw_[r] = blk_[13].x;                                                           \
             }                                                                                  \
             const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                float sum_ = 0.f;                                                              \
-                for (int c = 0; c < 4; ++c) {                                                  \
-                    const uint4 x0 = xq_[2 * (xb0 + c)], x1 = xq_[2 * (xb0 + c) + 1];          \
-                    int sa = 0, sb2 = 0;                                                       \
-                    for (int i = 0; i < 8; ++i) {                                              \
-                        const uint lo = (u4_word(ql_[r][2 * (c & 1) + i / 4], i % 4) >> (4 * (c >> 1))) & 0x0F0F0F0Fu; \
-                        const uint hi = (u4_word(qh_[r][i / 4], i % 4) >> (2 * c)) & 0x03030303u; \
-                        const uint xw = u4_word(i < 4 ? x0 : x1, i % 4);                       \
-                        if (i < 4) sa = dp4a(q6_signed(lo, hi), xw, sa);                       \
-                        else sb2 = dp4a(q6_signed(lo, hi), xw, sb2);                           \
+            float sum_[PQ_ROWS * (NMAT)];                                                      \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) sum_[r] = 0.f;                          \
+            for (int c = 0; c < 4; ++c) {                                                      \
+                const uint4 x0 = xq_[2 * (xb0 + c)], x1 = xq_[2 * (xb0 + c) + 1];              \
+                const int oa = dp4a(0x20202020u, x0.x, dp4a(0x20202020u, x0.y, dp4a(0x20202020u, x0.z, dp4a(0x20202020u, x0.w, 0)))); \
+                const int ob = dp4a(0x20202020u, x1.x, dp4a(0x20202020u, x1.y, dp4a(0x20202020u, x1.z, dp4a(0x20202020u, x1.w, 0)))); \
+                const int k_ = 8 * h + 2 * c;                                                  \
+                for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                   \
+                    int sa = -oa, sb2 = -ob;                                                   \
+                    for (int i = 0; i < 4; ++i) {                                              \
+                        sa = dp4a(q6_unsigned(u4_word(ql_[r][2 * (c & 1)], i), u4_word(qh_[r][0], i), c), u4_word(x0, i), sa); \
+                        sb2 = dp4a(q6_unsigned(u4_word(ql_[r][2 * (c & 1) + 1], i), u4_word(qh_[r][1], i), c), u4_word(x1, i), sb2); \
                     }                                                                          \
-                    const int k_ = 8 * h + 2 * c;                                              \
-                    sum_ = fma(xd_[xb0 + c], (float)(q6_scale(sc_[r], k_) * sa + q6_scale(sc_[r], k_ + 1) * sb2), sum_); \
+                    sum_[r] = fma(xd_[xb0 + c], (float)(q6_scale(sc_[r], k_) * sa + q6_scale(sc_[r], k_ + 1) * sb2), sum_[r]); \
                 }                                                                              \
-                acc[r] = fma(half_reg_to_float(dw_[r]), sum_, acc[r]);                         \
             }                                                                                  \
+            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) acc[r] = fma(half_reg_to_float(dw_[r]), sum_[r], acc[r]); \
         }                                                                                      \
     }
 
@@ -370,9 +374,20 @@ inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k
     }
 }
 
+// The four bytes of v less `offset` (a small integer) as exact floats,
+// without int-to-float conversions (GPUs run those at a quarter of the
+// float rate): under the exponent bits of 2^23 a byte b reads as 2^23 + b,
+// and subtracting 2^23 + offset is exact. The values of convert_float4, so
+// the rounding after is unchanged.
+inline float4 bytes_as_float4(uint v, float offset) {
+    const uint4 b = (uint4)(v, v >> 8, v >> 16, v >> 24) & 0xffu;
+    return as_float4(b | 0x4B000000u) - (8388608.f + offset);
+}
+
 // The 8 values of one part: sub-block j's 6-bit scale and min from its three
 // scale bytes a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
-// KQ_UNPACK_SCALES), then d * sc * q - dmin * m.
+// KQ_UNPACK_SCALES), then d * sc * q - dmin * m. The nibbles (and Q5_K's
+// fifth bits) are picked four bytes at a time.
 inline float8 dequant_part_q45_k(const uint* r, bool q5) {
     const uint s = r[1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu;
     const int j = (int)(s >> 24);
@@ -380,15 +395,35 @@ inline float8 dequant_part_q45_k(const uint* r, bool q5) {
     const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
     const float d = half_reg_to_float(r[0]) * (float)sc;
     const float o = half_reg_to_float(r[0] >> 16) * (float)mn;
-    const uchar8 q = (as_uchar8((uint2)(r[2], r[3])) >> (uchar)(4 * (j & 1))) & (uchar)15;
-    const uchar8 h = q5 ? ((as_uchar8((uint2)(r[4], r[5])) >> (uchar)j) & (uchar)1) << (uchar)4 : (uchar8)(0);
-    return d * convert_float8(q | h) - o;
+    const uint shift = 4u * (uint)(j & 1);
+    uint q0 = (r[2] >> shift) & 0x0f0f0f0fu, q1 = (r[3] >> shift) & 0x0f0f0f0fu;
+    if (q5) {
+        q0 |= ((r[4] >> j) & 0x01010101u) << 4;
+        q1 |= ((r[5] >> j) & 0x01010101u) << 4;
+    }
+    return d * (float8)(bytes_as_float4(q0, 0.f), bytes_as_float4(q1, 0.f)) - o;
+}
+
+// 8 bytes at a 2-byte aligned p (Q6_K blocks are 210 bytes, so every other
+// one starts 2 bytes off a 4-byte boundary) by three aligned 4-byte loads
+// and funnel shifts: one code path for both parities, as neighbouring rows
+// of an odd number of blocks have different ones. Reads up to 4 bytes past
+// the 8.
+inline uint2 load_bytes8_even(global const uchar* p) {
+    const uint sh = ((uint)(uintptr_t)p & 2u) * 8u;
+    global const uint* a = (global const uint*)(p - sh / 8u);
+    const ulong w0 = a[0], w1 = a[1], w2 = a[2];
+    return (uint2)((uint)((w1 << 32 | w0) >> sh), (uint)((w2 << 32 | w1) >> sh));
 }
 
 // Q6_K step j = half j / 4, run c = j % 4: r = {d | scale byte << 16 | c << 24,
-// ql 8p.. of the run's bytes, qh 8p..}. Elements 8p.. share scale 2c + p / 2 of the half.
+// ql 8p.. of the run's bytes, qh 8p..}. Elements 8p.. share scale 2c + p / 2
+// of the half. Blocks of a 4-byte aligned matrix are read by aligned words
+// (load_bytes8_even: 3 loads for 8 bytes, and the 4 past them stay inside
+// the block); byte loads elsewhere.
 inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0, int parts, int group, int count, uint* r) {
     const int j = (k0 / QK) & 7, h = j >> 2, c = j & 3;
+    const bool words = ((uint)(uintptr_t)w & 3u) == 0;
     for (int i = 0; i < count; ++i) {
         const int t = get_local_id(0) + i * group;
         const int m = m0 + t / 4, p = t % 4;
@@ -396,8 +431,10 @@ inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0
         if (t < parts && m < M) {
             global const uchar* blk = kq_gemm_block(w, K, m, k0, Q6K_BYTES);
             r[KQ6_REGS * i] = (uint)((global const ushort*)(blk + 208))[0] | ((uint)blk[192 + 8 * h + 2 * c + (p >> 1)] << 16) | ((uint)c << 24);
-            const uint2 q = as_uint2(vload8(0, blk + 64 * h + 32 * (c & 1) + 8 * p));
-            const uint2 hb = as_uint2(vload8(0, blk + 128 + 32 * h + 8 * p));
+            global const uchar* ql = blk + 64 * h + 32 * (c & 1) + 8 * p;
+            global const uchar* qh = blk + 128 + 32 * h + 8 * p;
+            const uint2 q = words ? load_bytes8_even(ql) : as_uint2(vload8(0, ql));
+            const uint2 hb = words ? load_bytes8_even(qh) : as_uint2(vload8(0, qh));
             r[KQ6_REGS * i + 1] = q.x;
             r[KQ6_REGS * i + 2] = q.y;
             r[KQ6_REGS * i + 3] = hb.x;
@@ -406,12 +443,14 @@ inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0
     }
 }
 
+// Low nibbles (runs 0, 1) or high (runs 2, 3) with the run's two high bits
+// on top, less 32.
 inline float8 dequant_part_q6_k(const uint* r) {
-    const int c = (int)(r[0] >> 24);
+    const uint c = r[0] >> 24, ls = 4u * (c >> 1), hs = 2u * c;
     const float d = half_reg_to_float(r[0]) * (float)(char)(uchar)(r[0] >> 16);
-    const uchar8 lo = (as_uchar8((uint2)(r[1], r[2])) >> (uchar)(4 * (c >> 1))) & (uchar)15;
-    const uchar8 hi = ((as_uchar8((uint2)(r[3], r[4])) >> (uchar)(2 * c)) & (uchar)3) << (uchar)4;
-    return d * (convert_float8(lo | hi) - 32.f);
+    const uint v0 = ((r[1] >> ls) & 0x0f0f0f0fu) | (((r[3] >> hs) & 0x03030303u) << 4);
+    const uint v1 = ((r[2] >> ls) & 0x0f0f0f0fu) | (((r[4] >> hs) & 0x03030303u) << 4);
+    return d * (float8)(bytes_as_float4(v0, 32.f), bytes_as_float4(v1, 32.f));
 }
 
 #define gemm_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, false, r)
