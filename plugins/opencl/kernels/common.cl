@@ -101,6 +101,20 @@ inline ushort float_to_half_bits(float f) {
     return (ushort)(sign | h);
 }
 
+// The four bytes of v less `offset` (a small integer) as exact floats,
+// without int-to-float conversions (GPUs run those at a fraction of the
+// float rate): under the exponent bits of 2^23 a byte b reads as 2^23 + b,
+// and subtracting 2^23 + offset is exact. The values of convert_float4, so
+// the rounding after is unchanged.
+inline float4 bytes_as_float4(uint v, float offset) {
+    const uint4 b = (uint4)(v, v >> 8, v >> 16, v >> 24) & 0xffu;
+    return as_float4(b | 0x4B000000u) - (8388608.f + offset);
+}
+
+// An integer |i| < 2^22 as a float, the same way: i added to the bits of
+// 1.5 * 2^23 reads as 1.5 * 2^23 + i, and the subtraction is exact.
+inline float small_int_to_float(int i) { return as_float(i + 0x4B400000) - 12582912.f; }
+
 // f16 bits held in a register, converted by the device's own instruction.
 inline float half_reg_to_float(uint u) {
     const ushort h = (ushort)u;

@@ -139,12 +139,19 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
 // rows over PQ_LANES lanes) over Q4_K / Q5_K super-blocks as the file has
 // them: 144 / 176 bytes, 16-byte aligned where the matrix starts on a
 // 16-byte boundary (the host checks), so a block's header (d, dmin, 12 scale
-// bytes) is one 16-byte load, Q5_K's 32 fifth-bit bytes two and a half
-// block's 64 quant bytes four more. A lane takes half a super-block
-// (sub-blocks 4h..4h+3, each one 32-value block of x):
+// bytes) is one 16-byte load and its quants and fifth bits 16-byte chunks.
+// Sub-block j of a block is one 32-value block of x:
 //   sum_j d * sc_j * dx_j * (q_j . xq_j) - dmin * m_j * dx_j * sum(xq_j).
 // x is read as int8 (a quarter of the float bytes the kernels above load per
 // weight byte, the limit there) and the math per weight is integer.
+
+// The four 6-bit scales (or mins) of sub-blocks 4h..4h+3 of a Q4_K/Q5_K
+// block, a byte each, from scale bytes A = s[0..3] (B = s[4..7] for the
+// mins) and the low nibbles of C = s[8..11] (C >> 4 for the mins); see
+// KQ_UNPACK_SCALES.
+inline uint kq_half_scales(uint a, uint c, int h) {
+    return h ? (c & 0x0F0F0F0Fu) | ((a >> 2) & 0x30303030u) : a & 0x3F3F3F3Fu;
+}
 
 // The first super-block of each of the tile's PQ_ROWS * NMAT rows (as
 // PLANAR_ROWS: rows past M repeat the last, W0 rows then W1 rows) as b_,
@@ -161,67 +168,77 @@ MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_q6_k, dot_q6_k_l, ROW_BYTES_Q6_K, NORM_A
     local const uint4* xq_ = (local const uint4*)PQ_XQ(red);                                  \
     local const float* xd_ = PQ_XD(red, K);
 
-// acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile. Q5:
-// the block has the fifth bits (qh) after the header.
+// The fifth bits (Q5_K; zero for Q4_K) of sub-block j over four quant bytes
+// under the nibbles at bit `shift` of q.
+inline uint kq45_quants(uint q, uint qh, int shift, int j) {
+    return ((q >> shift) & 0x0F0F0F0Fu) | (((qh >> j) & 0x01010101u) << 4);
+}
+
+// The integer dots of a chunk of 16 quant bytes q (fifth bits qh) with x's
+// int8 values xa (under the low nibbles, sub-block j) and xb (the high
+// ones, sub-block j + 1).
+inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
+    int lo = dp4a(kq45_quants(q.x, qh.x, 0, j), xa.x, 0);
+    int hi = dp4a(kq45_quants(q.x, qh.x, 4, j + 1), xb.x, 0);
+    lo = dp4a(kq45_quants(q.y, qh.y, 0, j), xa.y, lo);
+    hi = dp4a(kq45_quants(q.y, qh.y, 4, j + 1), xb.y, hi);
+    lo = dp4a(kq45_quants(q.z, qh.z, 0, j), xa.z, lo);
+    hi = dp4a(kq45_quants(q.z, qh.z, 4, j + 1), xb.z, hi);
+    lo = dp4a(kq45_quants(q.w, qh.w, 0, j), xa.w, lo);
+    hi = dp4a(kq45_quants(q.w, qh.w, 4, j + 1), xb.w, hi);
+    return (int2)(lo, hi);
+}
+
+// acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile. A lane
+// takes 16-byte chunks of quants: chunk c (0..7) of a super-block holds
+// elements 16 (c % 2) .. + 15 of sub-blocks 2p and 2p + 1 (p = c / 2; low
+// and high nibbles), and the fifth bits of those elements are the 16 bytes
+// at 16 (1 + c % 2) (Q5_K). Neighbouring lanes load neighbouring chunks, so a
+// warp's load covers whole runs of memory; each lane also loads its block's
+// 16-byte header, which the 8 lanes of a block share. Lanes step by
+// PQ_LANES * PQ_UNROLL chunks, issuing the loads of PQ_UNROLL chunks of every
+// row before their math (as PLANAR_ROWS does). A sub-block's min term takes
+// x's sum over all its 32 values, so only the even chunk's lane adds it.
 #define KQ45_INT8_ROWS(Q5, W0, W1, M, acc, NMAT)                                               \
     {                                                                                          \
         KQ_TILE_ROWS((Q5) ? Q5K_BYTES : Q4K_BYTES, W0, W1, M, NMAT)                            \
         local const int* xs_ = PQ_XSB(red, K);                                                 \
-        for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
-            const int sb = u >> 1, h = u & 1;                                                  \
-            uint4 hd_[PQ_ROWS * (NMAT)], q_[PQ_ROWS * (NMAT)][4], qh_[PQ_ROWS * (NMAT)][2];    \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                global const uint4* blk_ = b_[r] + sb * (((Q5) ? Q5K_BYTES : Q4K_BYTES) / 16); \
-                hd_[r] = blk_[0];                                                              \
-                qh_[r][0] = (Q5) ? blk_[1] : (uint4)(0);                                       \
-                qh_[r][1] = (Q5) ? blk_[2] : (uint4)(0);                                       \
-                for (int i = 0; i < 4; ++i) q_[r][i] = blk_[((Q5) ? 3 : 1) + 4 * h + i];       \
-            }                                                                                  \
-            const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
-            float dx_[4], xs_f[4];                                                             \
-            for (int j = 0; j < 4; ++j) {                                                      \
-                dx_[j] = xd_[xb0 + j];                                                         \
-                xs_f[j] = (float)xs_[xb0 + j] * dx_[j];                                        \
-            }                                                                                  \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                KQ_SCALES_OF(convert_uint4(as_uchar4(hd_[r].y)), convert_uint4(as_uchar4(hd_[r].z)), \
-                             convert_uint4(as_uchar4(hd_[r].w)), sc_lo_, m_lo_, sc_hi_, m_hi_)  \
-                const float4 sc4_ = h ? sc_hi_ : sc_lo_, mn4_ = h ? m_hi_ : m_lo_;             \
-                const float sc_[4] = {sc4_.x, sc4_.y, sc4_.z, sc4_.w};                        \
-                const float mn_[4] = {mn4_.x, mn4_.y, mn4_.z, mn4_.w};                        \
-                const float d_ = half_reg_to_float(hd_[r].x), dmin_ = half_reg_to_float(hd_[r].x >> 16); \
-                float sq_ = 0.f, sm_ = 0.f;                                                    \
-                for (int pp = 0; pp < 2; ++pp) {                                               \
-                    const uint4 lo_ = q_[r][2 * pp], hi_ = q_[r][2 * pp + 1];                  \
-                    const int j0 = 2 * pp, j1 = 2 * pp + 1;                                    \
-                    const int s0 = kq45_sub_dot(lo_, hi_, 0, qh_[r][0], qh_[r][1], 4 * h + j0, xq_[2 * (xb0 + j0)], xq_[2 * (xb0 + j0) + 1]); \
-                    const int s1 = kq45_sub_dot(lo_, hi_, 4, qh_[r][0], qh_[r][1], 4 * h + j1, xq_[2 * (xb0 + j1)], xq_[2 * (xb0 + j1) + 1]); \
-                    sq_ = fma(sc_[j0] * dx_[j0], (float)s0, sq_);                               \
-                    sq_ = fma(sc_[j1] * dx_[j1], (float)s1, sq_);                               \
-                    sm_ = fma(mn_[j0], xs_f[j0], sm_);                                          \
-                    sm_ = fma(mn_[j1], xs_f[j1], sm_);                                          \
+        const int chunks_ = 8 * sbs_;                                                          \
+        for (int v0 = lane; v0 < chunks_; v0 += PQ_LANES * PQ_UNROLL) {                        \
+            uint4 hd_[PQ_UNROLL][PQ_ROWS * (NMAT)], q_[PQ_UNROLL][PQ_ROWS * (NMAT)];            \
+            uint4 qh_[PQ_UNROLL][PQ_ROWS * (NMAT)];                                            \
+            for (int u = 0; u < PQ_UNROLL; ++u) {                                              \
+                const int v = min(v0 + u * PQ_LANES, chunks_ - 1);                             \
+                for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                   \
+                    global const uint4* blk_ = b_[r] + (v >> 3) * (((Q5) ? Q5K_BYTES : Q4K_BYTES) / 16); \
+                    hd_[u][r] = blk_[0];                                                       \
+                    q_[u][r] = blk_[((Q5) ? 3 : 1) + (v & 7)];                                 \
+                    qh_[u][r] = (Q5) ? blk_[1 + (v & 1)] : (uint4)(0);                         \
                 }                                                                              \
-                acc[r] += d_ * sq_ - dmin_ * sm_;                                              \
+            }                                                                                  \
+            for (int u = 0; u < PQ_UNROLL; ++u) {                                              \
+                const int v = v0 + u * PQ_LANES;                                               \
+                if (v < chunks_) {                                                             \
+                    const int p = (v & 7) >> 1, odd = v & 1;                                  \
+                    const int xb = 8 * (v >> 3) + 2 * p; /* x block of sub-block 2p */         \
+                    const uint4 xa = xq_[2 * xb + odd], xc = xq_[2 * xb + 2 + odd];          \
+                    const float dxa = xd_[xb], dxc = xd_[xb + 1];                              \
+                    const float xsa = odd ? 0.f : small_int_to_float(xs_[xb]) * dxa;          \
+                    const float xsc = odd ? 0.f : small_int_to_float(xs_[xb + 1]) * dxc;      \
+                    for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                               \
+                        const uint4 hd = hd_[u][r];                                            \
+                        const int shift = 16 * (p & 1); /* scale bytes of 2p, 2p + 1 */        \
+                        const float4 sc = bytes_as_float4(kq_half_scales(hd.y, hd.w, p >> 1) >> shift, 0.f); \
+                        const float4 mn = bytes_as_float4(kq_half_scales(hd.z, hd.w >> 4, p >> 1) >> shift, 0.f); \
+                        const int2 s = kq45_chunk_dot(q_[u][r], qh_[u][r], 2 * p, xa, xc);    \
+                        const float sq = fma(sc.x * dxa, small_int_to_float(s.x), sc.y * dxc * small_int_to_float(s.y)); \
+                        const float sm = fma(mn.x, xsa, mn.y * xsc);                           \
+                        acc[r] += half_reg_to_float(hd.x) * sq - half_reg_to_float(hd.x >> 16) * sm; \
+                    }                                                                          \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
     }
-
-// The integer dot of sub-block j: the nibbles at bit `shift` of the 32 quant
-// bytes lo (bytes 0-15) and hi (16-31), topped by bit j of the fifth-bit
-// bytes qh0 / qh1 (zero for Q4_K), with x's int8 values x0, x1.
-inline uint kq45_quants(uint q, uint qh, int shift, int j) {
-    return ((q >> shift) & 0x0F0F0F0Fu) | (((qh >> j) & 0x01010101u) << 4);
-}
-inline int kq45_sub_dot(uint4 lo, uint4 hi, int shift, uint4 qh0, uint4 qh1, int j, uint4 x0, uint4 x1) {
-    int s = dp4a(kq45_quants(lo.x, qh0.x, shift, j), x0.x, 0);
-    s = dp4a(kq45_quants(lo.y, qh0.y, shift, j), x0.y, s);
-    s = dp4a(kq45_quants(lo.z, qh0.z, shift, j), x0.z, s);
-    s = dp4a(kq45_quants(lo.w, qh0.w, shift, j), x0.w, s);
-    s = dp4a(kq45_quants(hi.x, qh1.x, shift, j), x1.x, s);
-    s = dp4a(kq45_quants(hi.y, qh1.y, shift, j), x1.y, s);
-    s = dp4a(kq45_quants(hi.z, qh1.z, shift, j), x1.z, s);
-    return dp4a(kq45_quants(hi.w, qh1.w, shift, j), x1.w, s);
-}
 
 #define Q4K_ROWS(Q, QB, W0, W1, M, acc, NMAT) KQ45_INT8_ROWS(0, W0, W1, M, acc, NMAT)
 #define Q5K_ROWS(Q, QB, W0, W1, M, acc, NMAT) KQ45_INT8_ROWS(1, W0, W1, M, acc, NMAT)
@@ -374,16 +391,6 @@ inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k
     }
 }
 
-// The four bytes of v less `offset` (a small integer) as exact floats,
-// without int-to-float conversions (GPUs run those at a quarter of the
-// float rate): under the exponent bits of 2^23 a byte b reads as 2^23 + b,
-// and subtracting 2^23 + offset is exact. The values of convert_float4, so
-// the rounding after is unchanged.
-inline float4 bytes_as_float4(uint v, float offset) {
-    const uint4 b = (uint4)(v, v >> 8, v >> 16, v >> 24) & 0xffu;
-    return as_float4(b | 0x4B000000u) - (8388608.f + offset);
-}
-
 // The 8 values of one part: sub-block j's 6-bit scale and min from its three
 // scale bytes a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
 // KQ_UNPACK_SCALES), then d * sc * q - dmin * m. The nibbles (and Q5_K's
@@ -393,8 +400,8 @@ inline float8 dequant_part_q45_k(const uint* r, bool q5) {
     const int j = (int)(s >> 24);
     const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
     const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
-    const float d = half_reg_to_float(r[0]) * (float)sc;
-    const float o = half_reg_to_float(r[0] >> 16) * (float)mn;
+    const float d = half_reg_to_float(r[0]) * small_int_to_float((int)sc);
+    const float o = half_reg_to_float(r[0] >> 16) * small_int_to_float((int)mn);
     const uint shift = 4u * (uint)(j & 1);
     uint q0 = (r[2] >> shift) & 0x0f0f0f0fu, q1 = (r[3] >> shift) & 0x0f0f0f0fu;
     if (q5) {
@@ -447,7 +454,7 @@ inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0
 // on top, less 32.
 inline float8 dequant_part_q6_k(const uint* r) {
     const uint c = r[0] >> 24, ls = 4u * (c >> 1), hs = 2u * c;
-    const float d = half_reg_to_float(r[0]) * (float)(char)(uchar)(r[0] >> 16);
+    const float d = half_reg_to_float(r[0]) * small_int_to_float((char)(uchar)(r[0] >> 16));
     const uint v0 = ((r[1] >> ls) & 0x0f0f0f0fu) | (((r[3] >> hs) & 0x03030303u) << 4);
     const uint v1 = ((r[2] >> ls) & 0x0f0f0f0fu) | (((r[4] >> hs) & 0x03030303u) << 4);
     return d * (float8)(bytes_as_float4(v0, 32.f), bytes_as_float4(v1, 32.f));

@@ -257,7 +257,7 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
                     const int xsum = xs_[b];                                               \
                     const float dx = xd_[b];                                               \
                     for (int r = 0; r < PQ_ROWS * (NMAT); ++r)                             \
-                        acc[r] = fma(dv_[u][r] * dx, (float)Q##_DOT(wv_[u][r], x0, x1, xsum), acc[r]); \
+                        acc[r] = fma(dv_[u][r] * dx, small_int_to_float(Q##_DOT(wv_[u][r], x0, x1, xsum)), acc[r]); \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
