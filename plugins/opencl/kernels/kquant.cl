@@ -189,6 +189,14 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
     return (int2)(lo, hi);
 }
 
+// Chunks per lane and row whose loads are issued together. On an H100 (7B
+// Q4_K, Q5_K, Q4_K_M decode) 1 and 2 were within noise of each other, 4
+// slower; 1 needs the fewest registers. HETERO_CL_BUILD_OPTIONS=-DKQ_UNROLL=N
+// tries others.
+#ifndef KQ_UNROLL
+#define KQ_UNROLL 1
+#endif
+
 // acc[r] += this lane's share of the PQ_ROWS * NMAT rows of the tile. A lane
 // takes 16-byte chunks of quants: chunk c (0..7) of a super-block holds
 // elements 16 (c % 2) .. + 15 of sub-blocks 2p and 2p + 1 (p = c / 2; low
@@ -196,19 +204,22 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
 // at 16 (1 + c % 2) (Q5_K). Neighbouring lanes load neighbouring chunks, so a
 // warp's load covers whole runs of memory; each lane also loads its block's
 // 16-byte header, which the 8 lanes of a block share. Lanes step by
-// PQ_LANES * PQ_UNROLL chunks, issuing the loads of PQ_UNROLL chunks of every
-// row before their math (as PLANAR_ROWS does). A sub-block's min term takes
+// PQ_LANES * KQ_UNROLL chunks, issuing the loads of KQ_UNROLL chunks of every
+// row before their math (as PLANAR_ROWS does); the loops over chunks and rows
+// are unrolled so that the loaded chunks stay registers. A sub-block's min term takes
 // x's sum over all its 32 values, so only the even chunk's lane adds it.
 #define KQ45_INT8_ROWS(Q5, W0, W1, M, acc, NMAT)                                               \
     {                                                                                          \
         KQ_TILE_ROWS((Q5) ? Q5K_BYTES : Q4K_BYTES, W0, W1, M, NMAT)                            \
         local const int* xs_ = PQ_XSB(red, K);                                                 \
         const int chunks_ = 8 * sbs_;                                                          \
-        for (int v0 = lane; v0 < chunks_; v0 += PQ_LANES * PQ_UNROLL) {                        \
-            uint4 hd_[PQ_UNROLL][PQ_ROWS * (NMAT)], q_[PQ_UNROLL][PQ_ROWS * (NMAT)];            \
-            uint4 qh_[PQ_UNROLL][PQ_ROWS * (NMAT)];                                            \
-            for (int u = 0; u < PQ_UNROLL; ++u) {                                              \
+        for (int v0 = lane; v0 < chunks_; v0 += PQ_LANES * KQ_UNROLL) {                        \
+            uint4 hd_[KQ_UNROLL][PQ_ROWS * (NMAT)], q_[KQ_UNROLL][PQ_ROWS * (NMAT)];            \
+            uint4 qh_[KQ_UNROLL][PQ_ROWS * (NMAT)];                                            \
+            NV_UNROLL                                                                          \
+            for (int u = 0; u < KQ_UNROLL; ++u) {                                              \
                 const int v = min(v0 + u * PQ_LANES, chunks_ - 1);                             \
+                NV_UNROLL                                                                      \
                 for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                   \
                     global const uint4* blk_ = b_[r] + (v >> 3) * (((Q5) ? Q5K_BYTES : Q4K_BYTES) / 16); \
                     hd_[u][r] = blk_[0];                                                       \
@@ -216,7 +227,8 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
                     qh_[u][r] = (Q5) ? blk_[1 + (v & 1)] : (uint4)(0);                         \
                 }                                                                              \
             }                                                                                  \
-            for (int u = 0; u < PQ_UNROLL; ++u) {                                              \
+            NV_UNROLL                                                                          \
+            for (int u = 0; u < KQ_UNROLL; ++u) {                                              \
                 const int v = v0 + u * PQ_LANES;                                               \
                 if (v < chunks_) {                                                             \
                     const int p = (v & 7) >> 1, odd = v & 1;                                  \
@@ -225,6 +237,7 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
                     const float dxa = xd_[xb], dxc = xd_[xb + 1];                              \
                     const float xsa = odd ? 0.f : small_int_to_float(xs_[xb]) * dxa;          \
                     const float xsc = odd ? 0.f : small_int_to_float(xs_[xb + 1]) * dxc;      \
+                    NV_UNROLL                                                                  \
                     for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                               \
                         const uint4 hd = hd_[u][r];                                            \
                         const int shift = 16 * (p & 1); /* scale bytes of 2p, 2p + 1 */        \
