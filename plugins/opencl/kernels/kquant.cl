@@ -404,24 +404,35 @@ inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k
     }
 }
 
-// The 8 values of one part: sub-block j's 6-bit scale and min from its three
-// scale bytes a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
-// KQ_UNPACK_SCALES), then d * sc * q - dmin * m. The nibbles (and Q5_K's
-// fifth bits) are picked four bytes at a time.
-inline float8 dequant_part_q45_k(const uint* r, bool q5) {
+// A part's sub-block j: its 6-bit scale and min from its three scale bytes
+// a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
+// KQ_UNPACK_SCALES), as (d * sc, dmin * m), both exact in float.
+inline float2 kq45_part_scales(const uint* r) {
     const uint s = r[1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu;
     const int j = (int)(s >> 24);
     const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
     const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
-    const float d = half_reg_to_float(r[0]) * small_int_to_float((int)sc);
-    const float o = half_reg_to_float(r[0] >> 16) * small_int_to_float((int)mn);
+    return (float2)(half_reg_to_float(r[0]) * small_int_to_float((int)sc), half_reg_to_float(r[0] >> 16) * small_int_to_float((int)mn));
+}
+
+// A part's 8 quants (Q5_K: with their fifth bits), a byte each: the nibbles
+// (and fifth bits) are picked four bytes at a time.
+inline uint2 kq45_part_bytes(const uint* r, bool q5) {
+    const int j = (int)(r[1] >> 24);
     const uint shift = 4u * (uint)(j & 1);
     uint q0 = (r[2] >> shift) & 0x0f0f0f0fu, q1 = (r[3] >> shift) & 0x0f0f0f0fu;
     if (q5) {
         q0 |= ((r[4] >> j) & 0x01010101u) << 4;
         q1 |= ((r[5] >> j) & 0x01010101u) << 4;
     }
-    return d * (float8)(bytes_as_float4(q0, 0.f), bytes_as_float4(q1, 0.f)) - o;
+    return (uint2)(q0, q1);
+}
+
+// The 8 values of one part: d * sc * q - dmin * m.
+inline float8 dequant_part_q45_k(const uint* r, bool q5) {
+    const float2 dm = kq45_part_scales(r);
+    const uint2 q = kq45_part_bytes(r, q5);
+    return dm.x * (float8)(bytes_as_float4(q.x, 0.f), bytes_as_float4(q.y, 0.f)) - dm.y;
 }
 
 // 8 bytes at a 2-byte aligned p (Q6_K blocks are 210 bytes, so every other
@@ -463,14 +474,21 @@ inline void fetch_parts_q6_k(global const uchar* w, int M, int K, int m0, int k0
     }
 }
 
-// Low nibbles (runs 0, 1) or high (runs 2, 3) with the run's two high bits
-// on top, less 32.
-inline float8 dequant_part_q6_k(const uint* r) {
+// A part's d * scale, exact in float.
+inline float kq6_part_scale(const uint* r) { return half_reg_to_float(r[0]) * small_int_to_float((char)(uchar)(r[0] >> 16)); }
+
+// A part's 8 six-bit quants, a byte each: low nibbles (runs 0, 1) or high
+// (runs 2, 3) with the run's two high bits on top.
+inline uint2 kq6_part_bytes(const uint* r) {
     const uint c = r[0] >> 24, ls = 4u * (c >> 1), hs = 2u * c;
-    const float d = half_reg_to_float(r[0]) * small_int_to_float((char)(uchar)(r[0] >> 16));
-    const uint v0 = ((r[1] >> ls) & 0x0f0f0f0fu) | (((r[3] >> hs) & 0x03030303u) << 4);
-    const uint v1 = ((r[2] >> ls) & 0x0f0f0f0fu) | (((r[4] >> hs) & 0x03030303u) << 4);
-    return d * (float8)(bytes_as_float4(v0, 32.f), bytes_as_float4(v1, 32.f));
+    return (uint2)(((r[1] >> ls) & 0x0f0f0f0fu) | (((r[3] >> hs) & 0x03030303u) << 4),
+                   ((r[2] >> ls) & 0x0f0f0f0fu) | (((r[4] >> hs) & 0x03030303u) << 4));
+}
+
+// The 8 values of one part: d * scale * (q - 32).
+inline float8 dequant_part_q6_k(const uint* r) {
+    const uint2 q = kq6_part_bytes(r);
+    return kq6_part_scale(r) * (float8)(bytes_as_float4(q.x, 32.f), bytes_as_float4(q.y, 32.f));
 }
 
 #define gemm_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, GEMM_BM * 4, GEMM_WG, GEMM_PR, false, r)
@@ -522,9 +540,59 @@ GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
             KQ_MMA_STORE(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4), v)                   \
         }                                                                                 \
     }
+#if defined(NV_PTX) && !defined(KQ_F32_DEQUANT)
+// On NVIDIA in f16x2 arithmetic (as dequant_bytes_f16 for Q4_0): the part's
+// scale and min rounded to f16 once each, quants made exact f16 by prmt,
+// then one fma (Q6_K: multiply) a pair rounds once. Fewer instructions a
+// weight than float math and a conversion a pair: 7B Q4_K pp512 +6 %,
+// Q4_K_M +5 % on an H100. The scale's and min's own rounding adds up to an
+// f16 step of d * sc * q and of dmin * m, inside the conformance bound;
+// HETERO_CL_BUILD_OPTIONS=-DKQ_F32_DEQUANT takes the float path above.
+inline uint fma_f16x2(uint a, uint b, uint c) {
+    uint d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+// Bytes b0..b3 of v as f16 pairs (b0 - o, b1 - o), (b2 - o, b3 - o), exact.
+inline uint2 bytes_f16x2(uint v, uint minus) {
+    uint lo, hi;
+    asm("prmt.b32 %0, %1, 0x64, 0x4140;" : "=r"(lo) : "r"(v));
+    asm("prmt.b32 %0, %1, 0x64, 0x4342;" : "=r"(hi) : "r"(v));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(minus));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(minus));
+    return (uint2)(lo, hi);
+}
+// q * s + o on a pair (s, o: one f16 in both halves).
+inline uint4 fma_bytes_f16x2(uint2 q, uint minus, uint s2, uint o2) {
+    const uint2 a = bytes_f16x2(q.x, minus), b = bytes_f16x2(q.y, minus);
+    return (uint4)(fma_f16x2(a.x, s2, o2), fma_f16x2(a.y, s2, o2), fma_f16x2(b.x, s2, o2), fma_f16x2(b.y, s2, o2));
+}
+#define KQ45_F16_PUT(NAME, Q5)                                                            \
+    inline void NAME(const uint* r, local uint* Bs) {                                     \
+        for (int i = 0; i < MMA_PR; ++i) {                                                \
+            const int t = get_local_id(0) + i * MMA_WG;                                   \
+            const uint* ri = r + KQ45_REGS(Q5) * i;                                       \
+            const float2 dm = kq45_part_scales(ri);                                       \
+            const uint sm = pack_f16x2(dm.x, -dm.y); /* d * sc | -(dmin * m) << 16 */     \
+            *(local uint4*)(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) =                 \
+                fma_bytes_f16x2(kq45_part_bytes(ri, Q5), 0x64006400u, (sm & 0xffffu) * 0x10001u, (sm >> 16) * 0x10001u); \
+        }                                                                                 \
+    }
+KQ45_F16_PUT(mma_put_w_q4_k, false)
+KQ45_F16_PUT(mma_put_w_q5_k, true)
+inline void mma_put_w_q6_k(const uint* r, local uint* Bs) {
+    for (int i = 0; i < MMA_PR; ++i) {
+        const int t = get_local_id(0) + i * MMA_WG;
+        const uint* ri = r + KQ6_REGS * i;
+        const uint s = pack_f16x2(kq6_part_scale(ri), 0.f) & 0xffffu;
+        *(local uint4*)(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) = fma_bytes_f16x2(kq6_part_bytes(ri), 0x64206420u, s * 0x10001u, 0u); /* 1024 + 32 */
+    }
+}
+#else
 KQ_MMA_PUT(mma_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
 KQ_MMA_PUT(mma_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
 KQ_MMA_PUT(mma_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
+#endif
 GEMM_MMA_KERNEL(gemm_mma_q4_k, mma_fetch_w_q4_k, mma_put_w_q4_k, KQ45_REGS(false) * MMA_PR)
 GEMM_MMA_KERNEL(gemm_mma_q5_k, mma_fetch_w_q5_k, mma_put_w_q5_k, KQ45_REGS(true) * MMA_PR)
 GEMM_MMA_KERNEL(gemm_mma_q6_k, mma_fetch_w_q6_k, mma_put_w_q6_k, KQ6_REGS * MMA_PR)
