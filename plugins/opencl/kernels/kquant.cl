@@ -189,10 +189,10 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
     return (int2)(lo, hi);
 }
 
-// Chunks per lane and row whose loads are issued together. On an H100 (7B
-// Q4_K, Q5_K, Q4_K_M decode) 1 and 2 were within noise of each other, 4
-// slower; 1 needs the fewest registers. HETERO_CL_BUILD_OPTIONS=-DKQ_UNROLL=N
-// tries others.
+// Chunks per lane and row whose loads are issued together (Q4_K, Q5_K and
+// Q6_K decode). On an H100, 7B decode: 1 and 2 within noise of each other
+// for Q4_K, Q5_K and Q4_K_M, 4 slower; for all-Q6_K 1 was 10 % faster than
+// 2. HETERO_CL_BUILD_OPTIONS=-DKQ_UNROLL=N tries others.
 #ifndef KQ_UNROLL
 #define KQ_UNROLL 1
 #endif
@@ -272,11 +272,8 @@ MATVEC_PLANAR_ROPE_KERNEL(matvec_norm_planar_rope_q5_k, Q5K, 0)
 // Q6_K super-blocks are 210 bytes, so most start 2 bytes off a 4-byte
 // boundary; the provider copies each constant Q6_K matrix once into blocks
 // of 224 bytes (the same 210, then zeros: 16-byte aligned) and the planar
-// kernels read those. A lane takes half a super-block (sub-blocks 4h..4h+3:
-// 64 low-bit bytes, 32 high-bit bytes, 8 scales); a sub-block's two halves
-// of 16 have their own scale:
-//   d * sum_j dx_j * (sc_2j * (w . xq)_first16 + sc_2j+1 * (w . xq)_last16),
-// w = q - 32.
+// kernels read those. Each 16 elements have their own scale:
+//   d * sum_k sc_k * dx_(k/2) * (w . xq)_k over the 16 runs k of 16, w = q - 32.
 #define Q6K_ALIGNED_BYTES 224
 
 kernel void repack_aligned_q6_k(global const uchar* src, ulong src_off, global uchar* dst, long blocks) {
@@ -302,42 +299,63 @@ inline uint q6_unsigned(uint ql, uint qh, int c) {
     return lo | hi;
 }
 
-// The offset of 32 is taken off through x: each weight is dotted as stored,
-// then 32 * sum(x) of the 16 values (one dp4a by 0x20 bytes a word, shared
-// by every row of the tile) is subtracted, so a weight costs a shift or two
-// and a mask before its dp4a.
+// The dot of the four words of a chunk of weights (q6_unsigned) with x's
+// int8 values, less 32 * sum(x) (the offset of 32, taken off through x: one
+// dp4a by 0x20 bytes a word).
+inline int q6_chunk_dot(uint4 ql, uint4 qh, int run, uint4 x) {
+    int s = dp4a(q6_unsigned(ql.x, qh.x, run), x.x, 0);
+    s = dp4a(q6_unsigned(ql.y, qh.y, run), x.y, s);
+    s = dp4a(q6_unsigned(ql.z, qh.z, run), x.z, s);
+    s = dp4a(q6_unsigned(ql.w, qh.w, run), x.w, s);
+    return s - dp4a(0x20202020u, x.x, dp4a(0x20202020u, x.y, dp4a(0x20202020u, x.z, dp4a(0x20202020u, x.w, 0))));
+}
+
+// As KQ45_INT8_ROWS, a lane takes 16-byte chunks of low bits: chunk c (0..7)
+// of a block is ql bytes 16c..16c + 15 of half h = c / 4, holding 16
+// elements of run `lo` (c % 4 < 2: run 0, else run 1; low nibbles) and of
+// run lo + 2 (high nibbles), whose top bits are qh chunk 8 + 2h + c % 2 (bits
+// 2 lo and 2 lo + 4). Each run's 16 elements have one scale (16 scale bytes
+// in chunk 12, d in chunk 13, shared by the block's 8 lanes). Neighbouring
+// lanes load neighbouring chunks, KQ_UNROLL of them a row in flight.
 #define Q6K_ROWS(Q, QB, W0, W1, M, acc, NMAT)                                                  \
     {                                                                                          \
         KQ_TILE_ROWS(Q6K_ALIGNED_BYTES, W0, W1, M, NMAT)                                       \
-        for (int u = lane; u < 2 * sbs_; u += PQ_LANES) {                                      \
-            const int sb = u >> 1, h = u & 1;                                                  \
-            uint4 ql_[PQ_ROWS * (NMAT)][4], qh_[PQ_ROWS * (NMAT)][2], sc_[PQ_ROWS * (NMAT)];    \
-            uint dw_[PQ_ROWS * (NMAT)];                                                        \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                       \
-                global const uint4* blk_ = b_[r] + sb * (Q6K_ALIGNED_BYTES / 16);              \
-                for (int i = 0; i < 4; ++i) ql_[r][i] = blk_[4 * h + i];                       \
-                for (int i = 0; i < 2; ++i) qh_[r][i] = blk_[8 + 2 * h + i];                   \
-                sc_[r] = blk_[12];                                                             \
-                dw_[r] = blk_[13].x;                                                           \
-            }                                                                                  \
-            const int xb0 = 8 * sb + 4 * h; /* x block of sub-block 4h */                      \
-            float sum_[PQ_ROWS * (NMAT)];                                                      \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) sum_[r] = 0.f;                          \
-            for (int c = 0; c < 4; ++c) {                                                      \
-                const uint4 x0 = xq_[2 * (xb0 + c)], x1 = xq_[2 * (xb0 + c) + 1];              \
-                const int oa = dp4a(0x20202020u, x0.x, dp4a(0x20202020u, x0.y, dp4a(0x20202020u, x0.z, dp4a(0x20202020u, x0.w, 0)))); \
-                const int ob = dp4a(0x20202020u, x1.x, dp4a(0x20202020u, x1.y, dp4a(0x20202020u, x1.z, dp4a(0x20202020u, x1.w, 0)))); \
-                const int k_ = 8 * h + 2 * c;                                                  \
+        const int chunks_ = 8 * sbs_;                                                          \
+        for (int v0 = lane; v0 < chunks_; v0 += PQ_LANES * KQ_UNROLL) {                        \
+            uint4 ql_[KQ_UNROLL][PQ_ROWS * (NMAT)], qh_[KQ_UNROLL][PQ_ROWS * (NMAT)];          \
+            uint4 sc_[KQ_UNROLL][PQ_ROWS * (NMAT)];                                            \
+            uint dw_[KQ_UNROLL][PQ_ROWS * (NMAT)];                                             \
+            NV_UNROLL                                                                          \
+            for (int u = 0; u < KQ_UNROLL; ++u) {                                              \
+                const int v = min(v0 + u * PQ_LANES, chunks_ - 1), c = v & 7;                  \
+                NV_UNROLL                                                                      \
                 for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                                   \
-                    int sa = -oa, sb2 = -ob;                                                   \
-                    for (int i = 0; i < 4; ++i) {                                              \
-                        sa = dp4a(q6_unsigned(u4_word(ql_[r][2 * (c & 1)], i), u4_word(qh_[r][0], i), c), u4_word(x0, i), sa); \
-                        sb2 = dp4a(q6_unsigned(u4_word(ql_[r][2 * (c & 1) + 1], i), u4_word(qh_[r][1], i), c), u4_word(x1, i), sb2); \
-                    }                                                                          \
-                    sum_[r] = fma(xd_[xb0 + c], (float)(q6_scale(sc_[r], k_) * sa + q6_scale(sc_[r], k_ + 1) * sb2), sum_[r]); \
+                    global const uint4* blk_ = b_[r] + (v >> 3) * (Q6K_ALIGNED_BYTES / 16);    \
+                    ql_[u][r] = blk_[c];                                                       \
+                    qh_[u][r] = blk_[8 + 2 * (c >> 2) + (c & 1)];                              \
+                    sc_[u][r] = blk_[12];                                                      \
+                    dw_[u][r] = blk_[13].x;                                                    \
                 }                                                                              \
             }                                                                                  \
-            for (int r = 0; r < PQ_ROWS * (NMAT); ++r) acc[r] = fma(half_reg_to_float(dw_[r]), sum_[r], acc[r]); \
+            NV_UNROLL                                                                          \
+            for (int u = 0; u < KQ_UNROLL; ++u) {                                              \
+                const int v = v0 + u * PQ_LANES;                                               \
+                if (v < chunks_) {                                                             \
+                    const int c = v & 7, h = c >> 2, lo = (c >> 1) & 1, odd = c & 1;           \
+                    const int xb = 8 * (v >> 3) + 4 * h + lo; /* x block of run lo; lo + 2: xb + 2 */ \
+                    const uint4 xl = xq_[2 * xb + odd], xh = xq_[2 * xb + 4 + odd];            \
+                    const float dxl = xd_[xb], dxh = xd_[xb + 2];                              \
+                    const int k_ = 8 * h + 2 * lo + odd; /* scale of run lo; lo + 2: k_ + 4 */ \
+                    NV_UNROLL                                                                  \
+                    for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                               \
+                        const float sl = small_int_to_float(q6_scale(sc_[u][r], k_)) * dxl;   \
+                        const float sh = small_int_to_float(q6_scale(sc_[u][r], k_ + 4)) * dxh; \
+                        const float s = fma(sl, small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo, xl)), \
+                                            sh * small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo + 2, xh))); \
+                        acc[r] = fma(half_reg_to_float(dw_[u][r]), s, acc[r]);                 \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
         }                                                                                      \
     }
 
