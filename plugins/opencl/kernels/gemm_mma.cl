@@ -116,20 +116,33 @@ inline void mma_copy_x(global const uchar* x16, bool async, int N, int K, int n0
 #define mma_fetch_w_planar_q8_0(w, M, K, m0, k0, r) fetch_quarters_planar_q8_0(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
 
 #ifdef NV_PTX
-// Four bytes b0..b3 of v, each below 256, as f16 pairs (b0 - o, b1 - o) and
-// (b2 - o, b3 - o) times d: prmt makes the f16 bits 0x64bb (1024 + b),
-// f16x2 arithmetic subtracts 1024 + o exactly and multiplies, rounding once
-// as the float path below does. A handful of instructions for what took a
-// conversion and a multiply a value.
-inline uint2 dequant_bytes_f16(uint v, uint minus, uint d2) {
+// Bytes b0..b3 of v as exact f16 pairs (b0 - o, b1 - o), (b2 - o, b3 - o),
+// `minus` holding 1024 + o in both halves: prmt makes the f16 bits 0x64bb
+// (1024 + b) and f16x2 arithmetic subtracts 1024 + o exactly.
+inline uint2 bytes_f16x2(uint v, uint minus) {
     uint lo, hi;
     asm("prmt.b32 %0, %1, 0x64, 0x4140;" : "=r"(lo) : "r"(v));
     asm("prmt.b32 %0, %1, 0x64, 0x4342;" : "=r"(hi) : "r"(v));
     asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(minus));
     asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(minus));
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(d2));
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(d2));
     return (uint2)(lo, hi);
+}
+
+// The same pairs times d (d2: d in both halves), rounding once as the float
+// path below does. A handful of instructions for what took a conversion and
+// a multiply a value.
+inline uint2 dequant_bytes_f16(uint v, uint minus, uint d2) {
+    uint2 r = bytes_f16x2(v, minus);
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r.x) : "r"(r.x), "r"(d2));
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r.y) : "r"(r.y), "r"(d2));
+    return r;
+}
+
+// a * b + c on f16 pairs, rounding once.
+inline uint fma_f16x2(uint a, uint b, uint c) {
+    uint d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
 }
 
 // An f16 pair (lo in the low half), each rounded to nearest-even as

@@ -206,8 +206,9 @@ inline int2 kq45_chunk_dot(uint4 q, uint4 qh, int j, uint4 xa, uint4 xb) {
 // 16-byte header, which the 8 lanes of a block share. Lanes step by
 // PQ_LANES * KQ_UNROLL chunks, issuing the loads of KQ_UNROLL chunks of every
 // row before their math (as PLANAR_ROWS does); the loops over chunks and rows
-// are unrolled so that the loaded chunks stay registers. A sub-block's min term takes
-// x's sum over all its 32 values, so only the even chunk's lane adds it.
+// are unrolled so that the loaded chunks stay registers. A sub-block's min
+// term takes x's sum over all its 32 values, so only the even chunk's lane
+// adds it.
 #define KQ45_INT8_ROWS(Q5, W0, W1, M, acc, NMAT)                                               \
     {                                                                                          \
         KQ_TILE_ROWS((Q5) ? Q5K_BYTES : Q4K_BYTES, W0, W1, M, NMAT)                            \
@@ -299,15 +300,20 @@ inline uint q6_unsigned(uint ql, uint qh, int c) {
     return lo | hi;
 }
 
+// 32 * the sum of x's 16 int8 values: the offset of 32 of every weight of a
+// chunk, taken off through x (one dp4a by 0x20 bytes a word) once for all
+// rows of the tile.
+inline int q6_offset(uint4 x) {
+    return dp4a(0x20202020u, x.x, dp4a(0x20202020u, x.y, dp4a(0x20202020u, x.z, dp4a(0x20202020u, x.w, 0))));
+}
+
 // The dot of the four words of a chunk of weights (q6_unsigned) with x's
-// int8 values, less 32 * sum(x) (the offset of 32, taken off through x: one
-// dp4a by 0x20 bytes a word).
-inline int q6_chunk_dot(uint4 ql, uint4 qh, int run, uint4 x) {
-    int s = dp4a(q6_unsigned(ql.x, qh.x, run), x.x, 0);
+// int8 values, less `offset` (q6_offset of x).
+inline int q6_chunk_dot(uint4 ql, uint4 qh, int run, uint4 x, int offset) {
+    int s = dp4a(q6_unsigned(ql.x, qh.x, run), x.x, -offset);
     s = dp4a(q6_unsigned(ql.y, qh.y, run), x.y, s);
     s = dp4a(q6_unsigned(ql.z, qh.z, run), x.z, s);
-    s = dp4a(q6_unsigned(ql.w, qh.w, run), x.w, s);
-    return s - dp4a(0x20202020u, x.x, dp4a(0x20202020u, x.y, dp4a(0x20202020u, x.z, dp4a(0x20202020u, x.w, 0))));
+    return dp4a(q6_unsigned(ql.w, qh.w, run), x.w, s);
 }
 
 // As KQ45_INT8_ROWS, a lane takes 16-byte chunks of low bits: chunk c (0..7)
@@ -345,13 +351,14 @@ inline int q6_chunk_dot(uint4 ql, uint4 qh, int run, uint4 x) {
                     const int xb = 8 * (v >> 3) + 4 * h + lo; /* x block of run lo; lo + 2: xb + 2 */ \
                     const uint4 xl = xq_[2 * xb + odd], xh = xq_[2 * xb + 4 + odd];            \
                     const float dxl = xd_[xb], dxh = xd_[xb + 2];                              \
+                    const int ol = q6_offset(xl), oh = q6_offset(xh);                          \
                     const int k_ = 8 * h + 2 * lo + odd; /* scale of run lo; lo + 2: k_ + 4 */ \
                     NV_UNROLL                                                                  \
                     for (int r = 0; r < PQ_ROWS * (NMAT); ++r) {                               \
                         const float sl = small_int_to_float(q6_scale(sc_[u][r], k_)) * dxl;   \
                         const float sh = small_int_to_float(q6_scale(sc_[u][r], k_ + 4)) * dxh; \
-                        const float s = fma(sl, small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo, xl)), \
-                                            sh * small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo + 2, xh))); \
+                        const float s = fma(sl, small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo, xl, ol)), \
+                                            sh * small_int_to_float(q6_chunk_dot(ql_[u][r], qh_[u][r], lo + 2, xh, oh))); \
                         acc[r] = fma(half_reg_to_float(dw_[u][r]), s, acc[r]);                 \
                     }                                                                          \
                 }                                                                              \
@@ -566,20 +573,7 @@ GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
 // Q4_K_M +5 % on an H100. The scale's and min's own rounding adds up to an
 // f16 step of d * sc * q and of dmin * m, inside the conformance bound;
 // HETERO_CL_BUILD_OPTIONS=-DKQ_F32_DEQUANT takes the float path above.
-inline uint fma_f16x2(uint a, uint b, uint c) {
-    uint d;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-// Bytes b0..b3 of v as f16 pairs (b0 - o, b1 - o), (b2 - o, b3 - o), exact.
-inline uint2 bytes_f16x2(uint v, uint minus) {
-    uint lo, hi;
-    asm("prmt.b32 %0, %1, 0x64, 0x4140;" : "=r"(lo) : "r"(v));
-    asm("prmt.b32 %0, %1, 0x64, 0x4342;" : "=r"(hi) : "r"(v));
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(lo) : "r"(lo), "r"(minus));
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(hi) : "r"(hi), "r"(minus));
-    return (uint2)(lo, hi);
-}
+// (bytes_f16x2 and fma_f16x2 are gemm_mma.cl's.)
 // q * s + o on a pair (s, o: one f16 in both halves).
 inline uint4 fma_bytes_f16x2(uint2 q, uint minus, uint s2, uint o2) {
     const uint2 a = bytes_f16x2(q.x, minus), b = bytes_f16x2(q.y, minus);
