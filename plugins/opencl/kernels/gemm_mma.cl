@@ -155,8 +155,8 @@ inline uint pack_f16x2(float lo, float hi) {
 #endif
 
 // Part p: bytes 4p..4p+3 are elements 4p..4p+3 (low nibbles) and
-// 4p+16..4p+19 (high nibbles).
-inline void mma_put_w_q4_0(const uint* r, local uint* Bs) {
+// 4p+16..4p+19 (high nibbles). (`step`, the K step, is for the K-quants.)
+inline void mma_put_w_q4_0(const uint* r, local uint* Bs, int step) {
     for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
@@ -175,7 +175,7 @@ inline void mma_put_w_q4_0(const uint* r, local uint* Bs) {
 }
 
 // Part p: bytes (elements) 8p..8p+7.
-inline void mma_put_w_q8_0(const uint* r, local uint* Bs) {
+inline void mma_put_w_q8_0(const uint* r, local uint* Bs, int step) {
     for (int i = 0; i < MMA_PR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
         const int row = t / 4, p = t % 4;
@@ -353,17 +353,24 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
 // writers of the next steps from readers of this one: a step's mma
 // instructions alone are too short to cover the latency of reads from L2.
 //
+// PAIRED (K-quants): the registers of an even step also hold the next
+// step's weights, so odd steps load nothing: set 1 is a copy of set 0, taken
+// once set 0's loads have landed. KSTEP(s) is the K step (of QK) that the
+// loop's s-th step covers; any order of a row's steps gives the same sums,
+// and the K-quants order them so that pairs share bytes. PUT_W gets it too.
+//
 // Work-groups run in order of their linear index; with MMA_N_FASTEST the
 // activation tiles of one weight tile are adjacent in it (the weight tile is
 // read from memory once, while it is in L2), else the weight tiles of one
 // activation tile are.
 #define MMA_X_WORDS (MMA_BN * MMA_ROW_WORDS)
 #define MMA_W_WORDS (MMA_BM * MMA_ROW_WORDS)
-#define MMA_COPY_X(step)                                                                         \
+#define MMA_COPY_X(step, KSTEP)                                                                  \
     {                                                                                            \
-        if ((step) < steps) mma_copy_x(x16, async, N, K, n0, (step) * QK, As + ((step) % 3) * MMA_X_WORDS); \
+        if ((step) < steps) mma_copy_x(x16, async, N, K, n0, KSTEP(step) * QK, As + ((step) % 3) * MMA_X_WORDS); \
         copy_async_commit();                                                                     \
     }
+#define MMA_STEP_IN_ORDER(s) (s)
 #ifdef MMA_N_FASTEST
 #define MMA_TILE_IDS                                                                              \
     const int linear = get_group_id(0) + get_group_id(1) * get_num_groups(0);                     \
@@ -374,7 +381,7 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
     int tile = get_group_id(0);                                                                   \
     const int n_tile = get_group_id(1);
 #endif
-#define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS)                                                              \
+#define GEMM_MMA_KERNEL(NAME, FETCH_W, PUT_W, WREGS, PAIRED, KSTEP)                                              \
     __attribute__((reqd_work_group_size(MMA_WG, 1, 1))) kernel void NAME(GEMM_ARGS) {                             \
         /* uint4: ldmatrix rows and cp.async destinations are 16-byte aligned */                                  \
         local uint4 As4[3 * MMA_X_WORDS / 4];                                                                     \
@@ -393,25 +400,32 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
         MMA_UNROLL for (int i = 0; i < MMA_FRAGS_N * MMA_FRAGS_M * 4; ++i) c[i] = 0.f;                            \
         uint wr0[WREGS], wr1[WREGS];                                                                              \
         const int steps = K / QK;                                                                                 \
-        MMA_COPY_X(0)                                                                                             \
-        MMA_COPY_X(1)                                                                                             \
-        FETCH_W(w, M, K, m0, 0, wr0);                                                                             \
-        if (steps > 1) FETCH_W(w, M, K, m0, QK, wr1);                                                             \
-        PUT_W(wr0, Bs);                                                                                           \
+        MMA_COPY_X(0, KSTEP)                                                                                      \
+        MMA_COPY_X(1, KSTEP)                                                                                      \
+        FETCH_W(w, M, K, m0, KSTEP(0) * QK, wr0);                                                                 \
+        if (PAIRED) {                                                                                             \
+            MMA_UNROLL for (int e = 0; e < WREGS; ++e) wr1[e] = wr0[e];                                           \
+        } else if (steps > 1) {                                                                                   \
+            FETCH_W(w, M, K, m0, KSTEP(1) * QK, wr1);                                                             \
+        }                                                                                                         \
+        PUT_W(wr0, Bs, KSTEP(0));                                                                                 \
         copy_async_wait_previous();                                                                               \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                             \
         for (int s = 0; s < steps; s += 2) {                                                                      \
-            MMA_COPY_X(s + 2)                                                                                     \
-            if (s + 2 < steps) FETCH_W(w, M, K, m0, (s + 2) * QK, wr0);                                           \
+            MMA_COPY_X(s + 2, KSTEP)                                                                              \
+            if (s + 2 < steps) FETCH_W(w, M, K, m0, KSTEP(s + 2) * QK, wr0);                                      \
             mma_step(c, As + (s % 3) * MMA_X_WORDS, Bs, wn, wm);                                                  \
-            if (s + 1 < steps) PUT_W(wr1, Bs + MMA_W_WORDS);                                                      \
+            if (s + 1 < steps) PUT_W(wr1, Bs + MMA_W_WORDS, KSTEP(s + 1));                                        \
             copy_async_wait_previous();                                                                           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
             if (s + 1 >= steps) break;                                                                            \
-            MMA_COPY_X(s + 3)                                                                                     \
-            if (s + 3 < steps) FETCH_W(w, M, K, m0, (s + 3) * QK, wr1);                                           \
+            MMA_COPY_X(s + 3, KSTEP)                                                                              \
+            if (!(PAIRED) && s + 3 < steps) FETCH_W(w, M, K, m0, KSTEP(s + 3) * QK, wr1);                         \
             mma_step(c, As + ((s + 1) % 3) * MMA_X_WORDS, Bs + MMA_W_WORDS, wn, wm);                              \
-            if (s + 2 < steps) PUT_W(wr0, Bs);                                                                    \
+            if (s + 2 < steps) {                                                                                  \
+                PUT_W(wr0, Bs, KSTEP(s + 2));                                                                     \
+                if (PAIRED) MMA_UNROLL for (int e = 0; e < WREGS; ++e) wr1[e] = wr0[e];                           \
+            }                                                                                                     \
             copy_async_wait_previous();                                                                           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                         \
         }                                                                                                         \
@@ -430,9 +444,9 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
                 }                                                                                                 \
     }
 
-GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
-GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR)
-GEMM_MMA_KERNEL(gemm_mma_planar_q4_0, mma_fetch_w_planar_q4_0, mma_put_w_q4_0, 2 * MMA_PR)
-GEMM_MMA_KERNEL(gemm_mma_planar_q8_0, mma_fetch_w_planar_q8_0, mma_put_w_q8_0, 3 * MMA_PR)
+GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR, 0, MMA_STEP_IN_ORDER)
+GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR, 0, MMA_STEP_IN_ORDER)
+GEMM_MMA_KERNEL(gemm_mma_planar_q4_0, mma_fetch_w_planar_q4_0, mma_put_w_q4_0, 2 * MMA_PR, 0, MMA_STEP_IN_ORDER)
+GEMM_MMA_KERNEL(gemm_mma_planar_q8_0, mma_fetch_w_planar_q8_0, mma_put_w_q8_0, 3 * MMA_PR, 0, MMA_STEP_IN_ORDER)
 
 #endif  // MMA_KERNELS

@@ -429,15 +429,19 @@ inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k
     }
 }
 
-// A part's sub-block j: its 6-bit scale and min from its three scale bytes
-// a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see
-// KQ_UNPACK_SCALES), as (d * sc, dmin * m), both exact in float.
-inline float2 kq45_part_scales(const uint* r) {
-    const uint s = r[1], a = s & 0xffu, b = (s >> 8) & 0xffu, c = (s >> 16) & 0xffu;
-    const int j = (int)(s >> 24);
+// Sub-block j's 6-bit scale and min from its three scale bytes a = s[j & 3],
+// b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see KQ_UNPACK_SCALES) and the
+// block's d | dmin << 16, as (d * sc, dmin * m), both exact in float.
+inline float2 kq45_scale_min(uint dm, uint a, uint b, uint c, int j) {
     const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
     const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
-    return (float2)(half_reg_to_float(r[0]) * small_int_to_float((int)sc), half_reg_to_float(r[0] >> 16) * small_int_to_float((int)mn));
+    return (float2)(half_reg_to_float(dm) * small_int_to_float((int)sc), half_reg_to_float(dm >> 16) * small_int_to_float((int)mn));
+}
+
+// The same for a part (r[1]: a | b << 8 | c << 16 | j << 24).
+inline float2 kq45_part_scales(const uint* r) {
+    const uint s = r[1];
+    return kq45_scale_min(r[0], s & 0xffu, (s >> 8) & 0xffu, (s >> 16) & 0xffu, (int)(s >> 24));
 }
 
 // A part's 8 quants (Q5_K: with their fifth bits), a byte each: the nibbles
@@ -541,71 +545,167 @@ GEMM_KERNEL(gemm_q5_k, gemm_fetch_w_q5_k, gemm_put_w_q5_k, KQ45_REGS(true) * GEM
 GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
 
 #ifdef MMA_KERNELS
-// Tensor cores (gemm_mma.cl): the same parts, written as f16 into the
-// weight row's 32 halves (dequantized K-quant weights are far inside f16
-// range), each rounded once (by f16x2 conversions with NV_PTX).
-#define mma_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, false, r)
-#define mma_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_parts_q45_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, true, r)
-#define mma_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_parts_q6_k(w, M, K, m0, k0, MMA_BM * 4, MMA_WG, MMA_PR, r)
-#ifdef NV_PTX
-#define KQ_MMA_STORE(dst, v) \
-    *(local uint4*)(dst) = (uint4)(pack_f16x2(v.s0, v.s1), pack_f16x2(v.s2, v.s3), pack_f16x2(v.s4, v.s5), pack_f16x2(v.s6, v.s7));
-#else
-#define KQ_MMA_STORE(dst, v)                           \
-    {                                                  \
-        vstore_half4(v.lo, 0, (local half*)(dst));     \
-        vstore_half4(v.hi, 0, (local half*)(dst) + 4); \
+// ---- prefill on tensor cores (gemm_mma.cl)
+//
+// Parts of 16 elements: part t of a K step is elements 16 (t % 2) .. + 15 of
+// row t / 2's 32, so a work-item works out one scale (and min) per 16
+// weights. The fetch only loads, raw (arithmetic on the loaded words would
+// wait for them there, where the loads are meant to fly across a step's
+// mma instructions): Q4_K/Q5_K the block's 16-byte header and the part's 16
+// quant bytes (Q5_K: its 16 fifth-bit bytes), which hold sub-blocks j and
+// j + 1 (low and high nibbles; fifth bits j and j + 1), so odd steps reuse
+// the even step's registers (GEMM_MMA_KERNEL's PAIRED). Q6_K takes the runs
+// of each half in the order 0, 2, 1, 3 (kq6_mma_step) for the same reason:
+// runs c and c + 2 are the low and high nibbles of the same ql bytes, and
+// all runs of a half take their top bits from the same qh bytes.
+#define KQ_MMA_PARTS ((MMA_BM * 2 + MMA_WG - 1) / MMA_WG)
+#define KQ45_MMA_REGS(Q5) ((Q5) ? 12 : 8)
+#define KQ6_MMA_REGS 11
+
+inline uint4 load16(global const uchar* p, bool aligned) { return aligned ? *(global const uint4*)p : as_uint4(vload16(0, p)); }
+
+inline void put4(uint* r, uint4 v) {
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = v.z;
+    r[3] = v.w;
+}
+
+inline uint4 get4(const uint* r) { return (uint4)(r[0], r[1], r[2], r[3]); }
+
+// r: {header, quants[, fifth bits]} of each part; zeros past M.
+inline void fetch_mma_q45_k(global const uchar* w, int M, int K, int m0, int k0, bool q5, uint* r) {
+    const int R = KQ45_MMA_REGS(q5), j = (k0 / QK) & 7;
+    const bool wide = aligned16(w);
+    for (int i = 0; i < KQ_MMA_PARTS; ++i) {
+        const int t = get_local_id(0) + i * MMA_WG;
+        const int m = m0 + t / 2, p = t % 2;
+        uint4 hdr = (uint4)(0u), q = (uint4)(0u), qh = (uint4)(0u);
+        if (t < MMA_BM * 2 && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, q5 ? Q5K_BYTES : Q4K_BYTES);
+            hdr = load16(blk, wide);
+            q = load16(blk + (q5 ? 48 : 16) + 32 * (j >> 1) + 16 * p, wide);
+            if (q5) qh = load16(blk + 16 + 16 * p, wide);
+        }
+        put4(r + R * i, hdr);
+        put4(r + R * i + 4, q);
+        if (q5) put4(r + R * i + 8, qh);
     }
-#endif
-#define KQ_MMA_PUT(NAME, DEQUANT)                                                         \
-    inline void NAME(const uint* r, local uint* Bs) {                                     \
-        for (int i = 0; i < MMA_PR; ++i) {                                                \
-            const int t = get_local_id(0) + i * MMA_WG;                                   \
-            const float8 v = DEQUANT;                                                     \
-            KQ_MMA_STORE(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4), v)                   \
-        }                                                                                 \
+}
+
+// Q6_K (GGUF's 210-byte blocks, or the 224-byte aligned copy when `bytes` is
+// Q6K_ALIGNED_BYTES) run c of half h (step j = 4h + c; c < 2 for the even
+// steps this is called for): r = {ql bytes of runs c and c + 2, qh bytes of
+// the half, the half's 8 scale bytes, d}. GGUF's blocks are read by aligned
+// words where the matrix is 4-byte aligned (load_bytes8_even), else by bytes.
+inline void fetch_mma_q6_k(global const uchar* w, int M, int K, int m0, int k0, int bytes, uint* r) {
+    const int j = (k0 / QK) & 7, h = j >> 2, c = j & 3;
+    const bool aligned = bytes == Q6K_ALIGNED_BYTES, words = ((uint)(uintptr_t)w & 3u) == 0;
+    for (int i = 0; i < KQ_MMA_PARTS; ++i) {
+        const int t = get_local_id(0) + i * MMA_WG;
+        const int m = m0 + t / 2, p = t % 2;
+        uint4 ql = (uint4)(0u), qh = (uint4)(0u);
+        uint2 sc = (uint2)(0u);
+        uint d = 0u;
+        if (t < MMA_BM * 2 && m < M) {
+            global const uchar* blk = kq_gemm_block(w, K, m, k0, bytes);
+            global const uchar* lo = blk + 64 * h + 32 * (c & 1) + 16 * p;
+            global const uchar* hi = blk + 128 + 32 * h + 16 * p;
+            if (aligned) {
+                ql = *(global const uint4*)lo;
+                qh = *(global const uint4*)hi;
+                sc = *(global const uint2*)(blk + 192 + 8 * h);
+                d = *(global const uint*)(blk + 208);
+            } else if (words) {
+                /* the 4 bytes these read past the 8 stay inside the block */
+                ql = (uint4)(load_bytes8_even(lo), load_bytes8_even(lo + 8));
+                qh = (uint4)(load_bytes8_even(hi), load_bytes8_even(hi + 8));
+                sc = as_uint2(vload4(0, (global const ushort*)(blk + 192 + 8 * h)));
+                d = ((global const ushort*)(blk + 208))[0];
+            } else {
+                ql = as_uint4(vload16(0, lo));
+                qh = as_uint4(vload16(0, hi));
+                sc = as_uint2(vload8(0, blk + 192 + 8 * h));
+                d = (uint)blk[208] | ((uint)blk[209] << 8);
+            }
+        }
+        put4(r + KQ6_MMA_REGS * i, ql);
+        put4(r + KQ6_MMA_REGS * i + 4, qh);
+        r[KQ6_MMA_REGS * i + 8] = sc.x;
+        r[KQ6_MMA_REGS * i + 9] = sc.y;
+        r[KQ6_MMA_REGS * i + 10] = d;
     }
+}
+
+// Runs 0, 2, 1, 3 of each half: loop step s covers K step kq6_mma_step(s).
+#define kq6_mma_step(s) (((s) & ~3) | (((s) & 1) << 1) | (((s) >> 1) & 1))
+
 #if defined(NV_PTX) && !defined(KQ_F32_DEQUANT)
-// On NVIDIA in f16x2 arithmetic (as dequant_bytes_f16 for Q4_0): the part's
-// scale and min rounded to f16 once each, quants made exact f16 by prmt,
-// then one fma (Q6_K: multiply) a pair rounds once. Fewer instructions a
-// weight than float math and a conversion a pair: 7B Q4_K pp512 +6 %,
-// Q4_K_M +5 % on an H100. The scale's and min's own rounding adds up to an
-// f16 step of d * sc * q and of dmin * m, inside the conformance bound;
-// HETERO_CL_BUILD_OPTIONS=-DKQ_F32_DEQUANT takes the float path above.
-// (bytes_f16x2 and fma_f16x2 are gemm_mma.cl's.)
-// q * s + o on a pair (s, o: one f16 in both halves).
+// q * s + o on four bytes of each word of q (s, o: one f16 in both halves).
 inline uint4 fma_bytes_f16x2(uint2 q, uint minus, uint s2, uint o2) {
     const uint2 a = bytes_f16x2(q.x, minus), b = bytes_f16x2(q.y, minus);
     return (uint4)(fma_f16x2(a.x, s2, o2), fma_f16x2(a.y, s2, o2), fma_f16x2(b.x, s2, o2), fma_f16x2(b.y, s2, o2));
 }
-#define KQ45_F16_PUT(NAME, Q5)                                                            \
-    inline void NAME(const uint* r, local uint* Bs) {                                     \
-        for (int i = 0; i < MMA_PR; ++i) {                                                \
-            const int t = get_local_id(0) + i * MMA_WG;                                   \
-            const uint* ri = r + KQ45_REGS(Q5) * i;                                       \
-            const float2 dm = kq45_part_scales(ri);                                       \
-            const uint sm = pack_f16x2(dm.x, -dm.y); /* d * sc | -(dmin * m) << 16 */     \
-            *(local uint4*)(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) =                 \
-                fma_bytes_f16x2(kq45_part_bytes(ri, Q5), 0x64006400u, (sm & 0xffffu) * 0x10001u, (sm >> 16) * 0x10001u); \
-        }                                                                                 \
-    }
-KQ45_F16_PUT(mma_put_w_q4_k, false)
-KQ45_F16_PUT(mma_put_w_q5_k, true)
-inline void mma_put_w_q6_k(const uint* r, local uint* Bs) {
-    for (int i = 0; i < MMA_PR; ++i) {
+#endif
+
+// 16 weights as f16 into a local row: (q - offset) * s + o, q a byte each.
+inline void kq_mma_store16(local uint* dst, uint4 q, float s, float o, float offset) {
+#if defined(NV_PTX) && !defined(KQ_F32_DEQUANT)
+    // f16x2 arithmetic (as dequant_bytes_f16 for Q4_0): s and o rounded to
+    // f16 once each, quants made exact f16 by prmt (less `offset`), then one
+    // fma a pair rounds once. Fewer instructions a weight than float math and
+    // a conversion a pair (7B Q4_K pp512 +6 %, Q4_K_M +5 % on an H100). The
+    // rounding of s and o adds up to an f16 step of s * q and of o, inside
+    // the conformance bound; HETERO_CL_BUILD_OPTIONS=-DKQ_F32_DEQUANT takes
+    // the float path below. (bytes_f16x2 and fma_f16x2 are gemm_mma.cl's.)
+    const uint so = pack_f16x2(s, o), s2 = (so & 0xffffu) * 0x10001u, o2 = (so >> 16) * 0x10001u;
+    const uint minus = 0x64006400u + (uint)offset * 0x10001u; /* 1024 + offset */
+    *(local uint4*)dst = fma_bytes_f16x2(q.xy, minus, s2, o2);
+    *(local uint4*)(dst + 4) = fma_bytes_f16x2(q.zw, minus, s2, o2);
+#else
+    const float8 a = s * (float8)(bytes_as_float4(q.x, offset), bytes_as_float4(q.y, offset)) + o;
+    const float8 b = s * (float8)(bytes_as_float4(q.z, offset), bytes_as_float4(q.w, offset)) + o;
+    vstore_half8(a, 0, (local half*)dst);
+    vstore_half8(b, 0, (local half*)dst + 8);
+#endif
+}
+
+// Sub-block j (= step & 7) of each part: d * sc * q - dmin * m.
+inline void put_mma_q45_k(const uint* r, local uint* Bs, int step, bool q5) {
+    const int R = KQ45_MMA_REGS(q5), j = step & 7, sh = 8 * (j & 3);
+    for (int i = 0; i < KQ_MMA_PARTS; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
-        const uint* ri = r + KQ6_REGS * i;
-        const uint s = pack_f16x2(kq6_part_scale(ri), 0.f) & 0xffffu;
-        *(local uint4*)(Bs + (t / 4) * MMA_ROW_WORDS + 4 * (t % 4)) = fma_bytes_f16x2(kq6_part_bytes(ri), 0x64206420u, s * 0x10001u, 0u); /* 1024 + 32 */
+        if (t >= MMA_BM * 2) break;
+        const uint4 hdr = get4(r + R * i);
+        const float2 dm = kq45_scale_min(hdr.x, (hdr.y >> sh) & 0xffu, (hdr.z >> sh) & 0xffu, (hdr.w >> sh) & 0xffu, j);
+        uint4 q = (get4(r + R * i + 4) >> (uint)(4 * (j & 1))) & 0x0f0f0f0fu;
+        if (q5) q |= ((get4(r + R * i + 8) >> (uint)j) & 0x01010101u) << 4;
+        kq_mma_store16(Bs + (t / 2) * MMA_ROW_WORDS + 8 * (t % 2), q, dm.x, -dm.y, 0.f);
     }
 }
-#else
-KQ_MMA_PUT(mma_put_w_q4_k, dequant_part_q45_k(r + KQ45_REGS(false) * i, false))
-KQ_MMA_PUT(mma_put_w_q5_k, dequant_part_q45_k(r + KQ45_REGS(true) * i, true))
-KQ_MMA_PUT(mma_put_w_q6_k, dequant_part_q6_k(r + KQ6_REGS * i))
-#endif
-GEMM_MMA_KERNEL(gemm_mma_q4_k, mma_fetch_w_q4_k, mma_put_w_q4_k, KQ45_REGS(false) * MMA_PR)
-GEMM_MMA_KERNEL(gemm_mma_q5_k, mma_fetch_w_q5_k, mma_put_w_q5_k, KQ45_REGS(true) * MMA_PR)
-GEMM_MMA_KERNEL(gemm_mma_q6_k, mma_fetch_w_q6_k, mma_put_w_q6_k, KQ6_REGS * MMA_PR)
+
+// Run c (step & 3) of the half: d * scale * (q - 32), one scale a part.
+inline void put_mma_q6_k(const uint* r, local uint* Bs, int step) {
+    const int c = step & 3;
+    for (int i = 0; i < KQ_MMA_PARTS; ++i) {
+        const int t = get_local_id(0) + i * MMA_WG;
+        if (t >= MMA_BM * 2) break;
+        const uint* ri = r + KQ6_MMA_REGS * i;
+        const int k = 2 * c + t % 2;  // the part's scale byte: runs 2, 3 in the second word
+        const float s = half_reg_to_float(ri[10]) * small_int_to_float((char)(uchar)((c < 2 ? ri[8] : ri[9]) >> (8 * (k & 3))));
+        const uint4 q = ((get4(ri) >> (uint)(4 * (c >> 1))) & 0x0f0f0f0fu) | (((get4(ri + 4) >> (uint)(2 * c)) & 0x03030303u) << 4);
+        kq_mma_store16(Bs + (t / 2) * MMA_ROW_WORDS + 8 * (t % 2), q, s, 0.f, 32.f);
+    }
+}
+
+#define mma_fetch_w_q4_k(w, M, K, m0, k0, r) fetch_mma_q45_k(w, M, K, m0, k0, false, r)
+#define mma_fetch_w_q5_k(w, M, K, m0, k0, r) fetch_mma_q45_k(w, M, K, m0, k0, true, r)
+#define mma_fetch_w_q6_k(w, M, K, m0, k0, r) fetch_mma_q6_k(w, M, K, m0, k0, Q6K_BYTES, r)
+#define mma_fetch_w_aligned_q6_k(w, M, K, m0, k0, r) fetch_mma_q6_k(w, M, K, m0, k0, Q6K_ALIGNED_BYTES, r)
+#define mma_put_w_q4_k(r, Bs, step) put_mma_q45_k(r, Bs, step, false)
+#define mma_put_w_q5_k(r, Bs, step) put_mma_q45_k(r, Bs, step, true)
+GEMM_MMA_KERNEL(gemm_mma_q4_k, mma_fetch_w_q4_k, mma_put_w_q4_k, KQ45_MMA_REGS(false) * KQ_MMA_PARTS, 1, MMA_STEP_IN_ORDER)
+GEMM_MMA_KERNEL(gemm_mma_q5_k, mma_fetch_w_q5_k, mma_put_w_q5_k, KQ45_MMA_REGS(true) * KQ_MMA_PARTS, 1, MMA_STEP_IN_ORDER)
+GEMM_MMA_KERNEL(gemm_mma_q6_k, mma_fetch_w_q6_k, put_mma_q6_k, KQ6_MMA_REGS * KQ_MMA_PARTS, 1, kq6_mma_step)
+GEMM_MMA_KERNEL(gemm_mma_aligned_q6_k, mma_fetch_w_aligned_q6_k, put_mma_q6_k, KQ6_MMA_REGS * KQ_MMA_PARTS, 1, kq6_mma_step)
 #endif

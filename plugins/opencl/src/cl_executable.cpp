@@ -639,8 +639,14 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     // Quantized prefill GEMMs run on tensor cores where the program has them,
     // reading x as f16 from x16_.
     const bool mma = !matvec && mma_gemm(wtype);
+    // Q6_K on tensor cores reads the 16-byte aligned copy the decode kernels
+    // read (made here if prefill comes first), where there is room for one.
+    const std::vector<std::shared_ptr<const PlanarWeights>> aligned =
+        mma && wtype == HETERO_DTYPE_Q6_K && program_.group_size("gemm_mma_aligned_q6_k", mma_tiling().group()) >= mma_tiling().group()
+            ? weight_copies(mm, K, constants)
+            : std::vector<std::shared_ptr<const PlanarWeights>>{};
     if (mma) {
-        name = mma_gemm_kernel(wtype, planar_layout);
+        name = aligned.empty() ? mma_gemm_kernel(wtype, planar_layout) : "gemm_mma_aligned_q6_k";
         add_x16_stage(mm, constants);
     }
     Launch l;
@@ -662,7 +668,12 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
         const cl_uint a = cl_uint(2 + 5 * i);
         const int64_t M = i < mm.count ? T[size_t(mm.w[i])].shape[0] : 0;
         if (i < mm.count) {
-            set_tensor(l, a, mm.w[i], constants);
+            if (aligned.empty()) {
+                set_tensor(l, a, mm.w[i], constants);
+            } else {
+                set_arg(l.kernel, a, aligned[size_t(i)]->mem);
+                set_arg(l.kernel, a + 1, cl_ulong(0));
+            }
             inputs.push_back(mm.w[i]);
         } else {
             unused(a);
@@ -813,6 +824,13 @@ std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::planar_copies(co
     const uint32_t dtype = T[size_t(mm.w[0])].dtype;
     if ((dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q6_K) || !planar_kernel_fits(mm, dtype, K, wg_cap))
         return {};
+    return weight_copies(mm, K, constants);
+}
+
+std::vector<std::shared_ptr<const PlanarWeights>> ClExecutable::weight_copies(const MatmulLaunch& mm, int64_t K,
+                                                                               const std::vector<sdk::BoundTensor>& constants) {
+    const auto& T = graph().tensors;
+    const uint32_t dtype = T[size_t(mm.w[0])].dtype;
     for (int i = 0; i < mm.count; ++i)
         if (T[size_t(mm.w[i])].kind != HETERO_TENSOR_CONSTANT) return {};
     std::vector<std::shared_ptr<const PlanarWeights>> copies;

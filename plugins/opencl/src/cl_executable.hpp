@@ -85,6 +85,11 @@ private:
     // no room for a copy, a work-group limit under 32).
     std::vector<std::shared_ptr<const PlanarWeights>> planar_copies(const MatmulLaunch& mm, int64_t K, size_t wg_cap,
                                                                     const std::vector<sdk::BoundTensor>& constants);
+    // The device's copies of the launch's constant Q4_0/Q8_0/Q6_K weights
+    // (PlanarWeightCache: planar planes, Q6_K's 224-byte blocks), made where
+    // missing and kept for this executable's life; none if any is out of reach.
+    std::vector<std::shared_ptr<const PlanarWeights>> weight_copies(const MatmulLaunch& mm, int64_t K,
+                                                                    const std::vector<sdk::BoundTensor>& constants);
     // Whether the planar kernels can take the launch at all (switch on, work-
     // group limit of 32 or more, x's int8 form fits local memory).
     bool planar_kernel_fits(const MatmulLaunch& mm, uint32_t dtype, int64_t K, size_t wg_cap) const;
