@@ -13,6 +13,12 @@
 #define DT_Q4_K 7
 #define DT_Q5_K 8
 #define DT_Q6_K 9
+#define DT_Q4_1 10
+#define DT_Q5_0 11
+#define DT_Q5_1 12
+#define DT_IQ4_NL 13
+#define DT_Q2_K 14
+#define DT_Q3_K 15
 
 #define QK 32
 #define Q8_BYTES 34
@@ -192,40 +198,6 @@ inline float planar_elem(global const uchar* base, int dtype, ulong blocks, ulon
     if (dtype == DT_Q8_0) return d * (float)(char)base[b * plane + j];
     const uchar q = base[b * plane + (j & 15)];
     return d * (float)((j < 16 ? (q & 0x0f) : (q >> 4)) - 8);
-}
-
-// Element k of a row stored as `dtype` (row points at the row's first byte).
-inline float load_elem(global const uchar* row, int dtype, int k) {
-    if (is_kquant(dtype)) return kq_elem(row + (k / QKK) * kquant_bytes(dtype), dtype, k % QKK);
-    switch (dtype) {
-        case DT_F32: return ((global const float*)row)[k];
-        case DT_F16: return vload_half(k, (global const half*)row);
-        case DT_BF16: return bf16_bits_to_float(((global const ushort*)row)[k]);
-        case DT_Q8_0: {
-            global const uchar* blk = row + (k / QK) * Q8_BYTES;
-            return block_scale(blk) * (float)(char)blk[2 + k % QK];
-        }
-        default: {
-            global const uchar* blk = row + (k / QK) * Q4_BYTES;
-            const int j = k % QK;
-            const uchar q = blk[2 + (j & 15)];
-            const int v = j < 16 ? (q & 0x0f) : (q >> 4);
-            return block_scale(blk) * (float)(v - 8);
-        }
-    }
-}
-
-inline ulong row_bytes_of(int dtype, int n) {
-    switch (dtype) {
-        case DT_F32: return (ulong)n * 4;
-        case DT_F16:
-        case DT_BF16: return (ulong)n * 2;
-        case DT_Q8_0: return (ulong)(n / QK) * Q8_BYTES;
-        case DT_Q4_K:
-        case DT_Q5_K:
-        case DT_Q6_K: return (ulong)(n / QKK) * kquant_bytes(dtype);
-        default: return (ulong)(n / QK) * Q4_BYTES;
-    }
 }
 
 // NV_PTX (defined by the host for NVIDIA devices of compute capability 8.0+):

@@ -13,31 +13,7 @@ kernel void convert_to_f32(global const uchar* xb, ulong xoff, int dtype, global
         PTR(float, yb, yoff)[i] = planar_elem(x, dtype, planar_blocks, i);
         return;
     }
-    float v;
-    switch (dtype) {
-        case DT_F32: v = ((global const float*)x)[i]; break;
-        case DT_F16: v = half_bits_to_float(((global const ushort*)x)[i]); break;
-        case DT_BF16: v = bf16_bits_to_float(((global const ushort*)x)[i]); break;
-        case DT_Q4_K:
-        case DT_Q5_K:
-        case DT_Q6_K: v = kq_elem(x + (i / QKK) * kquant_bytes(dtype), dtype, (int)(i % QKK)); break;
-        default: {
-            // Blocks never straddle rows (rows are multiples of 32), so the
-            // flat element index addresses blocks directly.
-            const ulong b = i / QK;
-            const int j = (int)(i % QK);
-            if (dtype == DT_Q8_0) {
-                global const uchar* blk = x + b * Q8_BYTES;
-                v = half_bits_to_float(*(global const ushort*)blk) * (float)(char)blk[2 + j];
-            } else {
-                global const uchar* blk = x + b * Q4_BYTES;
-                const uchar q = blk[2 + (j & 15)];
-                const int qv = j < 16 ? (q & 0x0f) : (q >> 4);
-                v = half_bits_to_float(*(global const ushort*)blk) * (float)(qv - 8);
-            }
-        }
-    }
-    PTR(float, yb, yoff)[i] = v;
+    PTR(float, yb, yoff)[i] = load_elem_flat(x, dtype, i);
 }
 
 // f32 -> f32/f16/bf16, one work-item per element.

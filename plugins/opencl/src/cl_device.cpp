@@ -188,7 +188,10 @@ constexpr const char* kKernelNames[] = {
     "matvec_planar_q6_k", "matvec_norm_planar_q6_k", "matvec_swiglu_planar_q6_k", "matvec_swiglu_norm_planar_q6_k",
     "matvec_norm_planar_rope_q6_k", "matvec_planar_q5_k", "matvec_norm_planar_q5_k", "matvec_swiglu_planar_q5_k",
     "matvec_swiglu_norm_planar_q5_k", "matvec_norm_planar_rope_q5_k", "gemm_planar_q4_0", "gemm_planar_q8_0",
-    "unpack_planar_q4_0", "unpack_planar_q8_0"};
+    "unpack_planar_q4_0", "unpack_planar_q8_0",
+    // GGUF's other block types (kernels/quant_other.cl)
+    "matvec_q4_1", "matvec_q5_0", "matvec_q5_1", "matvec_iq4_nl", "matvec_q2_k", "matvec_q3_k", "gemm_q4_1", "gemm_q5_0",
+    "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k"};
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
@@ -333,7 +336,10 @@ void ClDevice::fill_props(hetero_device_props& p) const {
     p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) |
-                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K);
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K);
     // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
     p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
     // OpenCL reports no memory bandwidth (nor the memory clock and bus

@@ -52,6 +52,14 @@ struct DeviceInfo {
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
+// Weight dtypes with the full family of quantized kernels: fused decode
+// matvecs (norm, SwiGLU, grouped Q/K/V) and tensor-core GEMMs. GGUF's other
+// block types (kernels/quant_other.cl) have a plain matvec and GEMM.
+inline bool fused_weight_type(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K ||
+           dtype == HETERO_DTYPE_Q6_K;
+}
+
 // Tiling of the tensor-core GEMMs (kernels/gemm_mma.cl; passed to them as
 // MMA_WARPS_N/M and MMA_FRAGS_N/M): a work-group of warps_n x warps_m warps,
 // each computing frags_n mma tiles of 16 activation rows by frags_m tiles of

@@ -78,7 +78,14 @@ const char* matvec_kernel(uint32_t dtype) {
         case HETERO_DTYPE_Q4_K: return "matvec_q4_k";  // kernels/kquant.cl
         case HETERO_DTYPE_Q5_K: return "matvec_q5_k";
         case HETERO_DTYPE_Q6_K: return "matvec_q6_k";
-        default: return "matvec_q4_0";
+        case HETERO_DTYPE_Q4_1: return "matvec_q4_1";  // kernels/quant_other.cl
+        case HETERO_DTYPE_Q5_0: return "matvec_q5_0";
+        case HETERO_DTYPE_Q5_1: return "matvec_q5_1";
+        case HETERO_DTYPE_IQ4_NL: return "matvec_iq4_nl";
+        case HETERO_DTYPE_Q2_K: return "matvec_q2_k";
+        case HETERO_DTYPE_Q3_K: return "matvec_q3_k";
+        case HETERO_DTYPE_Q4_0: return "matvec_q4_0";
+        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no matvec for ") + sdk::dtype_name(dtype));
     }
 }
 
@@ -92,7 +99,14 @@ const char* gemm_kernel(uint32_t dtype, bool planar) {
         case HETERO_DTYPE_Q4_K: return "gemm_q4_k";
         case HETERO_DTYPE_Q5_K: return "gemm_q5_k";
         case HETERO_DTYPE_Q6_K: return "gemm_q6_k";
-        default: return "gemm_q4_0";
+        case HETERO_DTYPE_Q4_1: return "gemm_q4_1";
+        case HETERO_DTYPE_Q5_0: return "gemm_q5_0";
+        case HETERO_DTYPE_Q5_1: return "gemm_q5_1";
+        case HETERO_DTYPE_IQ4_NL: return "gemm_iq4_nl";
+        case HETERO_DTYPE_Q2_K: return "gemm_q2_k";
+        case HETERO_DTYPE_Q3_K: return "gemm_q3_k";
+        case HETERO_DTYPE_Q4_0: return "gemm_q4_0";
+        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no GEMM for ") + sdk::dtype_name(dtype));
     }
 }
 
@@ -117,8 +131,8 @@ std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool pla
     return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") + type;
 }
 
-// Weights the fused matvec launches take: GGUF blocks of 32 or K-quants.
-bool quantized(uint32_t dtype) { return sdk::is_block_dtype(dtype) || sdk::is_kquant_dtype(dtype); }
+// Weights the fused matvec launches and tensor-core GEMMs take.
+bool quantized(uint32_t dtype) { return fused_weight_type(dtype); }
 
 // Rows per tile of the planar matvec kernels (gate and up rows each with
 // SwiGLU) and the work-items that share a tile (PQ_ROWS and PQ_LANES of

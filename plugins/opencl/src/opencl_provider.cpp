@@ -86,10 +86,16 @@ public:
         for (uint32_t i = 0; i < node.n_inputs; ++i)
             if (!dims_fit(node.inputs[i])) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
         if (!dims_fit(node.output)) sdk::fail(HETERO_ERR_UNSUPPORTED, "a dimension exceeds 2^31-1");
-        // K-quant weights are read (matmul, embedding, conversion to f32); no kernel writes them.
-        if (node.op == HETERO_OP_CONVERT && sdk::is_kquant_dtype(tensors[node.output].dtype))
-            sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("convert: quantizing to ") + sdk::dtype_name(tensors[node.output].dtype) +
-                                                  " is not provided");
+        // Conversions: anything to f32, f32 to the float types, Q8_0 and Q4_0.
+        // Other quantized weights are only read (matmul, embedding, to f32).
+        if (node.op == HETERO_OP_CONVERT) {
+            const uint32_t from = tensors[node.inputs[0]].dtype, to = tensors[node.output].dtype;
+            const bool written = to == HETERO_DTYPE_F32 || to == HETERO_DTYPE_F16 || to == HETERO_DTYPE_BF16 || to == HETERO_DTYPE_Q8_0 ||
+                                 to == HETERO_DTYPE_Q4_0;
+            if (!written || (from != HETERO_DTYPE_F32 && to != HETERO_DTYPE_F32))
+                sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("convert: ") + sdk::dtype_name(from) + " to " + sdk::dtype_name(to) +
+                                                      " is not provided (only to f32, or from f32 to f16, bf16, q8_0, q4_0)");
+        }
         if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
             // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
             size_t wg = 1;

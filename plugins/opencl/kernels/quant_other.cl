@@ -1,0 +1,67 @@
+// Matmuls over GGUF's other block types (dtypes.cl's quads: Q4_1, Q5_0,
+// Q5_1, IQ4_NL, Q2_K, Q3_K). Plain kernels, no fusions: the decode matvec
+// (matvec.cl's MATVEC_KERNEL) and the prefill GEMM (gemm.cl's GEMM_KERNEL)
+// with the weights dequantized quad by quad as they are read.
+
+// This lane's share of row . x: lanes take neighbouring quads (neighbouring
+// bytes), four in flight a step.
+#define QUAD_DOT(NAME, QUAD)                                                              \
+    inline float NAME(global const uchar* wrow, global const float* x, int K, int lane, int lanes) { \
+        const int quads = K / 4;                                                          \
+        float acc = 0.f;                                                                  \
+        int v = lane;                                                                     \
+        for (; v + 3 * lanes < quads; v += 4 * lanes) {                                   \
+            const float4 w0 = QUAD(wrow, v), w1 = QUAD(wrow, v + lanes);                  \
+            const float4 w2 = QUAD(wrow, v + 2 * lanes), w3 = QUAD(wrow, v + 3 * lanes);  \
+            acc += dot(w0, vload4(v, x)) + dot(w1, vload4(v + lanes, x)) +                \
+                   dot(w2, vload4(v + 2 * lanes, x)) + dot(w3, vload4(v + 3 * lanes, x)); \
+        }                                                                                 \
+        for (; v < quads; v += lanes) acc += dot(QUAD(wrow, v), vload4(v, x));           \
+        return acc;                                                                       \
+    }
+
+// Weights of a GEMM K step (32 elements, 8 quads a row): quad t is quad t % 8
+// of row t / 8, fetched already dequantized (as float bits) and put into
+// k-major Bs. Rows past M read as zero.
+#define GEMM_QR GEMM_CEIL(GEMM_BM * 8)
+#define QUAD_GEMM_FETCH(NAME, QUAD, BYTES_PER_ELEMS, ELEMS)                                  \
+    inline void NAME(global const uchar* w, int M, int K, int m0, int k0, uint* r) {           \
+        const ulong row_bytes = (ulong)(K / (ELEMS)) * (BYTES_PER_ELEMS);                       \
+        for (int i = 0; i < GEMM_QR; ++i) {                                                     \
+            const int t = get_local_id(0) + i * GEMM_WG;                                        \
+            const int m = m0 + t / 8;                                                           \
+            const float4 v = (t < GEMM_BM * 8 && m < M) ? QUAD(w + (ulong)m * row_bytes, k0 / 4 + t % 8) : (float4)(0.f); \
+            r[4 * i] = as_uint(v.x);                                                            \
+            r[4 * i + 1] = as_uint(v.y);                                                        \
+            r[4 * i + 2] = as_uint(v.z);                                                        \
+            r[4 * i + 3] = as_uint(v.w);                                                        \
+        }                                                                                       \
+    }
+
+inline void gemm_put_w_quads(const uint* r, local float* Bs) {
+    for (int i = 0; i < GEMM_QR; ++i) {
+        const int t = get_local_id(0) + i * GEMM_WG;
+        if (t >= GEMM_BM * 8) break;
+        local float* dst = Bs + 4 * (t % 8) * GEMM_SB + t / 8;
+        for (int e = 0; e < 4; ++e) dst[e * GEMM_SB] = as_float(r[4 * i + e]);
+    }
+}
+
+#define OTHER_QUANT_KERNELS(T, BYTES, ELEMS)                                                   \
+    QUAD_DOT(dot_##T, quad_##T)                                                                \
+    MATVEC_KERNEL(matvec_##T, dot_##T, ROW_BYTES_##T, , X_GLOBAL)                             \
+    QUAD_GEMM_FETCH(gemm_fetch_w_##T, quad_##T, BYTES, ELEMS)                                  \
+    GEMM_KERNEL(gemm_##T, gemm_fetch_w_##T, gemm_put_w_quads, 4 * GEMM_QR)
+
+#define ROW_BYTES_q4_1(K) ((ulong)((K) / QK) * Q4_1_BYTES)
+#define ROW_BYTES_q5_0(K) ((ulong)((K) / QK) * Q5_0_BYTES)
+#define ROW_BYTES_q5_1(K) ((ulong)((K) / QK) * Q5_1_BYTES)
+#define ROW_BYTES_iq4_nl(K) ((ulong)((K) / QK) * IQ4_NL_BYTES)
+#define ROW_BYTES_q2_k(K) ((ulong)((K) / QKK) * Q2K_BYTES)
+#define ROW_BYTES_q3_k(K) ((ulong)((K) / QKK) * Q3K_BYTES)
+OTHER_QUANT_KERNELS(q4_1, Q4_1_BYTES, QK)
+OTHER_QUANT_KERNELS(q5_0, Q5_0_BYTES, QK)
+OTHER_QUANT_KERNELS(q5_1, Q5_1_BYTES, QK)
+OTHER_QUANT_KERNELS(iq4_nl, IQ4_NL_BYTES, QK)
+OTHER_QUANT_KERNELS(q2_k, Q2K_BYTES, QKK)
+OTHER_QUANT_KERNELS(q3_k, Q3K_BYTES, QKK)
