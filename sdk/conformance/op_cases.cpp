@@ -382,6 +382,17 @@ void convert_cases(std::vector<Case>& out) {
         if (sdk::is_block_dtype(other))
             for (const auto& dims : shapes) add(dims, other, F32, C);
     }
+    // The weight types only ever read: dequantizing, bound and constant.
+    const std::vector<std::vector<int64_t>> super_shapes = {{1, 256}, {3, 512}, {2, 2, 256}};
+    for (uint32_t from : {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K,
+                          HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K})
+        for (const auto& dims : sdk::is_kquant_dtype(from) ? super_shapes : block_shapes)
+            for (uint32_t kind : {B, C}) {
+                CaseBuilder b("convert/" + dt(from) + "_to_f32/" + shape_name(dims) + (kind == C ? "_const" : ""));
+                const int32_t x = b.tensor("x", from, kind, dims, uniform(-4, 4));
+                b.node(HETERO_OP_CONVERT, {x}, b.output("out", F32, dims));
+                out.push_back(b.done());
+            }
 }
 
 void store_rows_cases(std::vector<Case>& out) {

@@ -6,6 +6,11 @@
 #   2. llama-quantize turns an f32 `hetero gen-model` file into Q4_K_M,
 #      Q5_K_M, Q3_K_M, Q2_K, Q4_1, Q5_0, Q5_1 and IQ4_NL files; each must
 #      hold tensors of the expected type and generate with --providers cpu.
+#   3. Each of those files on opencl and vulkan (where a device is found),
+#      every layer and the head pinned there, scores a text as the cpu does
+#      (llama_act_grids 0, the same arithmetic): top-1 agreement >= 99 % and
+#      perplexity within 0.1 %. (Greedy tokens are no test here: the random
+#      weights leave near ties that rounding order may tip.)
 #
 # usage: tests/peer/peer_test.sh SOURCE_DIR HETERO_CLI CXX WORK_DIR
 # The peer goes to $HETERO_PEER_DIR if set (reused when it is already
@@ -65,6 +70,32 @@ for pair in Q4_K_M:q4_K Q5_K_M:q5_K Q3_K_M:q3_K Q2_K:q2_K Q4_1:q4_1 Q5_0:q5_0 Q5
     [[ $rc -eq 0 && -s $work/run_$qtype.out ]]
     check "hetero run --providers cpu loads and generates on $qtype" $?
     [[ $rc -eq 0 ]] || tail -n 5 "$work/run_$qtype.err"
+done
+
+# 3. The same files on the GPU providers.
+"$hetero" providers --json >"$work/providers.json" 2>/dev/null
+text=$src/models/text/tiny-stories-sample.txt
+for other in opencl vulkan; do
+    python3 -c "import json,sys; d=json.load(open('$work/providers.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null ||
+        { echo "skip $other: no device"; continue; }
+    echo "{\"providers\": [{\"name\": \"cpu\", \"options\": {\"llama_act_grids\": 0}}, {\"name\": \"$other\"}],
+      \"plan\": {\"pin\": [{\"layers\": \"all\", \"device\": \"$other:0\"}, {\"layers\": \"head\", \"device\": \"$other:0\"}]}}" >"$work/pin_$other.json"
+    for qtype in Q4_K_M Q5_K_M Q3_K_M Q2_K Q4_1 Q5_0 Q5_1 IQ4_NL; do
+        out=$work/peer_$qtype.gguf
+        [[ -f $out ]] || continue
+        "$hetero" perplexity -m "$out" -f "$text" --window 128 --config "$work/pin_$other.json" --reference cpu --cache-type f32 --json \
+            >"$work/ppl_${other}_$qtype.json" 2>"$work/ppl_${other}_$qtype.err"
+        rc=$?
+        [[ $rc -eq 0 ]] && python3 - "$work/ppl_${other}_$qtype.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+agree, ppl, ref_ppl = r["top1_agreement"], r["perplexity"], r["reference_perplexity"]
+print(f"  top-1 agreement {100 * agree:.2f} %, perplexity {ppl:.4f} against {ref_ppl:.4f}")
+sys.exit(0 if agree >= 0.99 and abs(ppl - ref_ppl) <= 0.001 * ref_ppl else 1)
+PY
+        check "$qtype on $other scores the text as the cpu does" $?
+        [[ $rc -eq 0 ]] || tail -n 3 "$work/ppl_${other}_$qtype.err"
+    done
 done
 
 exit $fail

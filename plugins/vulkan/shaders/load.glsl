@@ -1,6 +1,6 @@
 // Byte-addressed reads of every storage dtype out of a uint[] view. GGUF
-// blocks are 18 or 34 bytes, so block starts are only 2-byte aligned: 16-bit
-// pieces are extracted from 32-bit words by shifts.
+// blocks have even sizes (18, 34, 84, 110 ... bytes), so block starts are
+// only 2-byte aligned: 16-bit pieces are extracted from 32-bit words by shifts.
 // Dtype codes follow hetero_dtype.
 #define DT_F32 0u
 #define DT_F16 1u
@@ -10,12 +10,40 @@
 #define DT_Q4_K 7u
 #define DT_Q5_K 8u
 #define DT_Q6_K 9u
+#define DT_Q4_1 10u
+#define DT_Q5_0 11u
+#define DT_Q5_1 12u
+#define DT_IQ4_NL 13u
+#define DT_Q2_K 14u
+#define DT_Q3_K 15u
+
+// The other 32-element blocks (Q4_1, Q5_0, Q5_1, IQ4_NL): f16 d, f16 m
+// (Q4_1, Q5_1), a 32-bit qh of fifth bits (Q5_0, Q5_1; bit e is element
+// e's), then 16 bytes of nibbles laid out as Q4_0's (element j < 16 in the
+// low nibble of byte j, j + 16 in its high nibble).
+uint q32_bytes(uint dt) { return dt == DT_Q4_1 ? 20u : dt == DT_Q5_0 ? 22u : dt == DT_Q5_1 ? 24u : 18u; }
+uint q32_qs(uint dt) { return dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : dt == DT_Q5_1 ? 8u : 2u; }
+uint q32_qh(uint dt) { return dt == DT_Q5_0 ? 2u : 4u; }
+const float IQ4NL_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+// The value of code q (4 bits, or 5 with the fifth bit) of such a block.
+float q32_value(uint dt, uint q, float d, float m) {
+    if (dt == DT_IQ4_NL) return d * IQ4NL_VALUES[q];
+    if (dt == DT_Q5_0) return d * float(int(q) - 16);
+    return d * float(q) + m;
+}
 
 // K-quant super-blocks (256 elements; 144, 176 or 210 bytes) likewise; _u32
 // reads 4 bytes at an even offset. A Q4_K/Q5_K sub-block j (0..7) has a 6-bit
 // scale and min: for j < 4 the low 6 bits of scale bytes j and j + 4; for
 // j >= 4 the nibbles of byte j + 4 (scale low, min high) topped by the top
 // 2 bits of bytes j - 4 (scale) and j (min).
+// Q2_K (84 bytes) and Q3_K (110) keep element e = 128n + 32j + l's low 2 bits
+// at bits 2j of byte 32n + l of their quants; its sub-block of 16 is
+// s = e / 16 (% 256). Q2_K: scales[s] has the 4-bit scale (low) and min;
+// f16 d and dmin at byte 80. Q3_K: hmask[l] bit 4n + j is the third bit
+// (clear: subtract 4); the 6-bit scale s (- 32) has its low 4 bits in nibble
+// s / 8 of scales[s % 8] and its top 2 at bits 2 (s / 4) of scales[8 + s % 4]
+// (scales at byte 96); f16 d at byte 108.
 #define DEFINE_LOADERS(NAME, ARR)                                                          \
     uint NAME##_u16(uint byte_off) { return (ARR[byte_off >> 2] >> ((byte_off & 2u) * 8u)) & 0xffffu; } \
     uint NAME##_u8(uint byte_off) { return (ARR[byte_off >> 2] >> ((byte_off & 3u) * 8u)) & 0xffu; }    \
@@ -43,10 +71,39 @@
         vec2 dm = unpackHalf2x16(NAME##_u32(blk));                                         \
         return dm.x * float(sc) * float(q) - dm.y * float(mn);                             \
     }                                                                                      \
+    int NAME##_q3k_scale(uint blk, uint s) {                                               \
+        uint lo = (NAME##_u8(blk + 96u + (s & 7u)) >> (4u * (s >> 3))) & 15u;               \
+        uint hi = (NAME##_u8(blk + 104u + (s & 3u)) >> (2u * (s >> 2))) & 3u;               \
+        return int(lo | (hi << 4)) - 32;                                                   \
+    }                                                                                      \
+    float NAME##_klow_elem(uint dtype, uint base, uint e) {                                \
+        uint r = e & 255u, n = r >> 7, j = (r >> 5) & 3u, l = e & 31u;                     \
+        bool q3 = dtype == DT_Q3_K;                                                        \
+        uint blk = base + (e >> 8) * (q3 ? 110u : 84u);                                    \
+        uint q = (NAME##_u8(blk + (q3 ? 32u : 16u) + 32u * n + l) >> (2u * j)) & 3u;       \
+        if (q3) {                                                                          \
+            int qq = int(q) - (((NAME##_u8(blk + l) >> (4u * n + j)) & 1u) != 0u ? 0 : 4); \
+            return unpackHalf2x16(NAME##_u16(blk + 108u)).x * float(NAME##_q3k_scale(blk, r >> 4)) * float(qq); \
+        }                                                                                  \
+        uint sc = NAME##_u8(blk + (r >> 4));                                               \
+        vec2 dm = unpackHalf2x16(NAME##_u32(blk + 80u));                                   \
+        return dm.x * float(sc & 15u) * float(q) - dm.y * float(sc >> 4);                  \
+    }                                                                                      \
+    float NAME##_q32_elem(uint dtype, uint base, uint e) {                                 \
+        uint j = e & 31u, blk = base + (e >> 5) * q32_bytes(dtype);                        \
+        uint b = NAME##_u8(blk + q32_qs(dtype) + (j & 15u));                               \
+        uint q = j < 16u ? (b & 15u) : (b >> 4);                                           \
+        if (dtype == DT_Q5_0 || dtype == DT_Q5_1) q |= ((NAME##_u32(blk + q32_qh(dtype)) >> j) & 1u) << 4; \
+        bool has_m = dtype == DT_Q4_1 || dtype == DT_Q5_1;                                 \
+        float m = has_m ? unpackHalf2x16(NAME##_u16(blk + 2u)).x : 0.0;                    \
+        return q32_value(dtype, q, unpackHalf2x16(NAME##_u16(blk)).x, m);                  \
+    }                                                                                      \
     float NAME##_elem(uint dtype, uint base, uint e) {                                     \
         if (dtype == DT_F32) return uintBitsToFloat(ARR[(base >> 2) + e]);                 \
         if (dtype == DT_F16) return unpackHalf2x16(NAME##_u16(base + 2u * e)).x;          \
         if (dtype == DT_BF16) return uintBitsToFloat(NAME##_u16(base + 2u * e) << 16);    \
+        if (dtype >= DT_Q2_K) return NAME##_klow_elem(dtype, base, e);                    \
+        if (dtype >= DT_Q4_1) return NAME##_q32_elem(dtype, base, e);                     \
         if (dtype >= DT_Q4_K) return NAME##_kq_elem(dtype, base, e);                      \
         uint j = e & 31u;                                                                  \
         if (dtype == DT_Q8_0) {                                                            \

@@ -87,6 +87,40 @@ void main() {
                 q |= ((w_u32(blk + 128u + 32u * h + lp * 8u + b) >> (2u * c)) & 0x03030303u) << 4;
                 for (uint e = 0u; e < 4u; ++e) ws[lp * 8u + b + e][lr] = d * float(int((q >> (8u * e)) & 0xffu) - 32);
             }
+#elif WTYPE >= 10 && WTYPE <= 13
+            // Q4_1, Q5_0, Q5_1, IQ4_NL: elements 8lp..8lp+7 of the block are
+            // the low (lp < 2) or high nibbles of quant bytes 8(lp % 2)..,
+            // their fifth bits (Q5_0, Q5_1) bits 8lp.. of qh.
+            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * q32_bytes(WTYPE);
+            float d = unpackHalf2x16(w_u16(blk)).x;
+            float mn = WTYPE == 10 || WTYPE == 12 ? unpackHalf2x16(w_u16(blk + 2u)).x : 0.0;
+            uint qh = WTYPE == 11 || WTYPE == 12 ? w_u32(blk + q32_qh(WTYPE)) >> (8u * lp) : 0u;
+            for (uint b = 0u; b < 8u; b += 4u) {
+                uint q = (w_u32(blk + q32_qs(WTYPE) + 8u * (lp & 1u) + b) >> (4u * (lp >> 1))) & 0x0f0f0f0fu;
+                for (uint e = 0u; e < 4u; ++e)
+                    ws[lp * 8u + b + e][lr] = q32_value(WTYPE, ((q >> (8u * e)) & 15u) | (((qh >> (b + e)) & 1u) << 4), d, mn);
+            }
+#elif WTYPE == 14 || WTYPE == 15
+            // Q2_K, Q3_K: step j is run c = j % 4 of half h = j / 4 (elements
+            // 128h + 32c + l); columns 8lp..8lp+7 are bits 2c of quant bytes
+            // 32h + 8lp.. and share sub-block 8h + 2c + lp / 2 (see load.glsl).
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 14 ? 84u : 110u);
+            uint j = (k0 >> 5) & 7u, h = j >> 2, c = j & 3u, sub = 2u * j + (lp >> 1);
+            float d, o = 0.0;
+            if (WTYPE == 14) {
+                uint sc = w_u8(blk + sub);
+                vec2 dm = unpackHalf2x16(w_u32(blk + 80u));
+                d = dm.x * float(sc & 15u);
+                o = dm.y * float(sc >> 4);
+            } else {
+                d = unpackHalf2x16(w_u16(blk + 108u)).x * float(w_q3k_scale(blk, sub));
+            }
+            for (uint b = 0u; b < 8u; b += 4u) {
+                uint q = (w_u32(blk + (WTYPE == 14 ? 16u : 32u) + 32u * h + lp * 8u + b) >> (2u * c)) & 0x03030303u;
+                // Q3_K: the third bit set keeps q, clear subtracts 4.
+                if (WTYPE == 15) q |= ((w_u32(blk + lp * 8u + b) >> (4u * h + c)) & 0x01010101u) << 2;
+                for (uint e = 0u; e < 4u; ++e) ws[lp * 8u + b + e][lr] = d * float(int((q >> (8u * e)) & 0xffu) - (WTYPE == 15 ? 4 : 0)) - o;
+            }
 #else
             for (uint b = 0u; b < 8u; ++b) {
                 uint k = k0 + lp * 8u + b;

@@ -20,6 +20,11 @@
 // 0, which saves the SWIGLU dispatch after the gate/up projections.
 #include "common.glsl"
 #include "load.glsl"
+// Q32: 32-element blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), one block an
+// invocation and step; KQ: K-quant super-blocks (Q4_K .. Q6_K, Q2_K, Q3_K),
+// one 32-element part of one an invocation and step.
+#define Q32 (WTYPE == 3 || WTYPE == 4 || (WTYPE >= 10 && WTYPE <= 13))
+#define KQ ((WTYPE >= 7 && WTYPE <= 9) || WTYPE == 14 || WTYPE == 15)
 #ifndef MULTI
 #define MULTI 0
 #endif
@@ -46,7 +51,7 @@ layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 x4[]; };  // same data, when 16-byte aligned
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
 #if MULTI
-#if WTYPE != 3 && WTYPE != 4 && WTYPE < 7
+#if !Q32 && !KQ
 #error "MULTI is for quantized weights"
 #endif
 layout(std430, binding = 2) readonly buffer W0 { uint ww0[]; };
@@ -54,6 +59,10 @@ layout(std430, binding = 3) readonly buffer W1 { uint ww1[]; };
 layout(std430, binding = 4) readonly buffer W2 { uint ww2[]; };
 layout(std430, binding = 6) writeonly buffer O1 { float o1[]; };
 layout(std430, binding = 7) writeonly buffer O2 { float o2[]; };
+// Byte-addressed reads of W0..W2 (the types other than Q4_0/Q8_0 use them).
+DEFINE_LOADERS(w0, ww0)
+DEFINE_LOADERS(w1, ww1)
+DEFINE_LOADERS(w2, ww2)
 #if NORM
 layout(std430, binding = 8) readonly buffer G { float gw[]; };
 layout(std430, binding = 8) readonly buffer G4 { vec4 gw4[]; };
@@ -84,15 +93,16 @@ vec4 xv4(uint xb, uint e) {
 
 // Quantized rows: one 32-element block per invocation and step, x's block
 // loaded once and used for all NR rows (their weight loads overlap).
-// The functions are stamped out per weight array (macros) so a multi-matvec
-// picks its matrix with one branch per workgroup, not one per load.
+// The functions are stamped out per weight array (macros of the array ARR and
+// its loaders LD; Q4_0 and Q8_0 read ARR's words, the others use LD) so a
+// multi-matvec picks its matrix with one branch per workgroup, not one per load.
 #if WTYPE == 4
 // Q4_0 block b of `row` against x's block (xv; xsum = sum of its 32 values).
 // The 18-byte block is read as 5 words (blocks are only 2-byte aligned);
 // word i of the quants holds elements 4i..4i+3 in its low nibbles and
 // 16+4i..16+4i+3 in its high nibbles. unpackUnorm4x8 of nibbles gives q/255:
 // the 255 is folded into the scale.
-#define DEFINE_BLOCK_DOT(SFX, ARR)                                                                                        \
+#define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                                    \
     float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {                                 \
         uint off = wbase + (row * nb + b) * 18u;                                                                          \
         uint w0 = off >> 2;                                                                                               \
@@ -111,7 +121,7 @@ vec4 xv4(uint xb, uint e) {
     }
 #elif WTYPE == 3
 // Q8_0 block b of `row` against x's block, the 34 bytes read as 9 words.
-#define DEFINE_BLOCK_DOT(SFX, ARR)                                                                \
+#define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                            \
     float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {         \
         uint off = wbase + (row * nb + b) * 34u;                                                  \
         uint w0 = off >> 2;                                                                       \
@@ -127,6 +137,44 @@ vec4 xv4(uint xb, uint e) {
         }                                                                                         \
         return d * s;                                                                             \
     }
+#elif WTYPE == 10 || WTYPE == 11 || WTYPE == 12
+// Q4_1, Q5_0, Q5_1 block b of `row` against x's block: word i of the quants
+// holds elements 4i..4i+3 (low nibbles) and 16+4i..16+4i+3 (high), as in
+// Q4_0; the fifth bits of four elements, bits e0..e0+3 of qh, go to bit 4 of
+// their bytes by one multiply (bit k lands at bit 8k, the four shifted copies
+// never overlap). As Q4_0, 255 is folded into the scale. Q5_0 is
+// d * (q - 16), the others d * q + m.
+uint fifth4(uint qh, uint e0) { return ((((qh >> e0) & 15u) * 0x00204081u) & 0x01010101u) << 4; }
+#define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                                   \
+    float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {                                \
+        const uint dt = WTYPE;                                                                                           \
+        uint off = wbase + (row * nb + b) * q32_bytes(dt), qs = off + q32_qs(dt);                                        \
+        uint qh = dt != DT_Q4_1 ? LD##_u32(off + q32_qh(dt)) : 0u;                                                       \
+        float s = 0.0;                                                                                                   \
+        for (uint i = 0u; i < 4u; ++i) {                                                                                 \
+            uint q = LD##_u32(qs + 4u * i);                                                                              \
+            s += dot(unpackUnorm4x8((q & 0x0f0f0f0fu) | fifth4(qh, 4u * i)), xv[i]) +                                    \
+                 dot(unpackUnorm4x8(((q >> 4) & 0x0f0f0f0fu) | fifth4(qh, 16u + 4u * i)), xv[4u + i]);                   \
+        }                                                                                                                \
+        if (dt == DT_Q5_0) return unpackHalf2x16(LD##_u16(off)).x * (255.0 * s - 16.0 * xsum);                           \
+        vec2 dm = unpackHalf2x16(LD##_u32(off));                                                                         \
+        return dm.x * 255.0 * s + dm.y * xsum;                                                                           \
+    }
+#elif WTYPE == 13
+// IQ4_NL block b of `row`: Q4_0's nibbles, each a level of the table.
+float iq4nl_dot(uint q, vec4 xv) {
+    return dot(vec4(IQ4NL_VALUES[q & 15u], IQ4NL_VALUES[(q >> 8) & 15u], IQ4NL_VALUES[(q >> 16) & 15u], IQ4NL_VALUES[(q >> 24) & 15u]), xv);
+}
+#define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                  \
+    float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {               \
+        uint off = wbase + (row * nb + b) * 18u;                                                        \
+        float s = 0.0;                                                                                  \
+        for (uint i = 0u; i < 4u; ++i) {                                                                \
+            uint q = LD##_u32(off + 2u + 4u * i);                                                       \
+            s += iq4nl_dot(q, xv[i]) + iq4nl_dot(q >> 4, xv[4u + i]);                                   \
+        }                                                                                               \
+        return unpackHalf2x16(LD##_u16(off)).x * s;                                                     \
+    }
 #endif
 
 #if NORM
@@ -141,7 +189,7 @@ vec4 xv4(uint xb, uint e) {
 #define NORM_SCALE(V, E)
 #endif
 
-#if WTYPE == 3 || WTYPE == 4
+#if Q32
 // x's block b (NORM: scaled by the norm weight) into xv; returns the sum of its 32 values.
 float load_x_block(uint xb, uint b, out vec4 xv[8]) {
     vec4 xs4 = vec4(0.0);
@@ -164,9 +212,9 @@ float load_x_block(uint xb, uint b, out vec4 xv[8]) {
         }                                                                                             \
     }
 #if MULTI
-DEFINE_BLOCK_DOT(_0, ww0)
-DEFINE_BLOCK_DOT(_1, ww1)
-DEFINE_BLOCK_DOT(_2, ww2)
+DEFINE_BLOCK_DOT(_0, ww0, w0)
+DEFINE_BLOCK_DOT(_1, ww1, w1)
+DEFINE_BLOCK_DOT(_2, ww2, w2)
 DEFINE_QUANT_PARTIALS(_0)
 DEFINE_QUANT_PARTIALS(_1)
 DEFINE_QUANT_PARTIALS(_2)
@@ -186,22 +234,24 @@ void quant_partials_pair(uint row0, uint M, uint K, uint xb, inout float part[NP
 }
 #endif
 #else
-DEFINE_BLOCK_DOT(_w, ww)
+DEFINE_BLOCK_DOT(_w, ww, w)
 DEFINE_QUANT_PARTIALS(_w)
 #endif
-#elif WTYPE >= 7
-// K-quant rows (WTYPE 7-9: Q4_K, Q5_K, Q6_K). A super-block is cut into 8
-// parts of 32 elements that split its quant bytes between them, so each byte
-// is read by one invocation: part s takes bytes 4s..4s+3 of each 32-byte run
-// of quants (Q4_K/Q5_K: 4 elements of each of the 8 sub-blocks, whose fifth
-// bits are qh[4s..4s+3]) or, for Q6_K, bytes 8(s%4)..+8 of each run of half
-// s/4. Invocations stride over parts (neighbours read neighbouring bytes);
+#elif KQ
+// K-quant rows (WTYPE 7-9: Q4_K, Q5_K, Q6_K; 14, 15: Q2_K, Q3_K). A
+// super-block is cut into 8 parts of 32 elements that split its quant bytes
+// between them, so each byte is read by one invocation: part s takes bytes
+// 4s..4s+3 of each 32-byte run of quants (Q4_K/Q5_K: 4 elements of each of
+// the 8 sub-blocks, whose fifth bits are qh[4s..4s+3]) or, for Q6_K, Q2_K and
+// Q3_K, bytes 8(s%4)..+8 of each run of half s/4. Invocations stride over
+// parts (neighbours read neighbouring bytes);
 // x's 32 values of a part are loaded once for all NR rows (and, MULTI with
 // NORM, scaled by the norm weight, each element by exactly one invocation).
 uvec4 bytes4(uint v) { return uvec4(v, v >> 8, v >> 16, v >> 24) & 0xffu; }
 
-#if WTYPE == 9
-// Elements 128h + 32c + l0 + (0..7) of block b, c = 0..3, as xv[2c], xv[2c + 1].
+#if WTYPE == 9 || WTYPE == 14 || WTYPE == 15
+// Elements 128h + 32c + l0 + (0..7) of block b, c = 0..3, as xv[2c], xv[2c + 1]
+// (with their sums for Q2_K's mins).
 void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
     uint e0 = b * 256u + 128u * (s >> 2) + 8u * (s & 3u);
     for (uint c = 0u; c < 4u; ++c)
@@ -209,9 +259,50 @@ void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
             xv[2u * c + i] = xv4(xb, e0 + 32u * c + 4u * i);
             NORM_SCALE(xv[2u * c + i], e0 + 32u * c + 4u * i);
         }
-    for (uint i = 0u; i < 8u; ++i) xsum[i] = 0.0;
+    for (uint i = 0u; i < 8u; ++i) xsum[i] = WTYPE == 14 ? xv[i].x + xv[i].y + xv[i].z + xv[i].w : 0.0;
 }
+#endif
 
+#if WTYPE == 14 || WTYPE == 15
+// Q2_K / Q3_K: run c of the part is sub-block 8h + 2c + l0 / 16, one scale
+// byte (Q2_K: bytes 8h + l0 / 16 + 2c of the scales; Q3_K: the low nibbles
+// from there, h picking the nibble, and the top 2 bits from bytes
+// 8 + l0 / 16 + 2 (c % 2)). The quants' 2 bits are bits 2c of the part's 8
+// bytes; Q3_K's third bit is bit 4h + c of hmask[l0..l0+7], clear = minus 4.
+#define DEFINE_KQ_DOT(SFX, LD)                                                                                  \
+    float kq_part_dot##SFX(uint blk, uint s, vec4 xv[8], float xsum[8]) {                                      \
+        const bool q3 = WTYPE == 15;                                                                            \
+        uint h = s >> 2, l0 = 8u * (s & 3u), sh = 8u * (l0 >> 4);                                                \
+        uint qs = blk + (q3 ? 32u : 16u) + 32u * h + l0;                                                        \
+        uint q0 = LD##_u32(qs), q1 = LD##_u32(qs + 4u);                                                         \
+        uint sa = LD##_u32(blk + (q3 ? 96u : 8u * h)), sb = LD##_u32(blk + (q3 ? 100u : 8u * h + 4u));          \
+        uvec4 sc = uvec4(sa >> sh, sa >> (sh + 16u), sb >> sh, sb >> (sh + 16u)) & 0xffu;                       \
+        uint m0 = q3 ? LD##_u32(blk + l0) : 0u, m1 = q3 ? LD##_u32(blk + l0 + 4u) : 0u;                         \
+        if (q3) {                                                                                               \
+            uint sc_hi = LD##_u32(blk + 104u);                                                                  \
+            uvec4 hi = (uvec4(sc_hi >> sh, sc_hi >> (sh + 16u), sc_hi >> sh, sc_hi >> (sh + 16u)) >>            \
+                        (uvec4(0u, 0u, 2u, 2u) + 4u * h)) & 3u;                                                 \
+            sc = ((sc >> (4u * h)) & 15u) | (hi << 4);                                                          \
+        }                                                                                                       \
+        float sq = 0.0, sm = 0.0;                                                                               \
+        for (uint c = 0u; c < 4u; ++c) {                                                                        \
+            uint a0 = (q0 >> (2u * c)) & 0x03030303u, a1 = (q1 >> (2u * c)) & 0x03030303u;                      \
+            if (q3) {                                                                                           \
+                a0 |= ((m0 >> (4u * h + c)) & 0x01010101u) << 2;                                                \
+                a1 |= ((m1 >> (4u * h + c)) & 0x01010101u) << 2;                                                \
+                float dq = dot(vec4(bytes4(a0)) - 4.0, xv[2u * c]) + dot(vec4(bytes4(a1)) - 4.0, xv[2u * c + 1u]); \
+                sq += float(int(sc[c]) - 32) * dq;                                                              \
+            } else {                                                                                            \
+                float dq = dot(vec4(bytes4(a0)), xv[2u * c]) + dot(vec4(bytes4(a1)), xv[2u * c + 1u]);          \
+                sq += float(sc[c] & 15u) * dq;                                                                  \
+                sm += float(sc[c] >> 4) * (xsum[2u * c] + xsum[2u * c + 1u]);                                   \
+            }                                                                                                   \
+        }                                                                                                       \
+        if (q3) return unpackHalf2x16(LD##_u16(blk + 108u)).x * sq;                                             \
+        vec2 dm = unpackHalf2x16(LD##_u32(blk + 80u));                                                          \
+        return dm.x * sq - dm.y * sm;                                                                           \
+    }
+#elif WTYPE == 9
 // ql run c holds its low 4 bits (runs 0, 1: low nibbles of the two 32-byte
 // ql halves; runs 2, 3: their high nibbles), qh bits 2c..2c+1 the top 2; the
 // 8 columns of a part share one int8 scale per run. LD: the loaders of W's array.
@@ -270,7 +361,7 @@ void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
     }
 #endif
 
-const uint KQ_BYTES = WTYPE == 7 ? 144u : WTYPE == 8 ? 176u : 210u;
+const uint KQ_BYTES = WTYPE == 7 ? 144u : WTYPE == 8 ? 176u : WTYPE == 9 ? 210u : WTYPE == 14 ? 84u : 110u;
 
 // Named as the Q4_0/Q8_0 functions, so main() picks them alike.
 #define DEFINE_KQ_PARTIALS(SFX)                                                                            \
@@ -286,9 +377,6 @@ const uint KQ_BYTES = WTYPE == 7 ? 144u : WTYPE == 8 ? 176u : 210u;
         }                                                                                                  \
     }
 #if MULTI
-DEFINE_LOADERS(w0, ww0)
-DEFINE_LOADERS(w1, ww1)
-DEFINE_LOADERS(w2, ww2)
 DEFINE_KQ_DOT(_0, w0)
 DEFINE_KQ_DOT(_1, w1)
 DEFINE_KQ_DOT(_2, w2)
@@ -369,7 +457,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint xb = (pc.t0 >> 2) + n * K;
     float part[NP];
-#if WTYPE == 3 || WTYPE == 4 || WTYPE >= 7
+#if Q32 || KQ
     for (uint r = 0u; r < NP; ++r) part[r] = 0.0;
 #if SWIGLU
     quant_partials_pair(row0, M, K, xb, part);

@@ -106,11 +106,12 @@ void matvec_shape(uint32_t& wg, uint32_t& rows) {
     if (env.first) { wg = env.first; rows = env.second; }
 }
 
-// Workgroup size and rows per workgroup of a quantized (Q4_0/Q8_0, K-quant)
+// Workgroup size and rows per workgroup of a quantized (any block type)
 // matvec over rows of width k. A K-quant invocation takes 32 elements a
-// step, as Q4_0's does.
+// step, as Q4_0's does. The 32-element types other than Q8_0 (2.5 to 6 bits
+// a weight) take Q4_0's shape, as do Q2_K and Q3_K: not measured separately.
 void quant_matvec_shape(uint32_t dtype, int64_t k, uint32_t& wg, uint32_t& rows) {
-    wg = dtype == HETERO_DTYPE_Q4_0 || sdk::is_kquant_dtype(dtype) ? (k >= kMatvecWideRow ? kMatvecQ8WG : kMatvecQ4WG) : kMatvecQ8WG;
+    wg = dtype == HETERO_DTYPE_Q8_0 ? kMatvecQ8WG : k >= kMatvecWideRow ? kMatvecQ8WG : kMatvecQ4WG;
     rows = kMatvecQuantRowsPerWG;
     matvec_shape(wg, rows);
 }
@@ -153,8 +154,9 @@ void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const 
     check_size(node.output);
     if (writes_16bit(node, tensors) && !dev.storage16)
         fail(HETERO_ERR_UNSUPPORTED, op + ": writing " + sdk::dtype_name(tensors[node.output].dtype) + " needs 16-bit storage access");
-    // K-quant weights are read (matmul, embedding, conversion to f32); no shader writes them.
-    if (node.op == HETERO_OP_CONVERT && sdk::is_kquant_dtype(tensors[node.output].dtype))
+    // Block types other than Q8_0/Q4_0 (K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL) are
+    // read (matmul, embedding, conversion to f32); no shader writes them.
+    if (node.op == HETERO_OP_CONVERT && sdk::is_quant_dtype(tensors[node.output].dtype) && !sdk::is_block_dtype(tensors[node.output].dtype))
         fail(HETERO_ERR_UNSUPPORTED, "convert: quantizing to " + std::string(sdk::dtype_name(tensors[node.output].dtype)) + " is not provided");
     if ((node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
         fail(HETERO_ERR_UNSUPPORTED, "attention: head dim above " + std::to_string(kAttentionMaxHeadDim));
@@ -193,7 +195,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
             if (N <= kMatvecMaxRows) {
                 d = make((dev.subgroup_arithmetic ? "matvec_sg_" : "matvec_") + wt, ni, {in[0], in[1], extra}, out);
                 uint32_t wg = kMatvecWG, rows = kMatvecRowsPerWG;
-                if (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) quant_matvec_shape(w.dtype, K, wg, rows);
+                if (sdk::is_quant_dtype(w.dtype)) quant_matvec_shape(w.dtype, K, wg, rows);
                 d.spec = {wg, rows};
                 grid(d, dev, ceil_div(uint64_t(M), rows));
                 d.groups[2] = uint32_t(N);
@@ -417,10 +419,11 @@ bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const heter
     switch (first.op) {
         case HETERO_OP_MATMUL: {
             // Quantized matrices over the same x: a multi-matvec for few
-            // rows, a multi coopmat GEMM for many (Q4_0, Q8_0, K-quants).
+            // rows (every block type), a multi coopmat GEMM for many (the
+            // types coop_gemm_weights lists).
             auto groupable = [&](const hetero_node& n) {
                 const hetero_tensor_desc& w = t[n.inputs[1]];
-                return n.n_inputs == 2 && (sdk::is_block_dtype(w.dtype) || sdk::is_kquant_dtype(w.dtype)) &&
+                return n.n_inputs == 2 && sdk::is_quant_dtype(w.dtype) &&
                        t[n.output].kind == HETERO_TENSOR_INTERNAL &&
                        (t[n.inputs[0]].shape[0] <= kMatvecMaxRows || use_coopmat(dev, w.dtype));
             };
