@@ -58,8 +58,6 @@
 // The host picks tilings that divide evenly.
 #define MMA_XR (MMA_BN * 4 / MMA_WG)
 #define MMA_PR (MMA_BM * 4 / MMA_WG)
-// Or parts of 16 elements (half a row's K step), as many as round up.
-#define MMA_P16 ((MMA_BM * 2 + MMA_WG - 1) / MMA_WG)
 
 // x as f16, n4 groups of 4 values: rounded to nearest-even once per GEMM
 // launch here, so each weight tile's work-group reads half the bytes and
@@ -448,75 +446,7 @@ inline void mma_step(float* c, local const uint* at, local const uint* bt, int w
 
 GEMM_MMA_KERNEL(gemm_mma_q4_0, mma_fetch_w_q4_0, mma_put_w_q4_0, 2 * MMA_PR, 0, MMA_STEP_IN_ORDER)
 GEMM_MMA_KERNEL(gemm_mma_q8_0, mma_fetch_w_q8_0, mma_put_w_q8_0, 3 * MMA_PR, 0, MMA_STEP_IN_ORDER)
-#ifdef MMA_PLANAR_QUARTERS
 GEMM_MMA_KERNEL(gemm_mma_planar_q4_0, mma_fetch_w_planar_q4_0, mma_put_w_q4_0, 2 * MMA_PR, 0, MMA_STEP_IN_ORDER)
 GEMM_MMA_KERNEL(gemm_mma_planar_q8_0, mma_fetch_w_planar_q8_0, mma_put_w_q8_0, 3 * MMA_PR, 0, MMA_STEP_IN_ORDER)
-#else
-// Planar weights in parts of 16 elements: one scale and one 8-byte (Q4_0:
-// elements 8p..8p+7 and 16+8p..) or 16-byte (Q8_0: elements 16p..16p+15)
-// load of quants a work-item and step, where quarter blocks took two.
-inline void fetch_halves_planar(global const uchar* w, int M, int K, int m0, int k0, int plane, uint* r) {
-    const ulong nb = K / QK;
-    global const ushort* scales = (global const ushort*)(w + (ulong)M * nb * plane);
-    for (int i = 0; i < MMA_P16; ++i) {
-        const int t = get_local_id(0) + i * MMA_WG;
-        const int m = m0 + t / 2, p = t % 2;
-        uint4 q = (uint4)(0u);
-        uint d = 0u;
-        if (t < MMA_BM * 2 && m < M) {
-            const ulong b = (ulong)m * nb + k0 / QK;
-            global const uchar* qs = w + b * plane + (plane / 2) * p;
-            if (plane == Q8_PLANE_BYTES) q = *(global const uint4*)qs;
-            else q.xy = *(global const uint2*)qs;
-            d = scales[b];
-        }
-        r[5 * i] = q.x;
-        r[5 * i + 1] = q.y;
-        r[5 * i + 2] = q.z;
-        r[5 * i + 3] = q.w;
-        r[5 * i + 4] = d;
-    }
-}
-
-inline void put_halves_planar(const uint* r, local uint* Bs, bool q8) {
-    for (int i = 0; i < MMA_P16; ++i) {
-        const int t = get_local_id(0) + i * MMA_WG;
-        if (t >= MMA_BM * 2) break;
-        local uint* row = Bs + (t / 2) * MMA_ROW_WORDS;
-        const int p = t % 2;
-        const uint* q = r + 5 * i;
-#ifdef NV_PTX
-        const uint d2 = (r[5 * i + 4] & 0xffffu) * 0x10001u;
-        if (q8) { /* signed bytes + 128 (xor of the sign bit), less 1024 + 128 */
-            const uint2 a = dequant_bytes_f16(q[0] ^ 0x80808080u, 0x64806480u, d2), b = dequant_bytes_f16(q[1] ^ 0x80808080u, 0x64806480u, d2);
-            const uint2 c = dequant_bytes_f16(q[2] ^ 0x80808080u, 0x64806480u, d2), e = dequant_bytes_f16(q[3] ^ 0x80808080u, 0x64806480u, d2);
-            *(local uint4*)(row + 8 * p) = (uint4)(a, b);
-            *(local uint4*)(row + 8 * p + 4) = (uint4)(c, e);
-        } else { /* nibbles, less 1024 + 8 */
-            const uint2 a = dequant_bytes_f16(q[0] & 0x0f0f0f0fu, 0x64086408u, d2), b = dequant_bytes_f16(q[1] & 0x0f0f0f0fu, 0x64086408u, d2);
-            const uint2 c = dequant_bytes_f16((q[0] >> 4) & 0x0f0f0f0fu, 0x64086408u, d2), e = dequant_bytes_f16((q[1] >> 4) & 0x0f0f0f0fu, 0x64086408u, d2);
-            *(local uint4*)(row + 4 * p) = (uint4)(a, b);
-            *(local uint4*)(row + 8 + 4 * p) = (uint4)(c, e);
-        }
-#else
-        const float d = half_reg_to_float(r[5 * i + 4]);
-        if (q8) {
-            vstore_half8(convert_float8(as_char8((uint2)(q[0], q[1]))) * d, 0, (local half*)(row + 8 * p));
-            vstore_half8(convert_float8(as_char8((uint2)(q[2], q[3]))) * d, 0, (local half*)(row + 8 * p + 4));
-        } else {
-            const uchar8 b = as_uchar8((uint2)(q[0], q[1]));
-            vstore_half8((convert_float8(b & (uchar)0x0f) - 8.f) * d, 0, (local half*)(row + 4 * p));
-            vstore_half8((convert_float8(b >> (uchar)4) - 8.f) * d, 0, (local half*)(row + 8 + 4 * p));
-        }
-#endif
-    }
-}
-#define mma_fetch_w_halves_q4_0(w, M, K, m0, k0, r) fetch_halves_planar(w, M, K, m0, k0, Q4_PLANE_BYTES, r)
-#define mma_fetch_w_halves_q8_0(w, M, K, m0, k0, r) fetch_halves_planar(w, M, K, m0, k0, Q8_PLANE_BYTES, r)
-#define mma_put_w_halves_q4_0(r, Bs, step) put_halves_planar(r, Bs, false)
-#define mma_put_w_halves_q8_0(r, Bs, step) put_halves_planar(r, Bs, true)
-GEMM_MMA_KERNEL(gemm_mma_planar_q4_0, mma_fetch_w_halves_q4_0, mma_put_w_halves_q4_0, 5 * MMA_P16, 0, MMA_STEP_IN_ORDER)
-GEMM_MMA_KERNEL(gemm_mma_planar_q8_0, mma_fetch_w_halves_q8_0, mma_put_w_halves_q8_0, 5 * MMA_P16, 0, MMA_STEP_IN_ORDER)
-#endif
 
 #endif  // MMA_KERNELS

@@ -558,7 +558,7 @@ GEMM_KERNEL(gemm_q6_k, gemm_fetch_w_q6_k, gemm_put_w_q6_k, KQ6_REGS * GEMM_PR)
 // of each half in the order 0, 2, 1, 3 (kq6_mma_step) for the same reason:
 // runs c and c + 2 are the low and high nibbles of the same ql bytes, and
 // all runs of a half take their top bits from the same qh bytes.
-#define KQ_MMA_PARTS MMA_P16
+#define KQ_MMA_PARTS ((MMA_BM * 2 + MMA_WG - 1) / MMA_WG)
 #define KQ45_MMA_REGS(Q5) ((Q5) ? 12 : 8)
 #define KQ6_MMA_REGS 11
 
