@@ -1,7 +1,7 @@
 // Matmuls over GGUF's other block types (dtypes.cl's quads: Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q2_K, Q3_K). Plain kernels, no fusions: the decode matvec
-// (matvec.cl's MATVEC_KERNEL) and the prefill GEMM (gemm.cl's GEMM_KERNEL)
-// with the weights dequantized quad by quad as they are read.
+// Q5_1, IQ4_NL, Q2_K, Q3_K), with the weights dequantized quad by quad as
+// they are read. No fusions: the decode matvec (matvec.cl's MATVEC_KERNEL)
+// and the prefill GEMM (gemm.cl's GEMM_KERNEL; gemm_mma.cl's on tensor cores).
 
 // This lane's share of row . x: lanes take neighbouring quads (neighbouring
 // bytes), four in flight a step.
@@ -65,3 +65,45 @@ OTHER_QUANT_KERNELS(q5_1, Q5_1_BYTES, QK)
 OTHER_QUANT_KERNELS(iq4_nl, IQ4_NL_BYTES, QK)
 OTHER_QUANT_KERNELS(q2_k, Q2K_BYTES, QKK)
 OTHER_QUANT_KERNELS(q3_k, Q3K_BYTES, QKK)
+
+#ifdef MMA_KERNELS
+// Tensor cores (gemm_mma.cl): the same quads, dequantized as they are
+// fetched and written to the weight row's halves as f16 pairs.
+#define MMA_QR ((MMA_BM * 8 + MMA_WG - 1) / MMA_WG)
+#define QUAD_MMA_FETCH(NAME, QUAD, BYTES_PER_ELEMS, ELEMS)                                     \
+    inline void NAME(global const uchar* w, int M, int K, int m0, int k0, uint* r) {           \
+        const ulong row_bytes = (ulong)(K / (ELEMS)) * (BYTES_PER_ELEMS);                       \
+        for (int i = 0; i < MMA_QR; ++i) {                                                      \
+            const int t = get_local_id(0) + i * MMA_WG;                                         \
+            const int m = m0 + t / 8;                                                           \
+            const float4 v = (t < MMA_BM * 8 && m < M) ? QUAD(w + (ulong)m * row_bytes, k0 / 4 + t % 8) : (float4)(0.f); \
+            r[4 * i] = as_uint(v.x);                                                            \
+            r[4 * i + 1] = as_uint(v.y);                                                        \
+            r[4 * i + 2] = as_uint(v.z);                                                        \
+            r[4 * i + 3] = as_uint(v.w);                                                        \
+        }                                                                                       \
+    }
+
+inline void mma_put_w_quads(const uint* r, local uint* Bs, int step) {
+    for (int i = 0; i < MMA_QR; ++i) {
+        const int t = get_local_id(0) + i * MMA_WG;
+        if (t >= MMA_BM * 8) break;
+        local uint* dst = Bs + (t / 8) * MMA_ROW_WORDS + 2 * (t % 8);
+#ifdef NV_PTX
+        *(local uint2*)dst = (uint2)(pack_f16x2(as_float(r[4 * i]), as_float(r[4 * i + 1])), pack_f16x2(as_float(r[4 * i + 2]), as_float(r[4 * i + 3])));
+#else
+        vstore_half4((float4)(as_float(r[4 * i]), as_float(r[4 * i + 1]), as_float(r[4 * i + 2]), as_float(r[4 * i + 3])), 0, (local half*)dst);
+#endif
+    }
+}
+
+#define OTHER_QUANT_MMA_KERNEL(T, BYTES, ELEMS)              \
+    QUAD_MMA_FETCH(mma_fetch_w_##T, quad_##T, BYTES, ELEMS) \
+    GEMM_MMA_KERNEL(gemm_mma_##T, mma_fetch_w_##T, mma_put_w_quads, 4 * MMA_QR, 0, MMA_STEP_IN_ORDER)
+OTHER_QUANT_MMA_KERNEL(q4_1, Q4_1_BYTES, QK)
+OTHER_QUANT_MMA_KERNEL(q5_0, Q5_0_BYTES, QK)
+OTHER_QUANT_MMA_KERNEL(q5_1, Q5_1_BYTES, QK)
+OTHER_QUANT_MMA_KERNEL(iq4_nl, IQ4_NL_BYTES, QK)
+OTHER_QUANT_MMA_KERNEL(q2_k, Q2K_BYTES, QKK)
+OTHER_QUANT_MMA_KERNEL(q3_k, Q3K_BYTES, QKK)
+#endif

@@ -195,7 +195,8 @@ constexpr const char* kKernelNames[] = {
 // Only in programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
-                                           "gemm_mma_aligned_q6_k", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
+                                           "gemm_mma_aligned_q6_k", "gemm_mma_q4_1", "gemm_mma_q5_0", "gemm_mma_q5_1",
+                                           "gemm_mma_iq4_nl", "gemm_mma_q2_k", "gemm_mma_q3_k", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
 
 }  // namespace
 

@@ -60,6 +60,13 @@ inline bool fused_weight_type(uint32_t dtype) {
            dtype == HETERO_DTYPE_Q6_K;
 }
 
+// Weight dtypes with a tensor-core GEMM (gemm_mma_*): those above and GGUF's
+// other block types.
+inline bool mma_weight_type(uint32_t dtype) {
+    return fused_weight_type(dtype) || dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 || dtype == HETERO_DTYPE_Q5_1 ||
+           dtype == HETERO_DTYPE_IQ4_NL || dtype == HETERO_DTYPE_Q2_K || dtype == HETERO_DTYPE_Q3_K;
+}
+
 // Tiling of the tensor-core GEMMs (kernels/gemm_mma.cl; passed to them as
 // MMA_WARPS_N/M and MMA_FRAGS_N/M): a work-group of warps_n x warps_m warps,
 // each computing frags_n mma tiles of 16 activation rows by frags_m tiles of

@@ -102,7 +102,7 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
                 break;
             }
             // The GEMM runs whole tiles of activation rows (cl_executable.cpp).
-            const bool tensor_cores = mma && fused_weight_type(wtype);
+            const bool tensor_cores = mma && mma_weight_type(wtype);
             const int64_t tile = tensor_cores ? mma_tiling().tile_n() : gemm.bn();
             w.flops *= double((n + tile - 1) / tile * tile) / double(n);
             r.compute_efficiency = tensor_cores ? f.gemm_mma[slot] : f.gemm[slot];

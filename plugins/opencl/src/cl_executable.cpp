@@ -117,7 +117,14 @@ const char* mma_gemm_kernel(uint32_t dtype, bool planar) {
         case HETERO_DTYPE_Q4_K: return "gemm_mma_q4_k";
         case HETERO_DTYPE_Q5_K: return "gemm_mma_q5_k";
         case HETERO_DTYPE_Q6_K: return "gemm_mma_q6_k";
-        default: return "gemm_mma_q4_0";
+        case HETERO_DTYPE_Q4_1: return "gemm_mma_q4_1";  // kernels/quant_other.cl
+        case HETERO_DTYPE_Q5_0: return "gemm_mma_q5_0";
+        case HETERO_DTYPE_Q5_1: return "gemm_mma_q5_1";
+        case HETERO_DTYPE_IQ4_NL: return "gemm_mma_iq4_nl";
+        case HETERO_DTYPE_Q2_K: return "gemm_mma_q2_k";
+        case HETERO_DTYPE_Q3_K: return "gemm_mma_q3_k";
+        case HETERO_DTYPE_Q4_0: return "gemm_mma_q4_0";
+        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no tensor-core GEMM for ") + sdk::dtype_name(dtype));
     }
 }
 
@@ -778,7 +785,7 @@ bool ClExecutable::planar_eligible(int32_t w, const std::vector<sdk::BoundTensor
 }
 
 bool ClExecutable::mma_gemm(uint32_t wtype) const {
-    if (!program_.mma() || !quantized(wtype)) return false;
+    if (!program_.mma() || !mma_weight_type(wtype)) return false;
     const size_t group = mma_tiling().group();
     return program_.group_size(mma_gemm_kernel(wtype, false), group) >= group &&
            (!sdk::is_block_dtype(wtype) || program_.group_size(mma_gemm_kernel(wtype, true), group) >= group);
