@@ -54,12 +54,18 @@ inline float4 quad_q5_1(global const uchar* row, int v) {
 }
 
 // IQ4_NL: f16 d, 16 nibble bytes indexing the format's 16 levels: d * level.
-constant float kIQ4NLLevels[16] = {-127.f, -104.f, -83.f, -65.f, -49.f, -35.f, -22.f, -10.f,
-                                   1.f,    13.f,   25.f,  38.f,  53.f,  69.f,  89.f,  113.f};
+// The levels are signed bytes held four to a word and picked by selects: a
+// table in constant memory, indexed differently by each lane, serializes.
+inline float iq4nl_level(uint q) {
+    const uint w = (q & 8u) ? ((q & 4u) ? 0x71594535u : 0x26190D01u)  /* 53 69 89 113 | 1 13 25 38 */
+                            : ((q & 4u) ? 0xF6EADDCFu : 0xBFAD9881u); /* -49 -35 -22 -10 | -127 -104 -83 -65 */
+    return (float)(char)(w >> (8u * (q & 3u)));
+}
+
 inline float4 quad_iq4_nl(global const uchar* row, int v) {
     global const uchar* blk = row + (v >> 3) * IQ4_NL_BYTES;
     const uint4 q = nibbles4(blk + 2, v & 7);
-    return block_scale(blk) * (float4)(kIQ4NLLevels[q.x], kIQ4NLLevels[q.y], kIQ4NLLevels[q.z], kIQ4NLLevels[q.w]);
+    return block_scale(blk) * (float4)(iq4nl_level(q.x), iq4nl_level(q.y), iq4nl_level(q.z), iq4nl_level(q.w));
 }
 
 // A K-quant quad's place in its super-block: half n (128 elements), 2-bit
