@@ -20,24 +20,24 @@
         return acc;                                                                       \
     }
 
-// Weights of a GEMM K step (32 elements, 8 quads a row): quad t is quad t % 8
-// of row t / 8, fetched already dequantized (as float bits) and put into
-// k-major Bs. Rows past M read as zero.
-#define GEMM_QR GEMM_CEIL(GEMM_BM * 8)
-#define QUAD_GEMM_FETCH(NAME, QUAD, BYTES_PER_ELEMS, ELEMS)                                  \
+// Weights of a GEMM K step (32 elements, 8 quads a row) for a tile of BM
+// rows and a group of WG work-items: quad t is quad t % 8 of row t / 8,
+// fetched already dequantized (as float bits); rows past M read as zero.
+#define QUAD_FETCH(NAME, QUAD, ROW_BYTES, COUNT, BM, WG)                                      \
     inline void NAME(global const uchar* w, int M, int K, int m0, int k0, uint* r) {           \
-        const ulong row_bytes = (ulong)(K / (ELEMS)) * (BYTES_PER_ELEMS);                       \
-        for (int i = 0; i < GEMM_QR; ++i) {                                                     \
-            const int t = get_local_id(0) + i * GEMM_WG;                                        \
+        for (int i = 0; i < (COUNT); ++i) {                                                     \
+            const int t = get_local_id(0) + i * (WG);                                           \
             const int m = m0 + t / 8;                                                           \
-            const float4 v = (t < GEMM_BM * 8 && m < M) ? QUAD(w + (ulong)m * row_bytes, k0 / 4 + t % 8) : (float4)(0.f); \
+            const float4 v = (t < (BM) * 8 && m < M) ? QUAD(w + (ulong)m * ROW_BYTES(K), k0 / 4 + t % 8) : (float4)(0.f); \
             r[4 * i] = as_uint(v.x);                                                            \
             r[4 * i + 1] = as_uint(v.y);                                                        \
             r[4 * i + 2] = as_uint(v.z);                                                        \
             r[4 * i + 3] = as_uint(v.w);                                                        \
         }                                                                                       \
     }
+#define GEMM_QR GEMM_CEIL(GEMM_BM * 8)
 
+// The f32 tiled GEMM puts them into k-major Bs.
 inline void gemm_put_w_quads(const uint* r, local float* Bs) {
     for (int i = 0; i < GEMM_QR; ++i) {
         const int t = get_local_id(0) + i * GEMM_WG;
@@ -47,18 +47,15 @@ inline void gemm_put_w_quads(const uint* r, local float* Bs) {
     }
 }
 
+// Per type T (blocks of ELEMS elements in BYTES bytes): its row size, dot,
+// matvec, GEMM fetch and GEMM.
 #define OTHER_QUANT_KERNELS(T, BYTES, ELEMS)                                                   \
+    inline ulong row_bytes_##T(int K) { return (ulong)(K / (ELEMS)) * (BYTES); }             \
     QUAD_DOT(dot_##T, quad_##T)                                                                \
-    MATVEC_KERNEL(matvec_##T, dot_##T, ROW_BYTES_##T, , X_GLOBAL)                             \
-    QUAD_GEMM_FETCH(gemm_fetch_w_##T, quad_##T, BYTES, ELEMS)                                  \
+    MATVEC_KERNEL(matvec_##T, dot_##T, row_bytes_##T, , X_GLOBAL)                             \
+    QUAD_FETCH(gemm_fetch_w_##T, quad_##T, row_bytes_##T, GEMM_QR, GEMM_BM, GEMM_WG)          \
     GEMM_KERNEL(gemm_##T, gemm_fetch_w_##T, gemm_put_w_quads, 4 * GEMM_QR)
 
-#define ROW_BYTES_q4_1(K) ((ulong)((K) / QK) * Q4_1_BYTES)
-#define ROW_BYTES_q5_0(K) ((ulong)((K) / QK) * Q5_0_BYTES)
-#define ROW_BYTES_q5_1(K) ((ulong)((K) / QK) * Q5_1_BYTES)
-#define ROW_BYTES_iq4_nl(K) ((ulong)((K) / QK) * IQ4_NL_BYTES)
-#define ROW_BYTES_q2_k(K) ((ulong)((K) / QKK) * Q2K_BYTES)
-#define ROW_BYTES_q3_k(K) ((ulong)((K) / QKK) * Q3K_BYTES)
 OTHER_QUANT_KERNELS(q4_1, Q4_1_BYTES, QK)
 OTHER_QUANT_KERNELS(q5_0, Q5_0_BYTES, QK)
 OTHER_QUANT_KERNELS(q5_1, Q5_1_BYTES, QK)
@@ -70,20 +67,6 @@ OTHER_QUANT_KERNELS(q3_k, Q3K_BYTES, QKK)
 // Tensor cores (gemm_mma.cl): the same quads, dequantized as they are
 // fetched and written to the weight row's halves as f16 pairs.
 #define MMA_QR ((MMA_BM * 8 + MMA_WG - 1) / MMA_WG)
-#define QUAD_MMA_FETCH(NAME, QUAD, BYTES_PER_ELEMS, ELEMS)                                     \
-    inline void NAME(global const uchar* w, int M, int K, int m0, int k0, uint* r) {           \
-        const ulong row_bytes = (ulong)(K / (ELEMS)) * (BYTES_PER_ELEMS);                       \
-        for (int i = 0; i < MMA_QR; ++i) {                                                      \
-            const int t = get_local_id(0) + i * MMA_WG;                                         \
-            const int m = m0 + t / 8;                                                           \
-            const float4 v = (t < MMA_BM * 8 && m < M) ? QUAD(w + (ulong)m * row_bytes, k0 / 4 + t % 8) : (float4)(0.f); \
-            r[4 * i] = as_uint(v.x);                                                            \
-            r[4 * i + 1] = as_uint(v.y);                                                        \
-            r[4 * i + 2] = as_uint(v.z);                                                        \
-            r[4 * i + 3] = as_uint(v.w);                                                        \
-        }                                                                                       \
-    }
-
 inline void mma_put_w_quads(const uint* r, local uint* Bs, int step) {
     for (int i = 0; i < MMA_QR; ++i) {
         const int t = get_local_id(0) + i * MMA_WG;
@@ -97,13 +80,13 @@ inline void mma_put_w_quads(const uint* r, local uint* Bs, int step) {
     }
 }
 
-#define OTHER_QUANT_MMA_KERNEL(T, BYTES, ELEMS)              \
-    QUAD_MMA_FETCH(mma_fetch_w_##T, quad_##T, BYTES, ELEMS) \
+#define OTHER_QUANT_MMA_KERNEL(T)                                                              \
+    QUAD_FETCH(mma_fetch_w_##T, quad_##T, row_bytes_##T, MMA_QR, MMA_BM, MMA_WG)              \
     GEMM_MMA_KERNEL(gemm_mma_##T, mma_fetch_w_##T, mma_put_w_quads, 4 * MMA_QR, 0, MMA_STEP_IN_ORDER)
-OTHER_QUANT_MMA_KERNEL(q4_1, Q4_1_BYTES, QK)
-OTHER_QUANT_MMA_KERNEL(q5_0, Q5_0_BYTES, QK)
-OTHER_QUANT_MMA_KERNEL(q5_1, Q5_1_BYTES, QK)
-OTHER_QUANT_MMA_KERNEL(iq4_nl, IQ4_NL_BYTES, QK)
-OTHER_QUANT_MMA_KERNEL(q2_k, Q2K_BYTES, QKK)
-OTHER_QUANT_MMA_KERNEL(q3_k, Q3K_BYTES, QKK)
+OTHER_QUANT_MMA_KERNEL(q4_1)
+OTHER_QUANT_MMA_KERNEL(q5_0)
+OTHER_QUANT_MMA_KERNEL(q5_1)
+OTHER_QUANT_MMA_KERNEL(iq4_nl)
+OTHER_QUANT_MMA_KERNEL(q2_k)
+OTHER_QUANT_MMA_KERNEL(q3_k)
 #endif
