@@ -7,6 +7,7 @@
 #include <hetero/sdk/host_memory.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <climits>
 #include <cstddef>
@@ -69,77 +70,30 @@ void check_alignment(const hetero_tensor_desc& t, uint32_t id, uint64_t offset) 
                                 " bytes as its dtype " + sdk::dtype_name(t.dtype) + " needs");
 }
 
-const char* matvec_kernel(uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_F32: return "matvec_f32";
-        case HETERO_DTYPE_F16: return "matvec_f16";
-        case HETERO_DTYPE_BF16: return "matvec_bf16";
-        case HETERO_DTYPE_Q8_0: return "matvec_q8_0";
-        case HETERO_DTYPE_Q4_K: return "matvec_q4_k";  // kernels/kquant.cl
-        case HETERO_DTYPE_Q5_K: return "matvec_q5_k";
-        case HETERO_DTYPE_Q6_K: return "matvec_q6_k";
-        case HETERO_DTYPE_Q4_1: return "matvec_q4_1";  // kernels/quant_other.cl
-        case HETERO_DTYPE_Q5_0: return "matvec_q5_0";
-        case HETERO_DTYPE_Q5_1: return "matvec_q5_1";
-        case HETERO_DTYPE_IQ4_NL: return "matvec_iq4_nl";
-        case HETERO_DTYPE_Q2_K: return "matvec_q2_k";
-        case HETERO_DTYPE_Q3_K: return "matvec_q3_k";
-        case HETERO_DTYPE_Q4_0: return "matvec_q4_0";
-        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no matvec for ") + sdk::dtype_name(dtype));
-    }
+// A dtype as kernel names spell it: f32, q8_0, q4_k, iq4_nl, ... (sdk's
+// name, lower case).
+std::string kernel_dtype(uint32_t dtype) {
+    std::string s = sdk::dtype_name(dtype);
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
 }
 
-const char* gemm_kernel(uint32_t dtype, bool planar) {
-    if (planar) return dtype == HETERO_DTYPE_Q8_0 ? "gemm_planar_q8_0" : "gemm_planar_q4_0";
-    switch (dtype) {
-        case HETERO_DTYPE_F32: return "gemm_f32";
-        case HETERO_DTYPE_F16: return "gemm_f16";
-        case HETERO_DTYPE_BF16: return "gemm_bf16";
-        case HETERO_DTYPE_Q8_0: return "gemm_q8_0";
-        case HETERO_DTYPE_Q4_K: return "gemm_q4_k";
-        case HETERO_DTYPE_Q5_K: return "gemm_q5_k";
-        case HETERO_DTYPE_Q6_K: return "gemm_q6_k";
-        case HETERO_DTYPE_Q4_1: return "gemm_q4_1";
-        case HETERO_DTYPE_Q5_0: return "gemm_q5_0";
-        case HETERO_DTYPE_Q5_1: return "gemm_q5_1";
-        case HETERO_DTYPE_IQ4_NL: return "gemm_iq4_nl";
-        case HETERO_DTYPE_Q2_K: return "gemm_q2_k";
-        case HETERO_DTYPE_Q3_K: return "gemm_q3_k";
-        case HETERO_DTYPE_Q4_0: return "gemm_q4_0";
-        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no GEMM for ") + sdk::dtype_name(dtype));
-    }
+// matvec_<type> (kernels/matvec.cl, kquant.cl, quant_other.cl).
+std::string matvec_kernel(uint32_t dtype) { return "matvec_" + kernel_dtype(dtype); }
+
+// gemm_[planar_]<type>, and on tensor cores gemm_mma_[planar_]<type>; planar
+// for Q4_0/Q8_0 rewritten in the planar layout.
+std::string gemm_kernel(uint32_t dtype, bool planar) { return std::string("gemm_") + (planar ? "planar_" : "") + kernel_dtype(dtype); }
+
+std::string mma_gemm_kernel(uint32_t dtype, bool planar) {
+    return std::string("gemm_mma_") + (planar ? "planar_" : "") + kernel_dtype(dtype);
 }
 
-const char* mma_gemm_kernel(uint32_t dtype, bool planar) {
-    if (planar) return dtype == HETERO_DTYPE_Q8_0 ? "gemm_mma_planar_q8_0" : "gemm_mma_planar_q4_0";
-    switch (dtype) {
-        case HETERO_DTYPE_Q8_0: return "gemm_mma_q8_0";
-        case HETERO_DTYPE_Q4_K: return "gemm_mma_q4_k";
-        case HETERO_DTYPE_Q5_K: return "gemm_mma_q5_k";
-        case HETERO_DTYPE_Q6_K: return "gemm_mma_q6_k";
-        case HETERO_DTYPE_Q4_1: return "gemm_mma_q4_1";  // kernels/quant_other.cl
-        case HETERO_DTYPE_Q5_0: return "gemm_mma_q5_0";
-        case HETERO_DTYPE_Q5_1: return "gemm_mma_q5_1";
-        case HETERO_DTYPE_IQ4_NL: return "gemm_mma_iq4_nl";
-        case HETERO_DTYPE_Q2_K: return "gemm_mma_q2_k";
-        case HETERO_DTYPE_Q3_K: return "gemm_mma_q3_k";
-        case HETERO_DTYPE_Q4_0: return "gemm_mma_q4_0";
-        default: sdk::fail(HETERO_ERR_INTERNAL, std::string("opencl: no tensor-core GEMM for ") + sdk::dtype_name(dtype));
-    }
-}
-
-// matvec_[swiglu_][norm_][planar_]q4_0 / q8_0; matvec_[swiglu_][norm_]q4_k / q5_k / q6_k
+// matvec_[swiglu_][norm_][planar_][rope_]<type> for fused_weight_type types.
 std::string quant_matvec_kernel(uint32_t dtype, bool swiglu, bool norm, bool planar, bool rope = false) {
-    const char* type = dtype == HETERO_DTYPE_Q8_0   ? "q8_0"
-                       : dtype == HETERO_DTYPE_Q4_K ? "q4_k"
-                       : dtype == HETERO_DTYPE_Q5_K ? "q5_k"
-                       : dtype == HETERO_DTYPE_Q6_K ? "q6_k"
-                                                    : "q4_0";
-    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") + type;
+    return std::string("matvec_") + (swiglu ? "swiglu_" : "") + (norm ? "norm_" : "") + (planar ? "planar_" : "") + (rope ? "rope_" : "") +
+           kernel_dtype(dtype);
 }
-
-// Weights the fused matvec launches and tensor-core GEMMs take.
-bool quantized(uint32_t dtype) { return fused_weight_type(dtype); }
 
 // Rows per tile of the planar matvec kernels (gate and up rows each with
 // SwiGLU) and the work-items that share a tile (PQ_ROWS and PQ_LANES of
@@ -219,7 +173,7 @@ constexpr int64_t kNormFusionMaxWidth = 4096;
 // A MATMUL that may share a launch with its neighbours: quantized weights,
 // no bias, an internal product.
 bool groupable(const sdk::Graph& g, const hetero_node& n) {
-    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && quantized(g.tensors[size_t(n.inputs[1])].dtype) &&
+    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && fused_weight_type(g.tensors[size_t(n.inputs[1])].dtype) &&
            g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
 }
 
@@ -654,7 +608,7 @@ void ClExecutable::add_matmul(const MatmulLaunch& mm, const std::vector<sdk::Bou
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype, planar_layout);
     // The rope_store group runs inside the planar kernel, or after the launch.
     const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
-    if (quantized(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
+    if (fused_weight_type(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name, constants);
     // Quantized prefill GEMMs run on tensor cores where the program has them,
@@ -787,8 +741,8 @@ bool ClExecutable::planar_eligible(int32_t w, const std::vector<sdk::BoundTensor
 bool ClExecutable::mma_gemm(uint32_t wtype) const {
     if (!program_.mma() || !mma_weight_type(wtype)) return false;
     const size_t group = mma_tiling().group();
-    return program_.group_size(mma_gemm_kernel(wtype, false), group) >= group &&
-           (!sdk::is_block_dtype(wtype) || program_.group_size(mma_gemm_kernel(wtype, true), group) >= group);
+    return program_.group_size(mma_gemm_kernel(wtype, false).c_str(), group) >= group &&
+           (!sdk::is_block_dtype(wtype) || program_.group_size(mma_gemm_kernel(wtype, true).c_str(), group) >= group);
 }
 
 void ClExecutable::add_x16_stage(const MatmulLaunch& mm, const std::vector<sdk::BoundTensor>& constants) {
