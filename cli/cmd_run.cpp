@@ -1,6 +1,7 @@
 // hetero run: generate text, streaming it to stdout; timings and the plan to stderr.
 #include "commands.hpp"
 #include "common.hpp"
+#include "logprobs.hpp"
 
 #include <hetero/runtime/generate.hpp>
 #include <hetero/runtime/open_model.hpp>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 
 namespace hetero::cli {
 
@@ -28,6 +30,8 @@ struct RunOptions {
     SamplerOptions sampling;
     bool quiet = false;
     std::string trace;
+    std::string logprobs;
+    int32_t top_logprobs = 5;
 };
 
 // SIGINT / SIGTERM: the generation stops before its next token, the text so
@@ -72,10 +76,15 @@ void run(const RunOptions& o) {
     if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
 
     Sampler sampler(o.sampling);
+    std::unique_ptr<LogprobsWriter> logprobs;
+    if (!o.logprobs.empty()) logprobs = std::make_unique<LogprobsWriter>(o.logprobs, *m.tokenizer, o.top_logprobs);
+    const OnSample on_sample = [&](const std::vector<float>& logits, int32_t token) {
+        if (logprobs) logprobs->write(logits, token);
+    };
     const GenerationResult r = generate(session, *m.tokenizer, o.prompt, o.n_predict, sampler, [](const std::string& piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
-    }, &g_stop);
+    }, &g_stop, on_sample);
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (r.stats.interrupted) {
@@ -131,6 +140,9 @@ void add_run_command(CLI::App& app) {
     add_seed_option(*cmd, "-s,--seed", o->sampling.seed, "random seed (0 .. 2^64-1)");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
     cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
+    cmd->add_option("--logprobs", o->logprobs,
+                    "write one JSON line per sampled token to FILE: its id, piece, log-probability and the --top-logprobs most likely tokens");
+    cmd->add_option("--top-logprobs", o->top_logprobs, "alternatives per line of --logprobs (default 5)")->check(CLI::Range(1, 1000));
     o->providers.add_to(*cmd);
     cmd->callback([o] { run(*o); });
 }

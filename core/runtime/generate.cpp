@@ -14,7 +14,7 @@ double since(std::chrono::steady_clock::time_point t) {
 
 GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
                           Sampler& sampler, const std::function<void(const std::string&)>& on_text,
-                          const std::atomic<bool>* stop) {
+                          const std::atomic<bool>* stop, const OnSample& on_sample) {
     GenerationResult r;
     const auto start = std::chrono::steady_clock::now();
     r.tokens = tokenizer.encode(prompt, true);
@@ -38,6 +38,7 @@ GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const 
         }
         const int32_t next = sampler.sample(*logits);
         if (i == 0) r.stats.first_token_seconds = since(start);
+        if (on_sample) on_sample(*logits, next);
         if (next == tokenizer.eos() || next == tokenizer.bos()) break;
         const int32_t prev = r.tokens.back();
         r.tokens.push_back(next);

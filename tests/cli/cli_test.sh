@@ -84,6 +84,26 @@ got=$(head -c 120 "$tmp/out")
 [[ $rc == 0 && -n "$expected" && "$got" == "${expected:0:${#got}}" && ${#got} -ge 100 ]]; check "default model greedy text matches llama2.c" $?
 [[ $fail == 0 ]] || { echo "expected: $expected"; echo "got:      $got"; cat "$tmp/err"; }
 
+# --logprobs: one line per generated token; greedy picks the most likely,
+# log-probabilities are normalized and the alternatives sorted.
+"$hetero" run --providers cpu -p "Once upon a time" -n 6 --temp 0 -q --logprobs "$tmp/lp.jsonl" --top-logprobs 3 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && python3 - "$tmp/lp.jsonl" "$tmp/out" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+text = open(sys.argv[2], "rb").read()
+assert len(lines) == 6 and [l["step"] for l in lines] == list(range(6)), lines
+for l in lines:
+    assert len(l["top"]) == 3 and l["top"][0]["token"] == l["token"] and not l["end"]
+    lps = [t["logprob"] for t in l["top"]]
+    assert lps == sorted(lps, reverse=True) and lps[0] <= 0 and lps[-1] > -50
+    assert bytes(l["bytes"]).decode() == l["piece"]
+assert b"".join(bytes(l["bytes"]) for l in lines).strip() in text
+PY
+check "run --logprobs writes each greedy step with its alternatives" $?
+"$hetero" run --providers cpu -n 2 -q --logprobs "$tmp/no/such/dir/lp.jsonl" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[[ $rc != 0 && $rc -lt 128 ]] && grep -q -- "--logprobs: cannot write .*no/such/dir" "$tmp/err"
+check "run --logprobs to an unwritable path is refused with its reason" $?
+
 # The solver's default plan on a machine whose OpenCL/Vulkan devices (if
 # any) are CPU implementations: everything on the cpu provider.
 "$hetero" run -p "Once upon a time" -n 4 --temp 0 >"$tmp/solver_out" 2>"$tmp/err"; rc=$?
