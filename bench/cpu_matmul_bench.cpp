@@ -4,7 +4,8 @@
 // 2048x8192, batch N = 1 (decode, memory-bound) and N = 512 (prefill,
 // compute-bound).
 //
-//   bench_cpu_matmul [--threads=N] [--isa=auto|scalar|avx2|avx512] [google-benchmark flags]
+//   bench_cpu_matmul [--threads=N] [--isa=auto|scalar|avx2|avx512] [--decode_streams=0|1|2|4]
+//                    [google-benchmark flags]
 //
 // The plugin comes from the build tree (HETERO_BUILD_PLUGIN_DIR) unless
 // $HETERO_CPU_PLUGIN names another file. For N = 1 every iteration uses the
@@ -34,13 +35,14 @@ namespace {
 using hetero::bench::LoadedProvider;
 
 std::string g_isa = "auto";
+std::string g_decode_streams = "0";  // the provider option; 0 = its automatic choice
 int g_threads = 2;
 
 LoadedProvider& provider() {
     static LoadedProvider p = [] {
         const char* env = std::getenv("HETERO_CPU_PLUGIN");
         const std::string path = env && *env ? env : std::string(HETERO_BUILD_PLUGIN_DIR) + "/libhetero-ep-cpu.so";
-        return LoadedProvider(path, {{"threads", std::to_string(g_threads)}, {"isa", g_isa}});
+        return LoadedProvider(path, {{"threads", std::to_string(g_threads)}, {"isa", g_isa}, {"decode_streams", g_decode_streams}});
     }();
     return p;
 }
@@ -152,7 +154,8 @@ void BM_Matmul(benchmark::State& state, Case c) {
     const double flops = 2.0 * double(c.n) * double(c.m) * double(c.k);
     state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["weight_GB/s"] = benchmark::Counter(double(rig->weight_bytes()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-    state.SetLabel(std::string(hetero::sdk::dtype_name(c.dtype)) + " threads=" + std::to_string(g_threads) + " isa=" + g_isa);
+    state.SetLabel(std::string(hetero::sdk::dtype_name(c.dtype)) + " threads=" + std::to_string(g_threads) + " isa=" + g_isa +
+                   " decode_streams=" + g_decode_streams);
 }
 
 }  // namespace
@@ -162,6 +165,7 @@ int main(int argc, char** argv) {
     int out = 1;
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--isa=", 6) == 0) g_isa = argv[i] + 6;
+        else if (std::strncmp(argv[i], "--decode_streams=", 17) == 0) g_decode_streams = argv[i] + 17;
         else argv[out++] = argv[i];
     }
     argc = out;

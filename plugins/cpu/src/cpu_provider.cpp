@@ -41,6 +41,8 @@ public:
         : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_),
           pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
         kernels_.llama_act_grids = sdk::option_int(options, "llama_act_grids", 1, 0, 1) != 0;
+        kernels_.decode_streams = int(sdk::option_int(options, "decode_streams", 0, 0, 4));
+        if (kernels_.decode_streams == 3) sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'decode_streams' must be 0 (auto), 1, 2 or 4, got '3'");
         model_ = cpu_model_name();
         const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -95,7 +97,7 @@ public:
 
 private:
     static int init_threads(const sdk::Options& options) {
-        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids"}, "cpu");
+        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams"}, "cpu");
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 

@@ -40,6 +40,9 @@ struct MatmulArgs {
     // super-block's scale (llama.cpp's Q8_K grid), so tiles may sum a
     // super-block's products as integers.
     bool act_superblock_scale;
+    // Packed decode: groups of 16 rows whose weight streams one thread reads
+    // side by side (1, 2 or 4; run_matmul resolves Kernels::decode_streams).
+    int decode_streams;
 };
 
 // Packed layout of Q4_0/Q8_0 weights for the packed matmul kernels: groups of
@@ -140,6 +143,10 @@ struct Kernels {
     // int8 paths and exact f32 on the portable tiles, as the GPU providers
     // compute, so a matmul split between them computes one set of products.
     bool llama_act_grids = true;
+    // Weight streams a thread reads side by side in a packed decode matmul
+    // (the provider option decode_streams): 1, 2 or 4; 0 picks by the row
+    // width (ops_matmul.cpp).
+    int decode_streams = 0;
 };
 
 // The portable tiles of the block types other than Q8_0/Q4_0
