@@ -8,7 +8,8 @@
 # usage: bench/cpu_side_by_side.sh HETERO_BUILD_DIR LLAMA_CPU_DIR [MODEL_DIR]
 #   THREADS (default: all cores), SHAPES (default tinyllama-1.1b),
 #   TYPES (default "q4_0 q8_0 q4_k"), ROUNDS (default 2), REPS (default 3),
-#   PP (default 512), TG (default 64)
+#   PP (default 512), TG (default 64), CPU_OPTIONS (more cpu provider options
+#   as JSON members, e.g. '"decode_streams":4')
 set -uo pipefail
 build=$1
 peer=$2
@@ -19,7 +20,7 @@ threads=${THREADS:-$(nproc)}
 pp=${PP:-512}
 tg=${TG:-64}
 config=$(mktemp)
-echo "{\"providers\":[{\"name\":\"cpu\",\"options\":{\"threads\":$threads}}]}" >"$config"
+echo "{\"providers\":[{\"name\":\"cpu\",\"options\":{\"threads\":$threads${CPU_OPTIONS:+,$CPU_OPTIONS}}}]}" >"$config"
 results=$(mktemp)  # shape type engine test tok/s
 run_out=$(mktemp)
 
