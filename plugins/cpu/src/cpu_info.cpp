@@ -61,6 +61,8 @@ const Kernels& select_kernels(const std::string& isa) {
     sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "cpu: option 'isa' must be one of " + std::string(isa_choices()) + ", got '" + isa + "'");
 }
 
+bool cpu_is_intel() { return sdk::cpuinfo_value("vendor_id") == "GenuineIntel"; }
+
 std::string cpu_model_name() {
     std::string name = sdk::cpuinfo_value("model name");
     if (name.empty()) name = sdk::cpuinfo_value("Hardware");

@@ -17,6 +17,7 @@ const Kernels& select_kernels(const std::string& isa);
 const char* isa_choices();
 
 std::string cpu_model_name();      // from /proc/cpuinfo, or a generic name
+bool cpu_is_intel();               // /proc/cpuinfo's vendor_id is GenuineIntel
 uint64_t physical_memory_bytes();  // 0 when unknown
 
 // f32 flops per cycle per core of a kernel table (FMA width x pipes), a hint.

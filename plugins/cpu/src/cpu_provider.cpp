@@ -41,8 +41,7 @@ public:
         : threads_(init_threads(options)), kernels_(select_kernels(isa_option(options))), pool_(threads_),
           pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
         kernels_.llama_act_grids = sdk::option_int(options, "llama_act_grids", 1, 0, 1) != 0;
-        kernels_.decode_streams = int(sdk::option_int(options, "decode_streams", 0, 0, 4));
-        if (kernels_.decode_streams == 3) sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'decode_streams' must be 0 (auto), 1, 2 or 4, got '3'");
+        kernels_.decode_streams = decode_streams_option(options);
         model_ = cpu_model_name();
         const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -96,6 +95,17 @@ public:
     }
 
 private:
+    // Packed decode's side-by-side weight streams (kernels.hpp). Automatic:
+    // four on Intel CPUs, where one thread streams a single group at about
+    // 6 GB/s from DRAM (Emerald Rapids, Q8_0) and llama.cpp's four-tile
+    // batch-1 kernel 14 GB/s on the same host (BENCHMARKS.md, 2026-11-27);
+    // elsewhere by row width in ops_matmul.cpp.
+    static int decode_streams_option(const sdk::Options& options) {
+        const int64_t v = sdk::option_int(options, "decode_streams", 0, 0, 4);
+        if (v == 3) sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'decode_streams' must be 0 (auto), 1, 2 or 4, got '3'");
+        return v != 0 ? int(v) : cpu_is_intel() ? 4 : 0;
+    }
+
     static int init_threads(const sdk::Options& options) {
         sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams"}, "cpu");
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));

@@ -144,8 +144,8 @@ struct Kernels {
     // compute, so a matmul split between them computes one set of products.
     bool llama_act_grids = true;
     // Weight streams a thread reads side by side in a packed decode matmul
-    // (the provider option decode_streams): 1, 2 or 4; 0 picks by the row
-    // width (ops_matmul.cpp).
+    // (the provider option decode_streams, by default 4 on Intel CPUs): 1, 2
+    // or 4; 0 picks by the row width (ops_matmul.cpp).
     int decode_streams = 0;
 };
 

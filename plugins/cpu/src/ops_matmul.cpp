@@ -152,11 +152,15 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
 
     const int64_t tile_n = std::min(n, kTileN);
     const int64_t n_tiles = (n + tile_n - 1) / tile_n;
-    // Packed decode reads decode_streams groups of 16 rows side by side. By
-    // default two for rows of 4096 values or more (2048 x 8192 Q4_0 at batch
-    // 1, 2 threads, AMD EPYC VM: +10 %, median of 10 rounds), one for
-    // shorter rows (with two, K = 2048 was 10-20 % slower there).
-    a.decode_streams = ctx.kernels.decode_streams > 0 ? ctx.kernels.decode_streams : k >= 4096 ? 2 : 1;
+    // Packed decode reads decode_streams groups of 16 rows side by side.
+    // Unless the provider set it: two for rows of 4096 values or more (2048 x
+    // 8192 Q4_0 at batch 1, 2 threads, AMD EPYC VM: +10 %, median of 10
+    // rounds), one for shorter rows (with two, K = 2048 was 10-20 % slower
+    // there). Never so many that some thread gets no tile: 256 rows on 16
+    // threads take one stream.
+    int streams = ctx.kernels.decode_streams > 0 ? ctx.kernels.decode_streams : k >= 4096 ? 2 : 1;
+    while (streams > 1 && m < kPackRows * streams * int64_t(ctx.pool.size())) streams /= 2;
+    a.decode_streams = streams;
     // Enough weight-row tiles for dynamic balancing (8 per thread when there is
     // a single activation tile), but at least 16 rows so a tile amortises its
     // dispatch and stays a contiguous stream of weights, and at decode enough
