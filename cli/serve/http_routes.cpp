@@ -101,13 +101,22 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
         std::vector<int32_t> tokens = prompt_tokens(m, r);
         const Usage usage{int32_t(tokens.size()), 0};
         const ResponseHead head = new_response_head(chat, m.name);
-        auto job = queue.submit(head.id, std::move(tokens), completion_options(m, r));
+        CompletionOptions options = completion_options(m, r);
+        // Filled by the worker, read here once the job has finished.
+        auto sampled = std::make_shared<std::vector<cli::TokenLogprobs>>();
+        if (r.top_logprobs >= 0)
+            options.on_sample = [sampled, k = r.top_logprobs](const std::vector<float>& logits, int32_t token) {
+                sampled->push_back(cli::token_logprobs(logits, token, k));
+            };
+        auto job = queue.submit(head.id, std::move(tokens), std::move(options));
         if (r.stream) {
             stream_response(res, job, head, usage, r.include_usage);
             return;
         }
         const CompletionResult& result = job->wait();
-        res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish), {usage.prompt_tokens, result.n_generated})),
+        const json logprobs = r.top_logprobs >= 0 ? logprobs_json(chat, *sampled, *m.tokenizer, result.text.size()) : json(nullptr);
+        res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish),
+                                              {usage.prompt_tokens, result.n_generated}, logprobs)),
                         "application/json");
     } catch (const ApiError& e) {
         send_error(res, e);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace hetero::serve {
 
 using nlohmann::json;
@@ -98,6 +100,22 @@ void parse_common(const json& j, GenerationRequest& r) {
         if (!v->is_number_integer() || v->get<int64_t>() != 1) throw invalid_request("only n = 1 is supported", "n");
 }
 
+// An integer field in [lo, hi], or nullopt when absent.
+std::optional<int32_t> int_in(const json& j, const char* name, int32_t lo, int32_t hi) {
+    const json* v = field(j, name);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
+        throw invalid_request(fmt::format("'{}' must be an integer between {} and {}", name, lo, hi), name);
+    return int32_t(v->get<int64_t>());
+}
+
+// Log-probabilities come with whole replies only: a stream's text is held
+// back at a possible stop string, so its chunks do not follow token lines.
+void refuse_streamed_logprobs(const GenerationRequest& r) {
+    if (r.stream && r.top_logprobs >= 0)
+        throw invalid_request("'logprobs' is supported only without 'stream': true", "logprobs");
+}
+
 }  // namespace
 
 GenerationRequest parse_chat_request(const std::string& body) {
@@ -117,6 +135,15 @@ GenerationRequest parse_chat_request(const std::string& body) {
         r.messages.push_back({role->get<std::string>(), content_text(content == m.end() ? json() : *content, i)});
     }
     parse_common(j, r);
+    bool logprobs = false;
+    if (const json* v = field(j, "logprobs")) {
+        if (!v->is_boolean()) throw invalid_request("'logprobs' must be true or false", "logprobs");
+        logprobs = v->get<bool>();
+    }
+    const std::optional<int32_t> top = int_in(j, "top_logprobs", 0, 20);
+    if (top && !logprobs) throw invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    if (logprobs) r.top_logprobs = top.value_or(0);
+    refuse_streamed_logprobs(r);
     return r;
 }
 
@@ -134,6 +161,8 @@ GenerationRequest parse_completion_request(const std::string& body) {
         throw invalid_request("'prompt' must be a string (or a list of one string)", "prompt");
     }
     parse_common(j, r);
+    r.top_logprobs = int_in(j, "logprobs", 0, 5).value_or(-1);
+    refuse_streamed_logprobs(r);
     return r;
 }
 

@@ -35,6 +35,9 @@ struct GenerationRequest {
     std::vector<std::string> stop;
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
+    // Log-probabilities of the reply's tokens with this many alternatives
+    // each (chat: logprobs + top_logprobs; completions: logprobs = N); -1: none.
+    int32_t top_logprobs = -1;
 };
 
 // Throws ApiError (400) for malformed JSON, a missing or mistyped field.

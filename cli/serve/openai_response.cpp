@@ -43,14 +43,14 @@ json head_json(const ResponseHead& h, bool chunked) {
 json reason(const std::string& finish_reason) { return finish_reason.empty() ? json(nullptr) : json(finish_reason); }
 }  // namespace
 
-json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u) {
+json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u,
+                   const json& logprobs) {
     json j = head_json(h, false);
-    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}};
+    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}, {"logprobs", logprobs}};
     if (h.chat) {
         choice["message"] = {{"role", "assistant"}, {"content", text}};
     } else {
         choice["text"] = text;
-        choice["logprobs"] = nullptr;
     }
     j["choices"] = json::array({choice});
     j["usage"] = usage_json(u);
@@ -71,6 +71,34 @@ json chunk(const ResponseHead& h, const std::string& text, const std::string& fi
     }
     j["choices"] = json::array({choice});
     return j;
+}
+
+json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t text_bytes) {
+    const auto bytes = [](const std::string& piece) { return std::vector<uint8_t>(piece.begin(), piece.end()); };
+    json content = json::array(), pieces = json::array(), logprobs = json::array(), tops = json::array(), offsets = json::array();
+    size_t offset = 0;
+    for (const cli::TokenLogprobs& t : tokens) {
+        const std::string piece = tokenizer.decode(t.token);
+        if (offset + piece.size() > text_bytes) break;
+        if (chat) {
+            json top = json::array();
+            for (const auto& [id, lp] : t.top) {
+                const std::string p = tokenizer.decode(id);
+                top.push_back({{"token", p}, {"logprob", lp}, {"bytes", bytes(p)}});
+            }
+            content.push_back({{"token", piece}, {"logprob", t.logprob}, {"bytes", bytes(piece)}, {"top_logprobs", top}});
+        } else {
+            json top = json::object();
+            for (const auto& [id, lp] : t.top) top[tokenizer.decode(id)] = lp;
+            pieces.push_back(piece);
+            logprobs.push_back(t.logprob);
+            tops.push_back(top);
+            offsets.push_back(offset);
+        }
+        offset += piece.size();
+    }
+    if (chat) return {{"content", content}};
+    return {{"tokens", pieces}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -2,6 +2,7 @@
 // writes. Generated text that is not valid UTF-8 is sent with U+FFFD.
 #pragma once
 
+#include "../logprobs.hpp"
 #include "openai_request.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,15 @@ ResponseHead new_response_head(bool chat, const std::string& model);
 
 nlohmann::json error_body(const ApiError& e);
 nlohmann::json usage_json(const Usage& u);
-nlohmann::json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u);
+// `logprobs`: the choice's log-probabilities (logprobs_json), null when not asked for.
+nlohmann::json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u,
+                             const nlohmann::json& logprobs = nullptr);
+// The reply's tokens with their log-probabilities as OpenAI lays them out:
+// chat {"content": [{"token", "logprob", "bytes", "top_logprobs"}]},
+// completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
+// Only the tokens whose text is in the reply's first `text_bytes` bytes
+// count (a stop string cuts the text, not the sampled tokens).
+nlohmann::json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t text_bytes);
 // A streamed chunk; `role` starts a chat stream, `finish_reason` ends it ("" = null).
 nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false);
 

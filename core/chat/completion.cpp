@@ -55,6 +55,7 @@ CompletionResult complete(PrefixCache& cache, const Tokenizer& tokenizer, const 
             break;
         }
         ++r.n_generated;
+        if (options.on_sample) options.on_sample(*logits, next);
         if (stream.push(tokenizer.decode_next(prev, next))) {
             r.finish = stream.cancelled() ? FinishReason::cancelled : FinishReason::stop;
             break;

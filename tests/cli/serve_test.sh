@@ -74,6 +74,46 @@ s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ",\"stop\":[\"$stop\
 [[ $s == 200 ]] && json "$tmp/p2" "d['choices'][0]['finish_reason']=='stop' and '$stop' not in d['choices'][0]['text'] and d['choices'][0]['text']=='''${text:0:3}'''"
 check "a stop string ends the text before it" $?
 
+# Log-probabilities (OpenAI's logprobs): every reply token with its
+# alternatives, greedy picks on top, the tokens spelling the reply's text.
+s=$(post /v1/chat/completions "$(chat_body Hello 12 ',"logprobs":true,"top_logprobs":2')" "$tmp/lp1")
+[[ $s == 200 ]] && python3 - "$tmp/lp1" "$reply" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["choices"][0]
+entries = c["logprobs"]["content"]
+assert len(entries) == d["usage"]["completion_tokens"] == 12, len(entries)
+for e in entries:
+    top = e["top_logprobs"]
+    assert len(top) == 2 and top[0]["token"] == e["token"] and top[0]["logprob"] == e["logprob"] >= top[1]["logprob"]
+    assert e["logprob"] <= 0 and bytes(e["bytes"]).decode("utf-8", "replace") == e["token"]
+assert "".join(e["token"] for e in entries) == c["message"]["content"] == sys.argv[2]
+PY
+check "chat logprobs: 12 tokens, two alternatives each, greedy on top, spelling the reply" $?
+s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ',"logprobs":3')" "$tmp/lp2")
+[[ $s == 200 ]] && python3 - "$tmp/lp2" "$text" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["choices"][0]
+lp = c["logprobs"]
+assert len(lp["tokens"]) == 10 and "".join(lp["tokens"]) == c["text"] == sys.argv[2]
+for top, logprob in zip(lp["top_logprobs"], lp["token_logprobs"]):
+    assert len(top) == 3 and max(top.values()) == logprob
+assert lp["text_offset"] == [sum(len(t.encode()) for t in lp["tokens"][:i]) for i in range(10)]
+PY
+check "completion logprobs: tokens, token_logprobs, top_logprobs, text_offset" $?
+s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ",\"logprobs\":1,\"stop\":[\"$stop\"]")" "$tmp/lp3")
+[[ $s == 200 ]] && json "$tmp/lp3" "(lambda c: c['finish_reason'] == 'stop' and c['text'].startswith(''.join(c['logprobs']['tokens'])) and len(c['logprobs']['tokens']) < 10)(d['choices'][0])"
+check "completion logprobs end where a stop string cuts the text" $?
+s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ',"logprobs":1,"stream":true')" "$tmp/lp4")
+[[ $s == 400 ]] && json "$tmp/lp4" "d['error']['param'] == 'logprobs' and 'stream' in d['error']['message']"
+check "logprobs with stream: 400 naming the limitation" $?
+s=$(post /v1/chat/completions "$(chat_body Hello 4 ',"top_logprobs":2')" "$tmp/lp5")
+[[ $s == 400 ]] && json "$tmp/lp5" "d['error']['param'] == 'top_logprobs'"
+check "top_logprobs without logprobs: 400" $?
+s=$(post /v1/chat/completions "$(chat_body Hello 4 '')" "$tmp/lp6")
+[[ $s == 200 ]] && json "$tmp/lp6" "d['choices'][0]['logprobs'] is None"
+check "no logprobs asked: null" $?
+
 # Two clients at once, each gets its own answer (the same as alone).
 post /v1/completions "$(comp_body 'Once upon a time' 10 ',"stream":true')" "$tmp/a" >"$tmp/a.s" &
 client_a=$!
