@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <random>
 
 namespace hetero::serve {
@@ -55,15 +57,62 @@ CompletionOptions completion_options(const ServedModel& m, const GenerationReque
     return o;
 }
 
+// The sampled tokens of one job with their log-probabilities: the worker
+// adds each before its text is released, the HTTP thread reads them.
+class SampledTokens {
+public:
+    explicit SampledTokens(int32_t top_k) : top_k_(top_k) {}
+    void add(const std::vector<float>& logits, int32_t token) {
+        cli::TokenLogprobs t = cli::token_logprobs(logits, token, top_k_);
+        std::lock_guard lock(mutex_);
+        tokens_.push_back(std::move(t));
+    }
+    std::vector<cli::TokenLogprobs> from(size_t first) const {
+        std::lock_guard lock(mutex_);
+        return {tokens_.begin() + ptrdiff_t(std::min(first, tokens_.size())), tokens_.end()};
+    }
+
+private:
+    int32_t top_k_;
+    mutable std::mutex mutex_;
+    std::vector<cli::TokenLogprobs> tokens_;
+};
+
+// Hands each streamed chunk the log-probabilities of the tokens whose text
+// it completes (text is released behind the tokens, held back at a possible
+// stop string); null when they were not asked for.
+class StreamedLogprobs {
+public:
+    StreamedLogprobs(std::shared_ptr<const SampledTokens> sampled, const Tokenizer& tokenizer, bool chat)
+        : sampled_(std::move(sampled)), tokenizer_(tokenizer), chat_(chat) {}
+    json next(const std::string& released_text) {
+        if (!sampled_) return nullptr;
+        released_ += released_text.size();
+        std::vector<cli::TokenLogprobs> ready = sampled_->from(emitted_);
+        ready.resize(tokens_within(ready, tokenizer_, released_ - emitted_bytes_));
+        json j = logprobs_json(chat_, ready, tokenizer_, emitted_bytes_);
+        emitted_ += ready.size();
+        for (const auto& t : ready) emitted_bytes_ += tokenizer_.decode(t.token).size();
+        return j;
+    }
+
+private:
+    std::shared_ptr<const SampledTokens> sampled_;
+    const Tokenizer& tokenizer_;
+    bool chat_;
+    size_t released_ = 0, emitted_ = 0, emitted_bytes_ = 0;
+};
+
 std::string api_finish_reason(FinishReason f) {
     return f == FinishReason::length || f == FinishReason::context_full ? "length" : "stop";
 }
 
-void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseHead head, Usage usage, bool include_usage) {
+void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseHead head, Usage usage, bool include_usage,
+                     StreamedLogprobs logprobs) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, head, usage, include_usage](size_t, httplib::DataSink& sink) mutable {
+        [job, head, usage, include_usage, logprobs](size_t, httplib::DataSink& sink) mutable {
             const auto send = [&](const std::string& s) {
                 if (!sink.is_writable() || !sink.write(s.data(), s.size())) {
                     job->cancel();  // the client went away: stop its generation
@@ -73,7 +122,7 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
             };
             if (head.chat && !send(sse_event(chunk(head, "", "", true)))) return false;
             while (auto piece = job->next_piece())
-                if (!send(sse_event(chunk(head, *piece, "")))) return false;
+                if (!send(sse_event(chunk(head, *piece, "", false, logprobs.next(*piece))))) return false;
             try {
                 const CompletionResult& r = job->wait();
                 json last = chunk(head, "", api_finish_reason(r.finish));
@@ -102,19 +151,23 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
         const Usage usage{int32_t(tokens.size()), 0};
         const ResponseHead head = new_response_head(chat, m.name);
         CompletionOptions options = completion_options(m, r);
-        // Filled by the worker, read here once the job has finished.
-        auto sampled = std::make_shared<std::vector<cli::TokenLogprobs>>();
-        if (r.top_logprobs >= 0)
-            options.on_sample = [sampled, k = r.top_logprobs](const std::vector<float>& logits, int32_t token) {
-                sampled->push_back(cli::token_logprobs(logits, token, k));
-            };
+        std::shared_ptr<SampledTokens> sampled;
+        if (r.top_logprobs >= 0) {
+            sampled = std::make_shared<SampledTokens>(r.top_logprobs);
+            options.on_sample = [sampled](const std::vector<float>& logits, int32_t token) { sampled->add(logits, token); };
+        }
         auto job = queue.submit(head.id, std::move(tokens), std::move(options));
         if (r.stream) {
-            stream_response(res, job, head, usage, r.include_usage);
+            stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat));
             return;
         }
         const CompletionResult& result = job->wait();
-        const json logprobs = r.top_logprobs >= 0 ? logprobs_json(chat, *sampled, *m.tokenizer, result.text.size()) : json(nullptr);
+        json logprobs = nullptr;
+        if (sampled) {
+            std::vector<cli::TokenLogprobs> all = sampled->from(0);
+            all.resize(tokens_within(all, *m.tokenizer, result.text.size()));
+            logprobs = logprobs_json(chat, all, *m.tokenizer);
+        }
         res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish),
                                               {usage.prompt_tokens, result.n_generated}, logprobs)),
                         "application/json");

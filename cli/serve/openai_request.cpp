@@ -109,13 +109,6 @@ std::optional<int32_t> int_in(const json& j, const char* name, int32_t lo, int32
     return int32_t(v->get<int64_t>());
 }
 
-// Log-probabilities come with whole replies only: a stream's text is held
-// back at a possible stop string, so its chunks do not follow token lines.
-void refuse_streamed_logprobs(const GenerationRequest& r) {
-    if (r.stream && r.top_logprobs >= 0)
-        throw invalid_request("'logprobs' is supported only without 'stream': true", "logprobs");
-}
-
 }  // namespace
 
 GenerationRequest parse_chat_request(const std::string& body) {
@@ -143,7 +136,6 @@ GenerationRequest parse_chat_request(const std::string& body) {
     const std::optional<int32_t> top = int_in(j, "top_logprobs", 0, 20);
     if (top && !logprobs) throw invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     if (logprobs) r.top_logprobs = top.value_or(0);
-    refuse_streamed_logprobs(r);
     return r;
 }
 
@@ -162,7 +154,6 @@ GenerationRequest parse_completion_request(const std::string& body) {
     }
     parse_common(j, r);
     r.top_logprobs = int_in(j, "logprobs", 0, 5).value_or(-1);
-    refuse_streamed_logprobs(r);
     return r;
 }
 

@@ -57,9 +57,9 @@ json full_response(const ResponseHead& h, const std::string& text, const std::st
     return j;
 }
 
-json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role) {
+json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role, const json& logprobs) {
     json j = head_json(h, true);
-    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}};
+    json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}, {"logprobs", logprobs}};
     if (h.chat) {
         json delta = json::object();
         if (role) delta["role"] = "assistant";
@@ -67,19 +67,16 @@ json chunk(const ResponseHead& h, const std::string& text, const std::string& fi
         choice["delta"] = delta;
     } else {
         choice["text"] = text;
-        choice["logprobs"] = nullptr;
     }
     j["choices"] = json::array({choice});
     return j;
 }
 
-json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t text_bytes) {
+json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t offset) {
     const auto bytes = [](const std::string& piece) { return std::vector<uint8_t>(piece.begin(), piece.end()); };
     json content = json::array(), pieces = json::array(), logprobs = json::array(), tops = json::array(), offsets = json::array();
-    size_t offset = 0;
     for (const cli::TokenLogprobs& t : tokens) {
         const std::string piece = tokenizer.decode(t.token);
-        if (offset + piece.size() > text_bytes) break;
         if (chat) {
             json top = json::array();
             for (const auto& [id, lp] : t.top) {
@@ -99,6 +96,15 @@ json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, con
     }
     if (chat) return {{"content", content}};
     return {{"tokens", pieces}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
+
+size_t tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes) {
+    size_t n = 0, used = 0;
+    for (; n < tokens.size(); ++n) {
+        used += tokenizer.decode(tokens[n].token).size();
+        if (used > bytes) break;
+    }
+    return n;
 }
 
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

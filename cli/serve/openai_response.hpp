@@ -30,14 +30,18 @@ nlohmann::json usage_json(const Usage& u);
 // `logprobs`: the choice's log-probabilities (logprobs_json), null when not asked for.
 nlohmann::json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u,
                              const nlohmann::json& logprobs = nullptr);
-// The reply's tokens with their log-probabilities as OpenAI lays them out:
+// Sampled tokens with their log-probabilities as OpenAI lays them out:
 // chat {"content": [{"token", "logprob", "bytes", "top_logprobs"}]},
-// completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
-// Only the tokens whose text is in the reply's first `text_bytes` bytes
-// count (a stop string cuts the text, not the sampled tokens).
-nlohmann::json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t text_bytes);
+// completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
+// `offset` is the first token's byte offset in the reply.
+nlohmann::json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t offset = 0);
+// How many of `tokens` spell text within the first `bytes` bytes from where
+// they start: a stop string cuts the text, not the sampled tokens, and a
+// stream releases text behind the tokens.
+size_t tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes);
 // A streamed chunk; `role` starts a chat stream, `finish_reason` ends it ("" = null).
-nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false);
+nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false,
+                     const nlohmann::json& logprobs = nullptr);
 
 std::string to_text(const nlohmann::json& j);  // compact, invalid UTF-8 replaced
 std::string sse_event(const nlohmann::json& j);  // "data: {...}\n\n"

@@ -1,5 +1,5 @@
 // hetero serve through the official `openai` npm client: models, chat and
-// completions (streamed and not), concurrent streams, an aborted stream, and
+// completions (streamed and not), log-probabilities, concurrent streams, an aborted stream, and
 // the client's typed errors for an unknown model and a too-long prompt.
 // Usage: node openai_client_test.cjs NODE_MODULES_PARENT BASE_URL MODEL
 const path = require('path');
@@ -53,6 +53,13 @@ async function expectError(name, fn, cls, status, code) {
   const streamed = await streamText(await client.chat.completions.create(chatArgs('Hello', { stream: true })), 'delta');
   check('chat.completions.create stream: same text', streamed.text === reply && streamed.finish === 'length' && streamed.chunks >= 3,
         JSON.stringify(streamed));
+
+  const withLogprobs = await client.chat.completions.create(chatArgs('Hello', { logprobs: true, top_logprobs: 2 }));
+  const entries = withLogprobs.choices[0].logprobs?.content || [];
+  check('chat.completions.create with logprobs: a token each, greedy on top',
+        entries.length === 12 && entries.map((e) => e.token).join('') === reply &&
+        entries.every((e) => e.top_logprobs.length === 2 && e.top_logprobs[0].token === e.token && e.logprob <= 0),
+        JSON.stringify(withLogprobs.choices[0].logprobs));
 
   const comp = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 10, temperature: 0 });
   const text = comp.choices[0].text;

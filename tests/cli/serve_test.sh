@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hetero serve driven by curl: the OpenAI endpoints streamed and not, two
+# hetero serve driven by curl: the OpenAI endpoints streamed and not, their
+# log-probabilities, two
 # concurrent clients, a client leaving mid-stream, OpenAI-style errors with
 # their statuses (and the server serving on after each), a bounded load of
 # 200 requests (8 at a time) with RSS measured after the first and last 50.
@@ -104,9 +105,31 @@ check "completion logprobs: tokens, token_logprobs, top_logprobs, text_offset" $
 s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ",\"logprobs\":1,\"stop\":[\"$stop\"]")" "$tmp/lp3")
 [[ $s == 200 ]] && json "$tmp/lp3" "(lambda c: c['finish_reason'] == 'stop' and c['text'].startswith(''.join(c['logprobs']['tokens'])) and len(c['logprobs']['tokens']) < 10)(d['choices'][0])"
 check "completion logprobs end where a stop string cuts the text" $?
-s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ',"logprobs":1,"stream":true')" "$tmp/lp4")
-[[ $s == 400 ]] && json "$tmp/lp4" "d['error']['param'] == 'logprobs' and 'stream' in d['error']['message']"
-check "logprobs with stream: 400 naming the limitation" $?
+# Streamed: each chunk carries the tokens whose text it completes; together
+# the same tokens and log-probabilities as the whole reply.
+s=$(post /v1/chat/completions "$(chat_body Hello 12 ',"logprobs":true,"top_logprobs":2,"stream":true')" "$tmp/lp4")
+[[ $s == 200 ]] && python3 - "$tmp/lp4" "$tmp/lp1" <<'PY'
+import json, sys
+chunks = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {")]
+whole = json.load(open(sys.argv[2]))["choices"][0]["logprobs"]["content"]
+streamed = [e for c in chunks if c["choices"][0]["logprobs"] for e in c["choices"][0]["logprobs"]["content"]]
+assert [(e["token"], e["logprob"]) for e in streamed] == [(e["token"], e["logprob"]) for e in whole], (len(streamed), len(whole))
+for c in chunks:  # a chunk's tokens spell its text
+    ch = c["choices"][0]
+    if ch["logprobs"]:
+        assert "".join(e["token"] for e in ch["logprobs"]["content"]) == ch["delta"].get("content", "")
+PY
+check "chat logprobs streamed: chunk by chunk, the whole reply's tokens and log-probabilities" $?
+s=$(post /v1/completions "$(comp_body 'Once upon a time' 10 ',"logprobs":1,"stream":true')" "$tmp/lp7")
+[[ $s == 200 ]] && python3 - "$tmp/lp7" "$text" <<'PY'
+import json, sys
+chunks = [json.loads(l[6:])["choices"][0] for l in open(sys.argv[1]) if l.startswith("data: {")]
+tokens = [t for c in chunks if c["logprobs"] for t in c["logprobs"]["tokens"]]
+offsets = [o for c in chunks if c["logprobs"] for o in c["logprobs"]["text_offset"]]
+assert len(tokens) == 10 and "".join(tokens) == sys.argv[2]
+assert offsets == [sum(len(t.encode()) for t in tokens[:i]) for i in range(10)]
+PY
+check "completion logprobs streamed: tokens and text offsets across chunks" $?
 s=$(post /v1/chat/completions "$(chat_body Hello 4 ',"top_logprobs":2')" "$tmp/lp5")
 [[ $s == 400 ]] && json "$tmp/lp5" "d['error']['param'] == 'top_logprobs'"
 check "top_logprobs without logprobs: 400" $?
