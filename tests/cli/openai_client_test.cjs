@@ -1,6 +1,7 @@
 // hetero serve through the official `openai` npm client: models, chat and
-// completions (streamed and not), log-probabilities, concurrent streams, an aborted stream, and
-// the client's typed errors for an unknown model and a too-long prompt.
+// completions (streamed and not), chat log-probabilities, concurrent
+// streams, an aborted stream, and the client's typed errors for an unknown
+// model and a too-long prompt.
 // Usage: node openai_client_test.cjs NODE_MODULES_PARENT BASE_URL MODEL
 const path = require('path');
 const [dir, baseURL, model] = process.argv.slice(2);

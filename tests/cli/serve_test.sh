@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hetero serve driven by curl: the OpenAI endpoints streamed and not, their
-# log-probabilities, two
-# concurrent clients, a client leaving mid-stream, OpenAI-style errors with
+# log-probabilities, two concurrent clients, a client leaving mid-stream,
+# OpenAI-style errors with
 # their statuses (and the server serving on after each), a bounded load of
 # 200 requests (8 at a time) with RSS measured after the first and last 50.
 # Usage: serve_test.sh HETERO_BINARY
