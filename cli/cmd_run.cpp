@@ -77,10 +77,11 @@ void run(const RunOptions& o) {
 
     Sampler sampler(o.sampling);
     std::unique_ptr<LogprobsWriter> logprobs;
-    if (!o.logprobs.empty()) logprobs = std::make_unique<LogprobsWriter>(o.logprobs, *m.tokenizer, o.top_logprobs);
-    const OnSample on_sample = [&](const std::vector<float>& logits, int32_t token) {
-        if (logprobs) logprobs->write(logits, token);
-    };
+    OnSample on_sample;
+    if (!o.logprobs.empty()) {
+        logprobs = std::make_unique<LogprobsWriter>(o.logprobs, *m.tokenizer, o.top_logprobs);
+        on_sample = [&](const std::vector<float>& logits, int32_t token) { logprobs->write(logits, token); };
+    }
     const GenerationResult r = generate(session, *m.tokenizer, o.prompt, o.n_predict, sampler, [](const std::string& piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);

@@ -89,10 +89,11 @@ public:
         if (!sampled_) return nullptr;
         released_ += released_text.size();
         std::vector<cli::TokenLogprobs> ready = sampled_->from(emitted_);
-        ready.resize(tokens_within(ready, tokenizer_, released_ - emitted_bytes_));
+        const TokenSpan span = tokens_within(ready, tokenizer_, released_ - emitted_bytes_);
+        ready.resize(span.count);
         json j = logprobs_json(chat_, ready, tokenizer_, emitted_bytes_);
-        emitted_ += ready.size();
-        for (const auto& t : ready) emitted_bytes_ += tokenizer_.decode(t.token).size();
+        emitted_ += span.count;
+        emitted_bytes_ += span.bytes;
         return j;
     }
 
@@ -165,7 +166,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
         json logprobs = nullptr;
         if (sampled) {
             std::vector<cli::TokenLogprobs> all = sampled->from(0);
-            all.resize(tokens_within(all, *m.tokenizer, result.text.size()));
+            all.resize(tokens_within(all, *m.tokenizer, result.text.size()).count);
             logprobs = logprobs_json(chat, all, *m.tokenizer);
         }
         res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish),

@@ -98,13 +98,15 @@ json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, con
     return {{"tokens", pieces}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
-size_t tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes) {
-    size_t n = 0, used = 0;
-    for (; n < tokens.size(); ++n) {
-        used += tokenizer.decode(tokens[n].token).size();
-        if (used > bytes) break;
+TokenSpan tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes) {
+    TokenSpan span;
+    for (const cli::TokenLogprobs& t : tokens) {
+        const size_t piece = tokenizer.decode(t.token).size();
+        if (span.bytes + piece > bytes) break;
+        span.bytes += piece;
+        ++span.count;
     }
-    return n;
+    return span;
 }
 
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

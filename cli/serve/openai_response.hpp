@@ -35,10 +35,13 @@ nlohmann::json full_response(const ResponseHead& h, const std::string& text, con
 // completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
 // `offset` is the first token's byte offset in the reply.
 nlohmann::json logprobs_json(bool chat, const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t offset = 0);
-// How many of `tokens` spell text within the first `bytes` bytes from where
-// they start: a stop string cuts the text, not the sampled tokens, and a
-// stream releases text behind the tokens.
-size_t tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes);
+// The leading `tokens` that spell text within the first `bytes` bytes from
+// where they start (a stop string cuts the text, not the sampled tokens, and
+// a stream releases text behind the tokens): how many, and their bytes.
+struct TokenSpan {
+    size_t count = 0, bytes = 0;
+};
+TokenSpan tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tokenizer& tokenizer, size_t bytes);
 // A streamed chunk; `role` starts a chat stream, `finish_reason` ends it ("" = null).
 nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false,
                      const nlohmann::json& logprobs = nullptr);

@@ -168,7 +168,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     const int64_t want_tasks = int64_t(ctx.pool.size()) * 8;
     const int64_t min_rows = packed_fn && n < 4 ? kPackRows * a.decode_streams : 16;
     int64_t tile_m = std::max<int64_t>(min_rows, (m * n_tiles + want_tasks - 1) / want_tasks);
-    tile_m = std::min<int64_t>({tile_m, m, std::max<int64_t>(256, min_rows)});
+    tile_m = std::min<int64_t>({tile_m, m, 256});
     if (packed_fn) tile_m = (tile_m + kPackRows - 1) / kPackRows * kPackRows;  // tiles start on a group
     const int64_t m_tiles = (m + tile_m - 1) / tile_m;
     ctx.pool.parallel_for(n_tiles * m_tiles, [&](int64_t task, int) {

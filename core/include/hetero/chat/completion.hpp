@@ -21,9 +21,7 @@ struct CompletionOptions {
     std::vector<std::string> stop;      // stop strings; not part of the text
     std::vector<int32_t> stop_tokens;   // EOS, end-of-turn tokens; not part of the text
     const std::atomic<bool>* interrupt = nullptr;  // checked before every token
-    // Called with each sampled token that is part of the reply (stop tokens
-    // are not) and the logits it was sampled from.
-    std::function<void(const std::vector<float>& logits, int32_t token)> on_sample;
+    OnSample on_sample;  // each sampled token of the reply (stop tokens are not)
 };
 
 enum class FinishReason {

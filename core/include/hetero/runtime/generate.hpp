@@ -28,14 +28,11 @@ struct GenerationResult {
     GenerationStats stats;
 };
 
-// Called once per sampled token, the end-of-generation token included, with
-// the logits it was sampled from.
-using OnSample = std::function<void(const std::vector<float>& logits, int32_t token)>;
-
 // Runs on a Session, or a ResilientSession that survives a device failing.
 // Calls on_text with each piece of text as it becomes known: first the prompt,
-// then every generated token. When `stop` becomes true (e.g. from a signal
-// handler), generation ends before the next token.
+// then every generated token, and on_sample with every sampled token, the
+// end-of-generation token included. When `stop` becomes true (e.g. from a
+// signal handler), generation ends before the next token.
 GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const std::string& prompt, int32_t n_predict,
                           Sampler& sampler, const std::function<void(const std::string&)>& on_text = {},
                           const std::atomic<bool>* stop = nullptr, const OnSample& on_sample = {});

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
 namespace hetero {
+
+// Told of each sampled token and the logits it was sampled from (generate()
+// and complete() say which tokens they report).
+using OnSample = std::function<void(const std::vector<float>& logits, int32_t token)>;
 
 struct SamplerOptions {
     float temperature = 0.8f;  // 0 = greedy
