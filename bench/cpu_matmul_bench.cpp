@@ -5,6 +5,7 @@
 // compute-bound).
 //
 //   bench_cpu_matmul [--threads=N] [--isa=auto|scalar|avx2|avx512] [--decode_streams=0|1|2|4]
+//                    [--decode_prefetch=auto|none|l1|l2|nta]
 //                    [google-benchmark flags]
 //
 // The plugin comes from the build tree (HETERO_BUILD_PLUGIN_DIR) unless
@@ -36,13 +37,15 @@ using hetero::bench::LoadedProvider;
 
 std::string g_isa = "auto";
 std::string g_decode_streams = "0";  // the provider option; 0 = its automatic choice
+std::string g_decode_prefetch = "auto";
 int g_threads = 2;
 
 LoadedProvider& provider() {
     static LoadedProvider p = [] {
         const char* env = std::getenv("HETERO_CPU_PLUGIN");
         const std::string path = env && *env ? env : std::string(HETERO_BUILD_PLUGIN_DIR) + "/libhetero-ep-cpu.so";
-        return LoadedProvider(path, {{"threads", std::to_string(g_threads)}, {"isa", g_isa}, {"decode_streams", g_decode_streams}});
+        return LoadedProvider(path, {{"threads", std::to_string(g_threads)}, {"isa", g_isa}, {"decode_streams", g_decode_streams},
+                                     {"decode_prefetch", g_decode_prefetch}});
     }();
     return p;
 }
@@ -155,7 +158,7 @@ void BM_Matmul(benchmark::State& state, Case c) {
     state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["weight_GB/s"] = benchmark::Counter(double(rig->weight_bytes()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
     state.SetLabel(std::string(hetero::sdk::dtype_name(c.dtype)) + " threads=" + std::to_string(g_threads) + " isa=" + g_isa +
-                   " decode_streams=" + g_decode_streams);
+                   " decode_streams=" + g_decode_streams + " decode_prefetch=" + g_decode_prefetch);
 }
 
 }  // namespace
@@ -166,6 +169,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--isa=", 6) == 0) g_isa = argv[i] + 6;
         else if (std::strncmp(argv[i], "--decode_streams=", 17) == 0) g_decode_streams = argv[i] + 17;
+        else if (std::strncmp(argv[i], "--decode_prefetch=", 18) == 0) g_decode_prefetch = argv[i] + 18;
         else argv[out++] = argv[i];
     }
     argc = out;

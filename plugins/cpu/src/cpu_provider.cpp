@@ -35,6 +35,11 @@ void copy_text(char (&dst)[128], const std::string& src) {
     std::snprintf(dst, sizeof(dst), "%s", src.c_str());
 }
 
+// Automatic decode settings on Intel CPUs (measured on an Emerald Rapids
+// Xeon, 16 threads: BENCHMARKS.md).
+constexpr int kIntelDecodeStreams = 0;
+constexpr StreamPrefetch kIntelDecodePrefetch = StreamPrefetch::kNone;
+
 class CpuProvider final : public sdk::HostMemoryProvider {
 public:
     explicit CpuProvider(const sdk::Options& options)
@@ -42,6 +47,7 @@ public:
           pack_weights_(sdk::option_int(options, "pack_weights", 1, 0, 1) != 0) {
         kernels_.llama_act_grids = sdk::option_int(options, "llama_act_grids", 1, 0, 1) != 0;
         kernels_.decode_streams = decode_streams_option(options);
+        kernels_.stream_prefetch = decode_prefetch_option(options);
         model_ = cpu_model_name();
         const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -96,18 +102,33 @@ public:
 
 private:
     // Packed decode's side-by-side weight streams (kernels.hpp). Automatic:
-    // four on Intel CPUs, where one thread streams a single group at about
-    // 6 GB/s from DRAM (Emerald Rapids, Q8_0) and llama.cpp's four-tile
-    // batch-1 kernel 14 GB/s on the same host (BENCHMARKS.md, 2026-11-27);
-    // elsewhere by row width in ops_matmul.cpp.
+    // kIntelDecodeStreams on Intel CPUs, elsewhere by row width in
+    // ops_matmul.cpp.
     static int decode_streams_option(const sdk::Options& options) {
         const int64_t v = sdk::option_int(options, "decode_streams", 0, 0, 4);
         if (v == 3) sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'decode_streams' must be 0 (auto), 1, 2 or 4, got '3'");
-        return v != 0 ? int(v) : cpu_is_intel() ? 4 : 0;
+        return v != 0 ? int(v) : cpu_is_intel() ? kIntelDecodeStreams : 0;
+    }
+
+    // How packed decode asks for its weight streams ahead (kernels.hpp).
+    // Automatic: non-temporally except on Intel CPUs, where prefetchnta
+    // holds one core to about 5 GB/s from DRAM against 14-17 GB/s with the
+    // hardware prefetchers alone (Emerald Rapids; AMD Zen 5 streams alike
+    // either way); see plugins/cpu/README.md.
+    static StreamPrefetch decode_prefetch_option(const sdk::Options& options) {
+        const auto it = options.find("decode_prefetch");
+        const std::string v = it == options.end() ? "auto" : it->second;
+        if (v == "auto") return cpu_is_intel() ? kIntelDecodePrefetch : StreamPrefetch::kNonTemporal;
+        if (v == "none") return StreamPrefetch::kNone;
+        if (v == "l1") return StreamPrefetch::kL1;
+        if (v == "l2") return StreamPrefetch::kL2;
+        if (v == "nta") return StreamPrefetch::kNonTemporal;
+        sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'decode_prefetch' must be auto, none, l1, l2 or nta, got '" + v + "'");
     }
 
     static int init_threads(const sdk::Options& options) {
-        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams"}, "cpu");
+        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams", "decode_prefetch"},
+                                   "cpu");
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 

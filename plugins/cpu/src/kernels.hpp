@@ -27,6 +27,12 @@ struct ActBlock {
 static_assert(sizeof(ActBlock) == 40, "ActBlock layout");
 
 // Everything a matmul tile needs; rows of x/xq/y are contiguous.
+// How a kernel that reads weights once (decode) asks for them ahead of use:
+// not at all (the hardware prefetchers alone), into L1 (prefetcht0), into L2
+// (prefetcht1) or non-temporally (prefetchnta). Which is fastest depends on
+// the CPU (cpu_provider.cpp's decode_prefetch option).
+enum class StreamPrefetch : uint8_t { kNone, kL1, kL2, kNonTemporal };
+
 struct MatmulArgs {
     const uint8_t* w;         // weight rows [M, K] in their dtype
     uint64_t w_row_bytes;     // bytes per weight row
@@ -43,6 +49,7 @@ struct MatmulArgs {
     // Packed decode: groups of 16 rows whose weight streams one thread reads
     // side by side (1, 2 or 4; run_matmul resolves Kernels::decode_streams).
     int decode_streams;
+    StreamPrefetch stream_prefetch;  // Kernels::stream_prefetch
 };
 
 // Packed layout of Q4_0/Q8_0 weights for the packed matmul kernels: groups of
@@ -144,9 +151,11 @@ struct Kernels {
     // compute, so a matmul split between them computes one set of products.
     bool llama_act_grids = true;
     // Weight streams a thread reads side by side in a packed decode matmul
-    // (the provider option decode_streams, by default 4 on Intel CPUs): 1, 2
-    // or 4; 0 picks by the row width (ops_matmul.cpp).
+    // (the provider option decode_streams): 1, 2 or 4; 0 picks by the row
+    // width (ops_matmul.cpp).
     int decode_streams = 0;
+    // How those streams are prefetched (the provider option decode_prefetch).
+    StreamPrefetch stream_prefetch = StreamPrefetch::kNonTemporal;
 };
 
 // The portable tiles of the block types other than Q8_0/Q4_0

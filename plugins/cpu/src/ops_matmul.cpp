@@ -161,6 +161,7 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     int streams = ctx.kernels.decode_streams > 0 ? ctx.kernels.decode_streams : k >= 4096 ? 2 : 1;
     while (streams > 1 && m < kPackRows * streams * int64_t(ctx.pool.size())) streams /= 2;
     a.decode_streams = streams;
+    a.stream_prefetch = ctx.kernels.stream_prefetch;
     // Enough weight-row tiles for dynamic balancing (8 per thread when there is
     // a single activation tile), but at least 16 rows so a tile amortises its
     // dispatch and stays a contiguous stream of weights, and at decode enough
