@@ -35,9 +35,11 @@ void copy_text(char (&dst)[128], const std::string& src) {
     std::snprintf(dst, sizeof(dst), "%s", src.c_str());
 }
 
-// Automatic decode settings on Intel CPUs (measured on an Emerald Rapids
-// Xeon, 16 threads: BENCHMARKS.md).
-constexpr int kIntelDecodeStreams = 0;
+// Automatic decode settings on Intel CPUs: four streams, no software
+// prefetch (Emerald Rapids Xeon, 1.1B tg64 on 16 threads, two rounds: Q4_0
+// 126 tok/s against 99-101 with one non-temporal stream, Q8_0 78-82
+// against 71; BENCHMARKS.md, plugins/cpu/README.md).
+constexpr int kIntelDecodeStreams = 4;
 constexpr StreamPrefetch kIntelDecodePrefetch = StreamPrefetch::kNone;
 
 class CpuProvider final : public sdk::HostMemoryProvider {
@@ -111,10 +113,10 @@ private:
     }
 
     // How packed decode asks for its weight streams ahead (kernels.hpp).
-    // Automatic: non-temporally except on Intel CPUs, where prefetchnta
-    // holds one core to about 5 GB/s from DRAM against 14-17 GB/s with the
-    // hardware prefetchers alone (Emerald Rapids; AMD Zen 5 streams alike
-    // either way); see plugins/cpu/README.md.
+    // Automatic: non-temporally (measured best on AMD Zen 5) except on
+    // Intel CPUs, where prefetchnta held one core to 5 GB/s from DRAM
+    // against 14-17 GB/s with the hardware prefetchers alone (Emerald
+    // Rapids, plugins/cpu/README.md).
     static StreamPrefetch decode_prefetch_option(const sdk::Options& options) {
         const auto it = options.find("decode_prefetch");
         const std::string v = it == options.end() ? "auto" : it->second;
