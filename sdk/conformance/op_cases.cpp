@@ -45,7 +45,9 @@ void matmul_cases(std::vector<Case>& out) {
                                   {17, 129, 64}, {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256},
                                   {13, 3, 160}, {4, 64, 4096}, {1, 512, 4096},
                                   // more activation rows than a tensor-core GEMM tile holds
-                                  {150, 80, 256}};
+                                  {150, 80, 256},
+                                  // three 16-row AMX chunks and a remainder over 32 blocks
+                                  {50, 64, 1024}};
     const Shape odd_shapes[] = {{1, 33, 7}, {3, 17, 33}, {17, 65, 100}, {64, 3, 1}, {2, 127, 129}, {9, 1, 257}, {11, 5, 63}};
     for (uint32_t dtype : kWeightDtypes) {
         std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) isas.emplace_back(argv[i]);
     if (isas.empty()) {
 #if defined(HETERO_CPU_X86)
-        isas = {"scalar", "avx2", "avx512-novnni", "avx512"};
+        isas = {"scalar", "avx2", "avx512-novnni", "avx512", "avx512-amx"};
 #elif defined(HETERO_CPU_AARCH64)
         isas = {"scalar", "neon"};
 #else

@@ -3,6 +3,7 @@
 #include <hetero/sdk/host_cpu.hpp>
 #include <hetero/sdk/provider.hpp>
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace hetero::cpu {
@@ -20,13 +21,24 @@ bool has_avx512() {
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 bool has_avx512_vnni() { return has_avx512() && __builtin_cpu_supports("avx512vnni"); }
+// AMX tiles need the CPU's support and then the kernel's permission for this
+// process (Linux 5.16+, arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA), asked
+// once: without it the first tile instruction would fault.
+bool has_amx() {
+    static const bool granted = [] {
+        if (!has_avx512_vnni() || !__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-int8")) return false;
+        constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+        return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+    }();
+    return granted;
+}
 #endif
 
 }  // namespace
 
 const char* isa_choices() {
 #if defined(HETERO_CPU_X86)
-    return "auto, scalar, avx2, avx512, avx512-novnni";
+    return "auto, scalar, avx2, avx512, avx512-novnni, avx512-amx";
 #elif defined(HETERO_CPU_AARCH64)
     return "auto, scalar, neon";
 #else
@@ -41,11 +53,14 @@ const Kernels& select_kernels(const std::string& isa) {
         sdk::fail(HETERO_ERR_UNSUPPORTED, "cpu: option 'isa' = '" + isa + "': " + why);
     };
     if (isa == "auto") {
+        if (has_amx()) return kernels_avx512_amx();
         if (has_avx512_vnni()) return kernels_avx512_vnni();
         if (has_avx512()) return kernels_avx512();
         if (has_avx2()) return kernels_avx2();
         return kernels_scalar();
     }
+    if (isa == "avx512-amx")
+        return has_amx() ? kernels_avx512_amx() : unsupported("this CPU or OS offers no AMX tiles (amx-tile, amx-int8, XTILEDATA permission)");
     if (isa == "avx2") return has_avx2() ? kernels_avx2() : unsupported("this CPU lacks AVX2/FMA/F16C");
     if (isa == "avx512") {
         if (has_avx512_vnni()) return kernels_avx512_vnni();

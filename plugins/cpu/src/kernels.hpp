@@ -175,6 +175,7 @@ const Kernels& kernels_scalar();
 const Kernels& kernels_avx2();
 const Kernels& kernels_avx512();
 const Kernels& kernels_avx512_vnni();
+const Kernels& kernels_avx512_amx();  // needs the OS's permission first (cpu_info.cpp)
 #endif
 #if defined(HETERO_CPU_AARCH64)
 const Kernels& kernels_neon();
