@@ -83,6 +83,10 @@ constexpr uint64_t kPackQ6KScalesAt = kPackQ6KHighAt + 64 * kPackRows;   // 3072
 constexpr uint64_t kPackQ6KScaleAt = kPackQ6KScalesAt + 16 * kPackRows;  // 3328: d
 constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KScaleAt + kPackScaleBytes;  // 3360
 
+// Scratch floats Kernels::attend_rows needs: the transposed queries and the
+// rows' scores side by side.
+constexpr uint64_t kAttendRowsWork(int64_t hd, int64_t span) { return uint64_t(16 * hd + 16 * (span + 4)); }
+
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.
 using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
@@ -143,6 +147,17 @@ struct Kernels {
     // the row helpers above).
     void (*attend_row)(const float* q, const uint8_t* k, const uint8_t* v, uint64_t stride, int64_t hd, int64_t first,
                        int64_t len, float scale, float cap, bool f16, float* scores, float* out) = nullptr;
+    // Up to 16 query rows of one head at once (prefill), f32 K/V, no soft
+    // cap: row r (q + r * q_stride) attends to cache rows first[r]..len[r]-1
+    // and writes out + r * out_stride, as attend_row would. `work` is
+    // scratch of kAttendRowsWork(hd, span) floats, span = max len - min
+    // first. False (nothing written) where hd is not 64, 128 or 256. Null
+    // where the ISA has none.
+    bool (*attend_rows)(const float* q, uint64_t q_stride, int rows, const float* k, const float* v, uint64_t stride, int64_t hd,
+                        const int64_t* first, const int64_t* len, float scale, float* work, float* out, uint64_t out_stride) = nullptr;
+    // out[i] = silu(g[i]) * u[i]; null where the ISA has none (ops.cpp's
+    // scalar loop then).
+    void (*swiglu_row)(const float* g, const float* u, float* out, int64_t n) = nullptr;
     // Activations on llama.cpp's grids (the provider option llama_act_grids,
     // default on): K-quant matmuls on its Q8_K grid (one scale per 256), the
     // other block types' int8 blocks with their scale rounded to f16 as a

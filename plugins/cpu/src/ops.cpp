@@ -120,7 +120,9 @@ void swiglu(const OpContext& ctx, const hetero_node& node, const NodeTensors& t)
     const float* g = f32(t.in_data(node, 0));
     const float* u = f32(t.in_data(node, 1));
     float* out = f32(t.out_data(node));
+    const auto row = ctx.kernels.swiglu_row;
     parallel_ranges(ctx.pool, count, 4096, [&](int64_t b, int64_t e, int) {
+        if (row) return row(g + b, u + b, out + b, e - b);
         for (int64_t i = b; i < e; ++i) out[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
     });
 }

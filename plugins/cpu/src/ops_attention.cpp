@@ -36,6 +36,32 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     const int64_t window = ext ? node.iparams[0] : 0;
     const float cap = ext ? node.fparams[1] : 0.f;
     const Kernels& kern = ctx.kernels;
+
+    // Prefill: 16 query rows of a head at a time, where the ISA has the
+    // kernel (f32 cache, no soft cap, head sizes 64/128/256).
+    if (n > 1 && kern.attend_rows && !f16 && cap == 0.f && (hd == 64 || hd == 128 || hd == 256)) {
+        const uint64_t work_floats = kAttendRowsWork(hd, longest);
+        auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
+        const int64_t blocks = (n + 15) / 16;
+        const uint64_t row_stride = uint64_t(heads * hd), cache_stride = uint64_t(kv_heads * hd);
+        ctx.pool.parallel_for(blocks * heads, [&](int64_t task, int thread) {
+            // Later blocks attend to more rows: take them first.
+            const int64_t blk = blocks - 1 - task / heads, h = task % heads, kvh = h / group;
+            const int64_t i0 = blk * 16;
+            const int rows = int(std::min<int64_t>(16, n - i0));
+            int64_t first[16], len[16];
+            for (int r = 0; r < rows; ++r) {
+                len[r] = int64_t(pos[i0 + r]) + 1;
+                first[r] = window > 0 ? std::max<int64_t>(0, len[r] - window) : 0;
+            }
+            const float* kf = reinterpret_cast<const float*>(kc) + kvh * hd;
+            const float* vf = reinterpret_cast<const float*>(vc) + kvh * hd;
+            kern.attend_rows(q + (i0 * heads + h) * hd, row_stride, rows, kf, vf, cache_stride, hd, first, len, scale,
+                             work_all + uint64_t(thread) * work_floats, out + (i0 * heads + h) * hd, row_stride);
+        });
+        return;
+    }
+
     auto* scores_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * uint64_t(longest) * sizeof(float)));
 
     // One task per (query row, head) pair; long rows dominate, and dynamic
