@@ -54,11 +54,19 @@ for type in "${types[@]}"; do
   elif ! "$peer/llama-quantize" "$base" "$m" "$type" >"$tmp/q.log" 2>&1; then
     echo "FAIL $type: llama-quantize: $(tail -3 "$tmp/q.log")"; fail=1; continue
   fi
-  # shellcheck disable=SC2086  # peer_flags is a list of flags
-  if ! "$peer/llama-perplexity" -m "$m" -f "$text" -c "$chunk" -t 2 $peer_flags --kl-divergence-base "$tmp/$type.kld" >"$tmp/p.log" 2>&1; then
-    echo "FAIL $type: llama-perplexity: $(tail -3 "$tmp/p.log")"; fail=1; continue
-  fi
-  theirs=$(grep -o 'Final estimate: PPL = [0-9.]*' "$tmp/p.log" | awk '{print $5}')
+  # llama-perplexity's log goes out through a logging thread; on a loaded
+  # machine a run has exited 0 with its last lines (the final estimate)
+  # missing. Such a run is asked for again, up to three times in all.
+  theirs=
+  for attempt in 1 2 3; do
+    # shellcheck disable=SC2086  # peer_flags is a list of flags
+    if ! "$peer/llama-perplexity" -m "$m" -f "$text" -c "$chunk" -t 2 $peer_flags --kl-divergence-base "$tmp/$type.kld" >"$tmp/p.log" 2>&1; then
+      echo "FAIL $type: llama-perplexity: $(tail -3 "$tmp/p.log")"; fail=1; continue 2
+    fi
+    theirs=$(grep -o 'Final estimate: PPL = [0-9.]*' "$tmp/p.log" | awk '{print $5}')
+    [[ -n $theirs ]] && break
+    echo "note $type: llama-perplexity's output ended early (attempt $attempt): $(tail -1 "$tmp/p.log" | cut -c1-120)"
+  done
   if [[ -z $theirs ]]; then
     echo "FAIL $type: no perplexity in llama-perplexity's output: $(tail -3 "$tmp/p.log")"; fail=1; continue
   fi
