@@ -37,10 +37,27 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     const float cap = ext ? node.fparams[1] : 0.f;
     const Kernels& kern = ctx.kernels;
 
-    // Prefill: 16 query rows of a head at a time, where the ISA has the
-    // kernel (f32 cache, no soft cap, head sizes 64/128/256).
-    if (n > 1 && kern.attend_rows && !f16 && cap == 0.f && (hd == 64 || hd == 128 || hd == 256)) {
-        const uint64_t work_floats = kAttendRowsWork(hd, longest);
+    // The rows kernel where the ISA has it (f32 cache, no soft cap, head
+    // sizes 64/128/256): in prefill 16 query rows of a head at a time; in
+    // decode the query heads that share a KV head (grouped-query models),
+    // as long as there are KV heads enough to keep every thread busy.
+    const bool rows_kernel = kern.attend_rows && !f16 && cap == 0.f && (hd == 64 || hd == 128 || hd == 256);
+    const uint64_t work_floats = kAttendRowsWork(hd, longest);
+    if (rows_kernel && n == 1 && group >= 2 && group <= 16 && kv_heads >= int64_t(ctx.pool.size())) {
+        auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
+        const int64_t len = int64_t(pos[0]) + 1, first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
+        ctx.pool.parallel_for(kv_heads, [&](int64_t kvh, int thread) {
+            int64_t firsts[16], lens[16];
+            std::fill(firsts, firsts + group, first);
+            std::fill(lens, lens + group, len);
+            const uint64_t at = uint64_t(kvh * hd);
+            kern.attend_rows(q + kvh * group * hd, uint64_t(hd), int(group), reinterpret_cast<const float*>(kc) + at,
+                             reinterpret_cast<const float*>(vc) + at, uint64_t(kv_heads * hd), hd, firsts, lens, scale,
+                             work_all + uint64_t(thread) * work_floats, out + kvh * group * hd, uint64_t(hd));
+        });
+        return;
+    }
+    if (rows_kernel && n > 1) {
         auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
         const int64_t blocks = (n + 15) / 16;
         const uint64_t row_stride = uint64_t(heads * hd), cache_stride = uint64_t(kv_heads * hd);
