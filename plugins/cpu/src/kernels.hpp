@@ -86,6 +86,8 @@ constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KScaleAt + kPackScaleBytes;  // 3
 // Scratch floats Kernels::attend_rows needs: the transposed queries and the
 // rows' scores side by side.
 constexpr uint64_t kAttendRowsWork(int64_t hd, int64_t span) { return uint64_t(16 * hd + 16 * (span + 4)); }
+// The head sizes Kernels::attend_rows takes.
+constexpr bool attend_rows_head_size(int64_t hd) { return hd == 64 || hd == 128 || hd == 256; }
 
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.
@@ -151,9 +153,9 @@ struct Kernels {
     // cap: row r (q + r * q_stride) attends to cache rows first[r]..len[r]-1
     // and writes out + r * out_stride, as attend_row would. `work` is
     // scratch of kAttendRowsWork(hd, span) floats, span = max len - min
-    // first. False (nothing written) where hd is not 64, 128 or 256. Null
-    // where the ISA has none.
-    bool (*attend_rows)(const float* q, uint64_t q_stride, int rows, const float* k, const float* v, uint64_t stride, int64_t hd,
+    // first; hd as attend_rows_head_size allows, rows 1..16. Null where the
+    // ISA has none.
+    void (*attend_rows)(const float* q, uint64_t q_stride, int rows, const float* k, const float* v, uint64_t stride, int64_t hd,
                         const int64_t* first, const int64_t* len, float scale, float* work, float* out, uint64_t out_stride) = nullptr;
     // out[i] = silu(g[i]) * u[i]; null where the ISA has none (ops.cpp's
     // scalar loop then).

@@ -37,30 +37,33 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     const float cap = ext ? node.fparams[1] : 0.f;
     const Kernels& kern = ctx.kernels;
 
-    // The rows kernel where the ISA has it (f32 cache, no soft cap, head
-    // sizes 64/128/256): in prefill 16 query rows of a head at a time; in
-    // decode the query heads that share a KV head (grouped-query models),
-    // as long as there are KV heads enough to keep every thread busy.
-    const bool rows_kernel = kern.attend_rows && !f16 && cap == 0.f && (hd == 64 || hd == 128 || hd == 256);
-    const uint64_t work_floats = kAttendRowsWork(hd, longest);
-    if (rows_kernel && n == 1 && group >= 2 && group <= 16 && kv_heads >= int64_t(ctx.pool.size())) {
+    // The first cache row a query at `len` rows attends to.
+    auto first_row = [&](int64_t len) { return window > 0 ? std::max<int64_t>(0, len - window) : 0; };
+
+    // The rows kernel where the ISA has it (f32 cache, no soft cap): in
+    // prefill 16 query rows of a head at a time; in decode the query heads
+    // that share a KV head (grouped-query models), as long as there are KV
+    // heads enough to keep every thread busy.
+    const bool rows_kernel = kern.attend_rows && !f16 && cap == 0.f && attend_rows_head_size(hd);
+    const bool decode_groups = n == 1 && group >= 2 && group <= 16 && kv_heads >= int64_t(ctx.pool.size());
+    if (rows_kernel && (n > 1 || decode_groups)) {
+        const uint64_t work_floats = kAttendRowsWork(hd, longest);
         auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
-        const int64_t len = int64_t(pos[0]) + 1, first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
-        ctx.pool.parallel_for(kv_heads, [&](int64_t kvh, int thread) {
-            int64_t firsts[16], lens[16];
-            std::fill(firsts, firsts + group, first);
-            std::fill(lens, lens + group, len);
-            const uint64_t at = uint64_t(kvh * hd);
-            kern.attend_rows(q + kvh * group * hd, uint64_t(hd), int(group), reinterpret_cast<const float*>(kc) + at,
-                             reinterpret_cast<const float*>(vc) + at, uint64_t(kv_heads * hd), hd, firsts, lens, scale,
-                             work_all + uint64_t(thread) * work_floats, out + kvh * group * hd, uint64_t(hd));
-        });
-        return;
-    }
-    if (rows_kernel && n > 1) {
-        auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
+        const auto* kf = reinterpret_cast<const float*>(kc);
+        const auto* vf = reinterpret_cast<const float*>(vc);
+        const uint64_t cache_stride = uint64_t(kv_heads * hd);
+        if (decode_groups) {
+            int64_t first[16], len[16];
+            std::fill(len, len + group, int64_t(pos[0]) + 1);
+            std::fill(first, first + group, first_row(len[0]));
+            ctx.pool.parallel_for(kv_heads, [&](int64_t kvh, int thread) {
+                kern.attend_rows(q + kvh * group * hd, uint64_t(hd), int(group), kf + kvh * hd, vf + kvh * hd, cache_stride, hd, first,
+                                 len, scale, work_all + uint64_t(thread) * work_floats, out + kvh * group * hd, uint64_t(hd));
+            });
+            return;
+        }
         const int64_t blocks = (n + 15) / 16;
-        const uint64_t row_stride = uint64_t(heads * hd), cache_stride = uint64_t(kv_heads * hd);
+        const uint64_t row_stride = uint64_t(heads * hd);
         ctx.pool.parallel_for(blocks * heads, [&](int64_t task, int thread) {
             // Later blocks attend to more rows: take them first.
             const int64_t blk = blocks - 1 - task / heads, h = task % heads, kvh = h / group;
@@ -69,12 +72,10 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
             int64_t first[16], len[16];
             for (int r = 0; r < rows; ++r) {
                 len[r] = int64_t(pos[i0 + r]) + 1;
-                first[r] = window > 0 ? std::max<int64_t>(0, len[r] - window) : 0;
+                first[r] = first_row(len[r]);
             }
-            const float* kf = reinterpret_cast<const float*>(kc) + kvh * hd;
-            const float* vf = reinterpret_cast<const float*>(vc) + kvh * hd;
-            kern.attend_rows(q + (i0 * heads + h) * hd, row_stride, rows, kf, vf, cache_stride, hd, first, len, scale,
-                             work_all + uint64_t(thread) * work_floats, out + (i0 * heads + h) * hd, row_stride);
+            kern.attend_rows(q + (i0 * heads + h) * hd, row_stride, rows, kf + kvh * hd, vf + kvh * hd, cache_stride, hd, first, len,
+                             scale, work_all + uint64_t(thread) * work_floats, out + (i0 * heads + h) * hd, row_stride);
         });
         return;
     }
@@ -85,8 +86,7 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     // task pickup evens them out.
     ctx.pool.parallel_for(n * heads, [&](int64_t task, int thread) {
         const int64_t i = task / heads, h = task % heads, kvh = h / group;
-        const int64_t len = int64_t(pos[i]) + 1;
-        const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
+        const int64_t len = int64_t(pos[i]) + 1, first = first_row(len);
         const float* qrow = q + (i * heads + h) * hd;
         float* scores = scores_all + int64_t(thread) * longest;
         if (kern.attend_row) {
