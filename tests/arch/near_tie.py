@@ -1,50 +1,51 @@
 #!/usr/bin/env python3
-"""Whether a greedy generation parted from llama.cpp's at a near-tie.
+"""Compares a greedy generation of hetero with llama.cpp's, token id for token id.
 
 Usage: near_tie.py LOGPROBS THEIRS TIE
 LOGPROBS: hetero run --logprobs of the generation (one JSON line per sampled
-token, end-of-generation included); THEIRS: the text llama-completion
-generated, as raw bytes. Walks hetero's pieces along THEIRS to the step where
-they part. It is a near-tie when the token llama.cpp took there (the
-end-of-generation token where its text ends, else a token whose piece starts
-its remaining text) is among hetero's alternatives with a log-probability at
-most TIE below hetero's pick. Prints what it found; exit 0 for a near-tie,
-1 otherwise.
+token, end-of-generation included); THEIRS: the ids peer-greedy printed, one
+per line. Where the two part, it is a near-tie when the token llama.cpp took
+is among hetero's alternatives at that step with a log-probability at most TIE
+below hetero's pick; only the tokens before it are compared.
+Prints what it found. Exit 0: the same tokens; 3: parted at a near-tie;
+1: parted otherwise.
 """
 import json
 import sys
+
+SAME, NEAR_TIE, PARTED = 0, 3, 1
+
+
+def spell(steps):
+    return " ".join(f"{s['token']}:{s['piece']!r}" for s in steps)
 
 
 def main():
     logprobs, theirs_path, tie = sys.argv[1], sys.argv[2], float(sys.argv[3])
     steps = [json.loads(line) for line in open(logprobs, encoding="utf-8")]
-    theirs = open(theirs_path, "rb").read()
-    pos = 0
-    for step in steps:
-        piece = bytes(step["bytes"])
-        rest = theirs[pos:]
-        if step["end"] and not rest:
-            break
-        if not step["end"] and rest.startswith(piece):
-            pos += len(piece)
-            continue
-        # Parted here: which of hetero's alternatives did llama.cpp take?
-        taken = [t for t in step["top"] if t["token"] != step["token"] and
-                 (t["end"] if not rest else (not t["end"] and t["bytes"] and rest.startswith(bytes(t["bytes"]))))]
-        where = f"step {step['step']} (after {pos} bytes)"
-        ours = f"hetero took {step['piece']!r} (log-prob {step['logprob']:.5f})"
-        if not taken:
-            print(f"{where}: {ours}; llama.cpp's token, before {rest[:16]!r}, is not among hetero's {len(step['top'])} most likely")
-            return 1
-        best = max(taken, key=lambda t: t["logprob"])
-        gap = step["logprob"] - best["logprob"]
-        theirs_piece = "end of generation" if best["end"] else repr(best["piece"])
-        print(f"{where}: {ours}, llama.cpp {theirs_piece} (log-prob {best['logprob']:.5f}): gap {gap:.5f}"
-              + (f" <= {tie}" if gap <= tie else f" > {tie}"))
-        return 0 if gap <= tie else 1
-    print(f"no parting: hetero's {len(steps)} tokens spell llama.cpp's text" +
-          ("" if pos == len(theirs) else f" up to byte {pos} of {len(theirs)}"))
-    return 1
+    theirs = [int(line) for line in open(theirs_path, encoding="utf-8") if line.strip()]
+    ours = [s["token"] for s in steps]
+    if ours == theirs:
+        print(f"{len(ours)} tokens equal")
+        return SAME
+    i = next((k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    where = f"step {i}"
+    detail = f"\n  hetero:    {spell(steps)}\n  llama.cpp: {' '.join(map(str, theirs))}"
+    if i == len(ours) or i == len(theirs):
+        shorter = "hetero" if i == len(ours) else "llama.cpp"
+        print(f"{where}: {shorter} ended its generation after the same {i} tokens, the other went on{detail}")
+        return PARTED
+    step = steps[i]
+    ours_desc = f"hetero took {step['token']} {step['piece']!r} (log-prob {step['logprob']:.5f})"
+    taken = [t for t in step["top"] if t["token"] == theirs[i]]
+    if not taken:
+        print(f"{where}: {ours_desc}; llama.cpp's {theirs[i]} is not among hetero's {len(step['top'])} most likely{detail}")
+        return PARTED
+    gap = step["logprob"] - taken[0]["logprob"]
+    verdict = f"gap {gap:.5f} <= {tie}" if gap <= tie else f"gap {gap:.5f} > {tie}"
+    print(f"{where}, after {i} equal tokens: {ours_desc}, llama.cpp {theirs[i]} {taken[0]['piece']!r} "
+          f"(log-prob {taken[0]['logprob']:.5f}): {verdict}{detail}")
+    return NEAR_TIE if gap <= tie else PARTED
 
 
 if __name__ == "__main__":
