@@ -1,7 +1,8 @@
 // hetero bench: prefill and decode speed of a model on the selected devices,
 // in the manner of llama-bench (pp = prompt of N tokens, in forward passes of
 // up to -b tokens; tg = N single-token steps), repeated -r times; mean and
-// standard deviation.
+// standard deviation. With -d D both tests run after D tokens already in the
+// KV cache (llama-bench's -d), where attention reads a long context.
 #include "commands.hpp"
 #include "common.hpp"
 
@@ -28,6 +29,7 @@ struct BenchOptions {
     ProviderFlags providers;
     std::string model;
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
+    int32_t depth = 0;    // tokens in the KV cache before each test
     int32_t batch = 512;  // prompt tokens a forward pass takes (llama-bench's n_ubatch)
     std::string cache_type = "auto";
     std::string trace;
@@ -58,10 +60,11 @@ void bench(const BenchOptions& o) {
     // (context_length) where that is more: a typo such as -p 100000 fails at
     // once instead of running for an hour.
     const int64_t limit = std::max<int64_t>(model.hparams.n_ctx_train, 4096);
-    if (std::max<int64_t>(o.n_prompt, o.n_gen) > limit)
-        throw Error(fmt::format("bench: -p {} / -n {} do not fit a context of {} tokens (the model's trained context, at least 4096)", o.n_prompt, o.n_gen, limit));
+    if (o.depth + std::max<int64_t>(o.n_prompt, o.n_gen) > limit)
+        throw Error(fmt::format("bench: -d {} + -p {} / -n {} do not fit a context of {} tokens (the model's trained context, at least 4096)",
+                                o.depth, o.n_prompt, o.n_gen, limit));
     SessionOptions so;
-    so.n_ctx = std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
+    so.n_ctx = o.depth + std::max<int32_t>(o.n_prompt, o.n_gen) + 1;
     so.max_batch = std::max<int32_t>(1, o.batch > 0 ? std::min(o.batch, o.n_prompt) : o.n_prompt);
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
@@ -94,33 +97,43 @@ void bench(const BenchOptions& o) {
                    double(weight_bytes) / (1 << 20), devices, test, m, sd);
         std::fflush(stdout);
     };
+    // The context the tests start from: written once, since each repetition
+    // only rewrites the cache rows after it. Named as llama-bench names it.
+    const int32_t d = o.depth;
+    if (d > 0) {
+        std::vector<int32_t> context(static_cast<size_t>(d));
+        for (auto& t : context) t = tok(rng);
+        session.forward(context, 0);
+    }
+    const std::string at_depth = d > 0 ? fmt::format(" @ d{}", d) : "";
     if (o.n_prompt > 0) {
         std::vector<int32_t> prompt(size_t(o.n_prompt));
         for (auto& t : prompt) t = tok(rng);
-        session.forward(prompt, 0);  // warm-up: compiles, uploads, first-touch
+        session.forward(prompt, d);  // warm-up: compiles, uploads, first-touch
         std::vector<double> tps;
         for (int r = 0; r < o.reps; ++r) {
             const auto t0 = std::chrono::steady_clock::now();
-            session.forward(prompt, 0);
+            session.forward(prompt, d);
             tps.push_back(o.n_prompt / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
-        report(fmt::format("pp{}", o.n_prompt), tps);
+        report(fmt::format("pp{}{}", o.n_prompt, at_depth), tps);
     }
     if (o.n_gen > 0) {
-        session.forward({tok(rng)}, 0);  // warm-up
+        session.forward({tok(rng)}, d);  // warm-up
         std::vector<double> tps;
         for (int r = 0; r < o.reps; ++r) {
             const auto t0 = std::chrono::steady_clock::now();
-            for (int32_t i = 0; i < o.n_gen; ++i) session.forward({tok(rng)}, i);
+            for (int32_t i = 0; i < o.n_gen; ++i) session.forward({tok(rng)}, d + i);
             tps.push_back(o.n_gen / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
-        report(fmt::format("tg{}", o.n_gen), tps);
+        report(fmt::format("tg{}{}", o.n_gen, at_depth), tps);
     }
     if (!o.trace.empty()) write_trace(trace, o.trace);
     nlohmann::json device_bytes = nlohmann::json::object();
     for (const SegmentStats& s : session.stats()) device_bytes[s.label] = s.allocated_bytes;
     if (o.json) {
         const nlohmann::json out = {{"model", path},
+                                    {"depth", o.depth},
                                     {"weight_bytes", weight_bytes},
                                     {"devices", devices},
                                     {"repetitions", o.reps},
@@ -145,6 +158,8 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens for the prefill test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-n,--n-gen", o->n_gen, "tokens for the decode test (0 = skip)")->check(CLI::NonNegativeNumber);
     cmd->add_option("-r,--repetitions", o->reps, "repetitions")->check(CLI::PositiveNumber);
+    cmd->add_option("-d,--depth", o->depth, "tokens already in the KV cache when each test starts, as llama-bench's -d (default 0)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("-b,--batch", o->batch,
                     "prompt tokens per forward pass: a longer prompt runs in chunks of this size, as llama-bench's -ub "
                     "(default 512; 0 = the whole prompt at once)")

@@ -194,6 +194,12 @@ assert j["peak_rss_bytes"]>0 and j["weight_bytes"]>0 and "cpu:0" in j["allocated
 check "bench --json prints one JSON object with tokens/s, samples, peak RSS and device bytes" $?
 "$hetero" bench --providers cpu -p 8 -n 0 -r 1 >/dev/null 2>"$tmp/err" && grep -q "memory: peak host RSS" "$tmp/err"
 check "bench reports peak host RSS and device bytes" $?
+"$hetero" bench --providers cpu -p 8 -n 4 -d 24 -r 1 --json >"$tmp/bench.json" 2>/dev/null &&
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r={x["test"] for x in j["results"]}
+assert j["depth"]==24 and r=={"pp8 @ d24","tg4 @ d24"}, (j["depth"], r)' "$tmp/bench.json"
+check "bench -d runs both tests after that many tokens in the cache, named as llama-bench names them" $?
+timeout 20 "$hetero" bench -p 8 -n 0 -d 100000 >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "bench: -d 100000" "$tmp/err"; check "bench -d beyond the context fails at once" $?
 # Progress bars: drawn when asked (stderr is not a terminal here), absent by default.
 HETERO_PROGRESS=always "$hetero" gen-model "$tmp/prog.gguf" --shape tiny --type q8_0 >/dev/null 2>"$tmp/err" &&
   tr '\r' '\n' <"$tmp/err" | grep -q "generating .*100% 4 steps of 4 steps"
