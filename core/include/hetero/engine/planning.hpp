@@ -1,0 +1,43 @@
+// Planning a model on a runtime's devices: the solver fed with the cached
+// profiles (or the a-priori cost model), the config's pins and splits, and
+// the re-planner a ResilientSession asks after a device fails. One place for
+// the rule, so every command and an embedding app plan alike.
+#pragma once
+
+#include <hetero/engine/runtime.hpp>
+#include <hetero/model/model.hpp>
+#include <hetero/runtime/resilient_session.hpp>
+#include <hetero/runtime/session.hpp>
+#include <hetero/solver/cost_model.hpp>
+#include <hetero/solver/planner.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace hetero {
+
+// `cost` stays valid for traces' predicted times.
+struct PlannedRun {
+    std::unique_ptr<CostModel> cost;
+    Plan plan;
+};
+
+// The plan request matching a session's options (context, chunk, cache type).
+PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt_len, int32_t n_generate);
+
+// The solver's plan for `model` on the devices of `devices` that can run it,
+// with `constraints` (pins and splits) applied.
+PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanConstraints& constraints, const ModelFile& model,
+                           PlanRequest request);
+// The same on the runtime's devices with its config's constraints.
+PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request);
+
+// Plans again on the devices left after a failure, keeping the config's pins
+// and splits that still apply. `rt` and `model` must outlive the replanner.
+Replanner replanner_for(const Runtime& rt, const ModelFile& model, const PlanRequest& request);
+
+// HETERO_SYNC=block makes devices wait for each other on a condition
+// variable instead of sleeping for the predicted time and polling.
+SyncMode sync_mode_from_env();
+
+}  // namespace hetero
