@@ -124,6 +124,27 @@ std::vector<DeviceRef> available_devices(const std::vector<Provider*>& providers
     return out;
 }
 
+namespace {
+
+// The operand that decides whether a device runs a node, named in refusals:
+// its weight (matmul, embedding, norm), else its KV cache, else its first input.
+std::string deciding_operand(const ModelGraph& g, const hetero_node& node) {
+    auto described = [&](const char* what, int32_t id) {
+        const ModelTensor& t = g.tensors[size_t(id)];
+        const std::string name = t.desc.name && *t.desc.name ? std::string(t.desc.name) + " " : "";
+        return fmt::format("{} dtype {} ({}{})", what, sdk::dtype_name(t.desc.dtype), name, sdk::detail::shape_str(t.desc));
+    };
+    std::vector<int32_t> operands(node.inputs, node.inputs + node.n_inputs);
+    operands.push_back(node.output);
+    for (int32_t id : operands)
+        if (g.tensors[size_t(id)].use == TensorUse::weight) return described("weight", id);
+    for (int32_t id : operands)
+        if (g.tensors[size_t(id)].use == TensorUse::k_cache || g.tensors[size_t(id)].use == TensorUse::v_cache) return described("cache", id);
+    return described("input", node.inputs[0]);
+}
+
+}  // namespace
+
 std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i) {
     if (!d.provider) return "";  // a simulated device: its cost model refuses what it cannot run
     std::vector<hetero_tensor_desc> descs;
@@ -134,19 +155,17 @@ std::string unsupported_reason(const DeviceRef& d, const ModelGraph& g, size_t i
         if (t.use != TensorUse::weight && t.use != TensorUse::activation) descs.back().kind = HETERO_TENSOR_BOUND;
     }
     const hetero_node& node = g.nodes[i].node;
+    const std::string what = fmt::format("op {} with {} not supported", sdk::op_name(node.op), deciding_operand(g, node));
     // Dtypes added after ABI 1.0 go only to a device that advertises them: a
     // plugin built before they existed could not refuse them itself.
     for (uint32_t k = 0; k <= node.n_inputs; ++k) {
         const hetero_tensor_desc& t = descs[size_t(k < node.n_inputs ? node.inputs[k] : node.output)];
         if (t.dtype >= HETERO_DTYPE_COUNT_1_0 && !(d.props.dtype_mask & HETERO_DTYPE_BIT(t.dtype)))
-            return fmt::format("{} ({}{}): the device does not list dtype {}", sdk::op_name(node.op), sdk::dtype_name(t.dtype),
-                               t.name && *t.name ? std::string(" ") + t.name : "", sdk::dtype_name(t.dtype));
+            return fmt::format("{}: the device does not list dtype {}", what, sdk::dtype_name(t.dtype));
     }
     const hetero_status st = d.provider->api().op_supported(d.provider->ep(), d.index, &node, descs.data(), uint32_t(descs.size()), nullptr);
     if (st == HETERO_OK) return "";
-    const hetero_tensor_desc& w = descs[size_t(node.inputs[node.n_inputs > 1 ? 1 : 0])];
-    return fmt::format("{} ({}{}): {}", sdk::op_name(node.op), sdk::dtype_name(w.dtype), w.name && *w.name ? std::string(" ") + w.name : "",
-                       d.provider->api().last_error());
+    return fmt::format("{}: {}", what, d.provider->api().last_error());
 }
 
 std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vector<DeviceRef>& devices, int32_t n_ctx) {
@@ -172,7 +191,9 @@ std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vect
             log(LogLevel::info, fmt::format("{} ({}) can take this model's matmuls but not whole layers: {}", d.label(), d.props.name, why));
             helpers.push_back(d);
         } else {
-            if (why.empty()) why = why_matmul;
+            // The matmuls decide: a device that runs them stays as a helper
+            // whatever else it lacks, so name them first.
+            why = why.empty() ? why_matmul : why_matmul + "; also " + why;
             log(LogLevel::warn, fmt::format("not using {} ({}) for this model: {}", d.label(), d.props.name, why));
             reasons += fmt::format("\n  {}: {}", d.label(), why);
         }

@@ -19,6 +19,8 @@ uint64_t seed_of(const std::string& name) {
     return h;
 }
 
+std::string family_of(const std::string& case_name) { return case_name.substr(0, case_name.find('/')); }
+
 std::string identifier(const std::string& name) {
     std::string id;
     for (char ch : name) {

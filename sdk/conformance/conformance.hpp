@@ -70,6 +70,9 @@ struct CaseResult {
     bool passed = false;
     bool skipped = false;  // the provider said (op_supported) it does not run this
     std::string message;   // why it failed or was skipped; for a pass, the worst error seen
+    // Skipped only: the op the provider refused and the dtype that sets it
+    // apart ("matmul", "q4_K"; a conversion's dtype is "f32_to_q8_0").
+    std::string skip_op, skip_dtype;
     // The worst element of a compared output (index = flat element index).
     std::string tensor;
     int64_t index = -1;
@@ -85,6 +88,9 @@ CaseResult run_case(const hetero_ep_api& api, hetero_ep* ep, uint32_t device, co
 
 // Stable seed of a case name (FNV-1a), so a case's data never depends on order.
 uint64_t seed_of(const std::string& name);
+
+// The family a case belongs to: its name up to the first '/' ("matmul").
+std::string family_of(const std::string& case_name);
 
 // The case name as a GoogleTest-friendly identifier ("matmul/q4_0/n1" -> "matmul_q4_0_n1").
 std::string identifier(const std::string& name);

@@ -25,6 +25,7 @@ struct CaseFailure {
 // Thrown inside a case to end it as skipped with this reason.
 struct CaseSkip {
     std::string reason;
+    std::string op, dtype;  // the refused node (CaseResult::skip_op / skip_dtype)
 };
 
 const char* status_name(hetero_status s) {
@@ -110,6 +111,23 @@ std::string coords(const hetero_tensor_desc& d, int64_t flat) {
     return "[" + s + "]";
 }
 
+// The dtype that sets a node apart, for summaries of what a provider
+// refused: a conversion's "src_to_dst", else the dtypes other than f32 and
+// i32 among its operands (a matmul's weight, an attention's cache), else f32.
+std::string deciding_dtype(const hetero_node& node, const std::vector<hetero_tensor_desc>& descs) {
+    const uint32_t out = descs[size_t(node.output)].dtype;
+    if (node.op == HETERO_OP_CONVERT) return std::string(sdk::dtype_name(descs[size_t(node.inputs[0])].dtype)) + "_to_" + sdk::dtype_name(out);
+    std::string dtypes;
+    auto note = [&](uint32_t dt) {
+        const std::string name = sdk::dtype_name(dt);
+        if (dt == HETERO_DTYPE_F32 || dt == HETERO_DTYPE_I32 || ("+" + dtypes + "+").find("+" + name + "+") != std::string::npos) return;
+        dtypes += (dtypes.empty() ? "" : "+") + name;
+    };
+    for (uint32_t i = 0; i < node.n_inputs; ++i) note(descs[size_t(node.inputs[i])].dtype);
+    note(out);
+    return dtypes.empty() ? "f32" : dtypes;
+}
+
 // Unsupported nodes skip the case; any other refusal of a well-formed node fails it.
 void require_support(Session& s, const Case& c, const GraphView& g) {
     for (size_t n = 0; n < c.nodes.size(); ++n) {
@@ -117,7 +135,8 @@ void require_support(Session& s, const Case& c, const GraphView& g) {
         const hetero_status st = s.api.op_supported(s.ep, s.device, &c.nodes[n], g.descs.data(), uint32_t(g.descs.size()), &est);
         const std::string op = sdk::op_name(c.nodes[n].op);
         if (st == HETERO_ERR_UNSUPPORTED)
-            throw CaseSkip{"node " + std::to_string(n) + " (" + op + ") unsupported: " + (s.api.last_error ? s.api.last_error() : "")};
+            throw CaseSkip{"node " + std::to_string(n) + " (" + op + ") unsupported: " + (s.api.last_error ? s.api.last_error() : ""), op,
+                           deciding_dtype(c.nodes[n], g.descs)};
         if (st != HETERO_OK) throw CaseFailure{"op_supported refused well-formed node " + std::to_string(n) + " (" + op + "): " + s.explain(st)};
     }
 }
@@ -552,6 +571,8 @@ CaseResult run_case(const hetero_ep_api& api, hetero_ep* ep, uint32_t device, co
         CaseResult r;
         r.skipped = true;
         r.message = k.reason;
+        r.skip_op = k.op;
+        r.skip_dtype = k.dtype;
         return r;
     } catch (const std::exception& e) {
         CaseResult r;

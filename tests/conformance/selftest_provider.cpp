@@ -10,10 +10,14 @@
 #include <hetero/sdk/quant.hpp>
 
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -29,6 +33,11 @@ const std::vector<std::string> kFaults = {
     "store_rows_clobber", // zeroes the cache rows it does not write
     "q8_0_truncate",      // convert to Q8_0 truncates instead of rounding
     "rmsnorm_mean_bias",  // divides the sum of squares by D + 1
+    // Misbehaviour the tool's process isolation must survive and report:
+    "crash_in_matmul",    // SIGSEGV in the first matmul it executes
+    "hang_in_softmax",    // never returns from a softmax
+    "exit_in_create",     // exit(0) while the provider is being created
+    "refuse_everything",  // op_supported says no to every node
 };
 
 class SelftestProvider final : public sdk::HostMemoryProvider {
@@ -40,6 +49,7 @@ public:
         bool known = false;
         for (const auto& f : kFaults) known = known || f == fault_;
         if (!known) sdk::fail(HETERO_ERR_INVALID_ARGUMENT, "option 'fault': unknown fault '" + fault_ + "'");
+        if (fault_ == "exit_in_create") std::exit(0);
     }
     uint32_t device_count() override { return 1; }
     void device_props(uint32_t, hetero_device_props& p) override {
@@ -49,7 +59,9 @@ public:
         std::snprintf(p.driver, sizeof p.driver, "conformance self-test, fault=%s", fault_.c_str());
         p.dtype_mask = (1ull << HETERO_DTYPE_COUNT_1_0) - 1;
     }
-    void check_supported(uint32_t, const hetero_node&, const hetero_tensor_desc*, uint32_t, double*) override {}
+    void check_supported(uint32_t, const hetero_node&, const hetero_tensor_desc*, uint32_t, double*) override {
+        if (fault_ == "refuse_everything") sdk::fail(HETERO_ERR_UNSUPPORTED, "the self-test provider refuses every node (fault=refuse_everything)");
+    }
     std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>& constants) override {
         return std::make_unique<sdk::HostExecutable>(device, std::move(graph), constants);
     }
@@ -65,6 +77,9 @@ private:
     // Runs one node, through the reference with the operands a real provider
     // (or a faulty one) would use.
     void run(hetero_node node, const std::vector<hetero_tensor_desc>& tensors, std::vector<uint8_t*> ptrs) {
+        if (node.op == HETERO_OP_MATMUL && fault_ == "crash_in_matmul") std::raise(SIGSEGV);
+        if (node.op == HETERO_OP_SOFTMAX && fault_ == "hang_in_softmax")
+            for (;;) pause();
         std::vector<hetero_tensor_desc> descs = tensors;
         std::vector<std::vector<uint8_t>> scratch;
         auto replace = [&](int32_t id) -> uint8_t* {
