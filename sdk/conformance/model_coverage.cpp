@@ -72,6 +72,9 @@ void ModelCoverageReport::print_device() {
         if (!yes) std::printf("  %*s  why: %s\n", int(w_op + w_dt + 2), "", r.field(5).c_str());
     }
     std::printf("  %d of %zu kinds of node covered\n", int(rows_.size()) - uncovered, rows_.size());
+    const bool matmuls = std::all_of(rows_.begin(), rows_.end(), [](const Record& r) { return r.field(1) != "matmul" || r.field(4) == "yes"; });
+    if (uncovered > 0 && matmuls)
+        std::printf("  it runs every matmul: the runtime can still use it as a matmul helper beside a device that runs whole layers\n");
     uncovered_ += uncovered;
     rows_.clear();
     title_.clear();
