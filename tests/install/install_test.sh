@@ -66,8 +66,9 @@ fi
 ok "installed into $prefix"
 hetero=$prefix/bin/hetero
 
-(cd / && "$hetero" providers --json) | grep -q "\"path\": \"$prefix/lib/hetero/plugins/libhetero-ep-cpu.so\"" \
-  && ok "the cpu plugin is found beside the installed libhetero" || fail "cpu plugin not loaded from the install dir"
+json=$(cd / && "$hetero" providers --json 2>&1)
+grep -q "\"path\": \"$prefix/lib/hetero/plugins/libhetero-ep-cpu.so\"" <<<"$json" \
+  && ok "the cpu plugin is found beside the installed libhetero" || fail "cpu plugin not loaded from the install dir: $json"
 text=$(cd / && "$hetero" run --providers cpu -p "Once upon a time" -n 8 --temp 0 -q 2>"$work/run.err")
 [[ "$text" == "Once upon a time, there was a little girl"* ]] && ok "installed hetero run from /" \
   || { cat "$work/run.err"; fail "installed hetero run: unexpected text '$text'"; }
@@ -172,8 +173,9 @@ mkdir -p "$abi10"
 run "ABI 1.0 test plugin builds against the installed header" \
   cc -std=c99 -O2 -fPIC -shared $(pkg-config --variable=cflags_c hetero-ep) "$src/tests/plugins/abi10_plugin.c" \
      -o "$abi10/libhetero-ep-abi10test.so" $(pkg-config --libs hetero-ep) &&
-  { HETERO_PLUGIN_PATH=$abi10 loaded_providers "$hetero" | grep -q "^abi10test " && ok "an ABI 1.0 plugin loads into the installed core" \
-      || fail "the ABI 1.0 plugin is not loaded by the installed core"; }
+  { listed=$(HETERO_PLUGIN_PATH=$abi10 loaded_providers "$hetero")
+    grep -q "^abi10test " <<<"$listed" && ok "an ABI 1.0 plugin loads into the installed core" \
+      || fail "the ABI 1.0 plugin is not loaded by the installed core: $listed"; }
 
 # ---------------------------------------------------------- applications
 section "applications against the install"
@@ -224,9 +226,10 @@ else
   ok "cpack -G DEB: $(cd "$pkgs" && ls *.deb | xargs)"
   arch=$(dpkg --print-architecture)
   deb() { echo "$pkgs/${1}_${version}_${arch}.deb"; }
-  files() { dpkg-deb --contents "$(deb "$1")" | awk '{print $NF}' | sed 's|^\./|/|; s| -> .*||' | grep -v '/$'; }
+  # Paths in a package (symbolic links by their own name), directories left out.
+  files() { dpkg-deb --contents "$(deb "$1")" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$'; }
   depends() { dpkg-deb --field "$(deb "$1")" Depends; }
-  expected=(hetero hetero-dev)
+  expected=(hetero hetero-dev hetero-conformance)
   for p in cpu opencl vulkan npu_emu; do
     [[ -f "$build/lib/hetero/plugins/libhetero-ep-$p.so" ]] && expected+=("hetero-ep-${p//_/-}")
   done
@@ -273,12 +276,12 @@ else
   if [[ -f "$(deb hetero-dev)" ]]; then
     f=$(files hetero-dev)
     for want in /usr/include/hetero/ep_api.h /usr/include/hetero/sdk/provider.hpp /usr/lib/cmake/hetero/heteroConfig.cmake \
-                /usr/lib/pkgconfig/hetero-ep.pc /usr/lib/pkgconfig/hetero.pc /usr/lib/libhetero.so /usr/bin/hetero-conformance \
+                /usr/lib/pkgconfig/hetero-ep.pc /usr/lib/pkgconfig/hetero.pc /usr/lib/libhetero.so \
                 /usr/share/hetero/template/cpp/example_provider.cpp /usr/share/hetero/template/c/example_c_provider.c \
                 /usr/share/doc/hetero/writing-a-provider.md /usr/share/hetero/hetero-ep.map; do
       grep -qx "$want" <<<"$f" || fail "hetero-dev lacks $want"
     done
-    stray=$(grep -E '/usr/bin/hetero$|libhetero\.so\.|/plugins/|/models/|/soc/' <<<"$f")
+    stray=$(grep -E '^/usr/bin/|libhetero\.so\.|/plugins/|/models/|/soc/' <<<"$f")
     [[ -z "$stray" ]] || fail "hetero-dev holds runtime files: $(xargs <<<"$stray")"
     d=$(depends hetero-dev)
     extra=$(tr ',' '\n' <<<"$d" | sed 's/^ *//; s/ .*//' | grep -vxE 'libc6|libstdc\+\+6|libgcc-s1' | xargs)
@@ -292,6 +295,21 @@ else
       cmake -S "$work/template-c-dev" -B "$work/template-c-dev/build" -G "$generator" -DCMAKE_PREFIX_PATH="$devroot/usr" &&
     run "c template from hetero-dev: build" cmake --build "$work/template-c-dev/build" &&
     exports_only_entry "$work/template-c-dev/build/libhetero-ep-example_c.so"
+  fi
+
+  # hetero-conformance: the tool and its guide; on the runtime only where the
+  # tool links libhetero (it reads models with it).
+  if [[ -f "$(deb hetero-conformance)" ]]; then
+    f=$(files hetero-conformance)
+    [[ "$(sort <<<"$f" | xargs)" == "/usr/bin/hetero-conformance /usr/share/doc/hetero/conformance.md" ]] \
+      || fail "hetero-conformance holds other files than the tool and conformance.md: $(xargs <<<"$f")"
+    d=$(depends hetero-conformance)
+    if readelf -d "$build/bin/hetero-conformance" | grep -q 'NEEDED.*libhetero\.so'; then
+      grep -qE "(^|, )hetero \(= $version\)" <<<"$d" || fail "hetero-conformance links libhetero but does not depend on hetero (= $version): $d"
+    else
+      grep -qE '(^|, )hetero( |,|$)' <<<"$d" && fail "hetero-conformance depends on hetero without linking libhetero: $d"
+    fi
+    echo "hetero-conformance Depends: $d"
   fi
 
   # The runtime and the CPU provider unpacked into a scratch root run as installed.
