@@ -1,7 +1,7 @@
 // The conversation layer over a scripted Evaluator: later turns evaluate only
 // the new suffix and give what a fresh full evaluation gives; end-of-turn
 // tokens, stop strings, token limits and a full context end replies.
-#include "jinja_chat_template.hpp"
+#include <hetero/chat/jinja_chat_template.hpp>
 
 #include <hetero/chat/conversation.hpp>
 

@@ -1,9 +1,13 @@
 // JinjaChatTemplate on real template styles: ChatML, a Llama-3-style one,
-// templates that raise_exception, break the syntax or touch what the sandbox forbids.
-#include "jinja_chat_template.hpp"
+// templates that raise_exception, break the syntax or touch what the sandbox
+// forbids, and hostile templates that must stop at a render budget.
+// (tests/chat/jinja_differential.py compares the engine with Jinja2 itself.)
+#include <hetero/chat/jinja_chat_template.hpp>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <ctime>
 #include <thread>
 
@@ -137,4 +141,123 @@ TEST(JinjaChatTemplate, RendersFromManyThreads) {
         });
     for (auto& th : threads) th.join();
     EXPECT_EQ(wrong.load(), 0);
+}
+
+namespace {
+
+// The message of the ChatTemplateError `render` throws ("" when it renders).
+std::string render_error(const JinjaChatTemplate& t, const std::atomic<bool>* cancel = nullptr) {
+    try {
+        t.render({{"user", "a"}}, {}, cancel);
+    } catch (const ChatTemplateError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(JinjaChatTemplate, HugeStringRepetitionStopsAtTheValueBudget) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string what = render_error(JinjaChatTemplate("{{ 'x' * 2000000000 }}"));
+    EXPECT_NE(what.find("value size budget"), std::string::npos) << what;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+    // Doubling in a loop hits the same budget.
+    const std::string doubling = render_error(JinjaChatTemplate(
+        "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}"));
+    EXPECT_NE(doubling.find("value size budget"), std::string::npos) << doubling;
+    // replace() that would explode is refused before it allocates.
+    const std::string replace = render_error(JinjaChatTemplate("{{ ('x' * 1000000) | replace('x', 'y' * 1000000) }}"));
+    EXPECT_NE(replace.find("value size budget"), std::string::npos) << replace;
+}
+
+TEST(JinjaChatTemplate, NestedLoopsStopAtTheStepBudget) {
+    const char* nested = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
+    // With the default limits: the step or the time budget, whichever comes first.
+    const auto start = std::chrono::steady_clock::now();
+    const std::string what = render_error(JinjaChatTemplate(nested));
+    EXPECT_NE(what.find("budget"), std::string::npos) << what;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    hetero::JinjaLimits limits;
+    limits.time_limit = std::chrono::hours(1);
+    limits.max_steps = 100'000;
+    const std::string steps = render_error(JinjaChatTemplate(nested, limits));
+    EXPECT_NE(steps.find("step budget (100000 steps)"), std::string::npos) << steps;
+    // Jinja2's own sandbox limit on range() holds too.
+    EXPECT_NE(render_error(JinjaChatTemplate("{{ range(100001) | length }}")).find("MAX_RANGE"), std::string::npos);
+}
+
+TEST(JinjaChatTemplate, TimeBudgetAndCancelStopARender) {
+    hetero::JinjaLimits limits;
+    limits.time_limit = std::chrono::milliseconds(50);
+    limits.max_steps = UINT64_MAX;
+    const char* forever = "{% for i in range(100000) %}{% for j in range(100000) %}{{ '' }}{% endfor %}{% endfor %}";
+    const auto start = std::chrono::steady_clock::now();
+    const std::string what = render_error(JinjaChatTemplate(forever, limits));
+    EXPECT_NE(what.find("time budget (50 ms)"), std::string::npos) << what;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+
+    limits.time_limit = std::chrono::hours(1);
+    JinjaChatTemplate t(forever, limits);
+    std::atomic<bool> cancel{false};
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        cancel = true;
+    });
+    const std::string cancelled = render_error(t, &cancel);
+    stopper.join();
+    EXPECT_NE(cancelled.find("cancelled"), std::string::npos) << cancelled;
+}
+
+TEST(JinjaChatTemplate, OutputAndDepthBudgets) {
+    hetero::JinjaLimits limits;
+    limits.max_output_bytes = 1000;
+    const std::string output = render_error(JinjaChatTemplate("{% for i in range(2000) %}x{% endfor %}", limits));
+    EXPECT_NE(output.find("output budget (1000 bytes)"), std::string::npos) << output;
+    // Unbounded macro recursion.
+    const std::string depth = render_error(JinjaChatTemplate("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"));
+    EXPECT_NE(depth.find("depth budget"), std::string::npos) << depth;
+    // Deep nesting in the source is refused by the parser, not by the stack.
+    const std::string parens = std::string(5000, '(') + "1" + std::string(5000, ')');
+    try {
+        JinjaChatTemplate deep("{{ " + parens + " }}");
+        FAIL() << "no error";
+    } catch (const ChatTemplateError& e) {
+        EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos) << e.what();
+    }
+}
+
+TEST(JinjaChatTemplate, RendersJsonVariablesWithToolCalls) {
+    JinjaChatTemplate t(
+        "{% for m in messages %}{% if m.tool_calls %}{% for c in m.tool_calls %}"
+        "<call>{{ c.function.name }}({{ c.function.arguments | tojson }})</call>{% endfor %}"
+        "{% else %}[{{ m.role }}:{{ m.content }}]{% endif %}{% endfor %}{{ tools | length if tools else 'no tools' }}");
+    EXPECT_EQ(t.render_json(R"({"messages": [{"role": "user", "content": "Zürich?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "weather", "arguments": {"city": "Zürich", "days": [1, 2.5]}}}]}]})"),
+              "[user:Zürich?]<call>weather({\"city\": \"Zürich\", \"days\": [1, 2.5]})</call>no tools");
+    EXPECT_THROW(t.render_json("[1, 2]"), ChatTemplateError);
+    EXPECT_THROW(t.render_json("{not json"), ChatTemplateError);
+}
+
+TEST(JinjaChatTemplate, RuntimeErrorsNameTheLineAndTheKind) {
+    const std::string what = render_error(JinjaChatTemplate("line one\n{% set x = 1 %}\n{{ x + 'a' }}"));
+    EXPECT_NE(what.find("at line 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("TypeError"), std::string::npos) << what;
+    const std::string undefined = render_error(JinjaChatTemplate("{{ nothing.attribute }}"));
+    EXPECT_NE(undefined.find("UndefinedError: 'nothing' is undefined"), std::string::npos) << undefined;
+    try {
+        JinjaChatTemplate unknown("ok\n{{ 'x' | no_such_filter }}");
+        FAIL() << "no error";
+    } catch (const ChatTemplateError& e) {
+        EXPECT_NE(std::string(e.what()).find("syntax error at line 2: No filter named 'no_such_filter'"), std::string::npos) << e.what();
+    }
+}
+
+TEST(JinjaChatTemplate, PythonFormattingOfValues) {
+    JinjaChatTemplate t(
+        "{{ [1, 'a', \"it's\", none, true, 1.0, {'k': (1,)}] }}|{{ 1e16 }}|{{ 0.0001 }}|{{ 1 / 3 }}|{{ 10 / 2 }}|"
+        "{{ messages[0] }}|{{ 'é' | tojson }}|{{ 7 // -2 }}|{{ -7 % 3 }}|{{ 2.5 | round }}");
+    EXPECT_EQ(t.render({{"user", "a"}}, {}),
+              "[1, 'a', \"it's\", None, True, 1.0, {'k': (1,)}]|1e+16|0.0001|0.3333333333333333|5.0|"
+              "{'role': 'user', 'content': 'a'}|\"é\"|-4|2|2.0");
 }
