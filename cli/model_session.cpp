@@ -1,6 +1,6 @@
 #include "model_session.hpp"
 
-#include "jinja_chat_template.hpp"
+#include <hetero/chat/jinja_chat_template.hpp>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-# hetero_add_provider(<name> SOURCES <file>...
+# hetero_add_provider(<name> SOURCES <file>... [EXPORTS <symbol>...]
 #                     [DESTINATION <dir>] [COMPONENT <component>] [NO_INSTALL])
 #
 # Builds an execution provider: the MODULE libhetero-ep-<name>.so, linked with
@@ -8,6 +8,8 @@
 # resolves every symbol at link time and exports one symbol. <name> is the
 # provider's name in its ABI table: [a-z0-9_]+. The target is called
 # hetero-ep-<name>; add include dirs, definitions and libraries to it as usual.
+# EXPORTS names further extern "C" symbols the plugin exports on purpose
+# (diagnostics its own tests look up with dlsym); the core never uses them.
 #
 # Installs it into DESTINATION, by default the plugin dir relative to the
 # install prefix: ${HETERO_PLUGIN_SUBDIR} (lib/hetero/plugins), where a
@@ -18,7 +20,7 @@
 include_guard(GLOBAL)
 
 function(hetero_add_provider name)
-  cmake_parse_arguments(ARG "NO_INSTALL" "DESTINATION;COMPONENT" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "DESTINATION;COMPONENT" "SOURCES;EXPORTS" ${ARGN})
   if(NOT name MATCHES "^[a-z0-9_]+$")
     message(FATAL_ERROR "hetero_add_provider: the provider name '${name}' must match [a-z0-9_]+ "
                         "(it is the name in the ABI table and the <name> of libhetero-ep-<name>.so)")
@@ -43,6 +45,14 @@ function(hetero_add_provider name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  if(ARG_EXPORTS)
+    # The version script hetero::provider links with, plus these symbols.
+    list(JOIN ARG_EXPORTS ";\n    " exports)
+    set(map ${CMAKE_CURRENT_BINARY_DIR}/${target}.map)
+    file(CONFIGURE OUTPUT ${map} CONTENT "{\n  global:\n    hetero_ep_init;\n    ${exports};\n  local:\n    *;\n};\n")
+    set_target_properties(${target} PROPERTIES HETERO_PROVIDER_VERSION_SCRIPT ${map})
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${map})
+  endif()
 
   if(DEFINED HETERO_BUILD_PLUGIN_DIR)
     # hetero's own build: plugins land where the uninstalled core looks
