@@ -5,14 +5,23 @@
 # on THREADS threads, engines alternating per round. The summary gives each
 # decode figure as GB/s of weights streamed and as a share of the probe.
 #
-# usage: bench/cpu_side_by_side.sh HETERO_BUILD_DIR LLAMA_CPU_DIR [MODEL_DIR]
+# usage: bench/cpu_side_by_side.sh HETERO_BUILD_DIR [LLAMA_CPU_DIR] [MODEL_DIR]
+#   LLAMA_CPU_DIR holds llama.cpp's llama-bench (a peer's cpu/ folder); empty
+#   or left out: the peer in HETERO_BUILD_DIR/peer, built there by
+#   tests/peer/setup_peer.sh (from npm) when it is not there yet.
 #   THREADS (default: all cores), SHAPES (default tinyllama-1.1b),
 #   TYPES (default "q4_0 q8_0 q4_k"), ROUNDS (default 2), REPS (default 3),
 #   PP (default 512), TG (default 64), CPU_OPTIONS (more cpu provider options
 #   as JSON members, e.g. '"decode_streams":4')
 set -uo pipefail
 build=$1
-peer=$2
+peer=${2:-}
+if [[ -z $peer ]]; then
+  peer=$build/peer/cpu
+  [[ -x $peer/llama-bench ]] || "$(dirname "$0")/../tests/peer/setup_peer.sh" "$build/peer" ||
+    { echo "no llama.cpp peer in $build/peer and it could not be built" >&2; exit 1; }
+fi
+[[ -x $peer/llama-bench ]] || { echo "no llama-bench in $peer (tests/peer/setup_peer.sh DIR builds one in DIR/cpu)" >&2; exit 1; }
 models=${3:-/tmp/hetero-models}
 mkdir -p "$models"
 hetero=$build/bin/hetero

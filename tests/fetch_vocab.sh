@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # Fetches llama.cpp's vocabulary-only GGUF test files (MIT) into .peer/vocab
-# for the tokenizer tests: they ship inside the node-llama-cpp npm package as
-# a git bundle of llama.cpp. Needs npm and git; the tests skip without them.
-set -euo pipefail
+# for the tokenizer tests (tests/unit/tokenizer_gguf_test.cpp, the tokenizer
+# fuzzer): they ship in the llama.cpp source that the node-llama-cpp npm
+# package bundles, which tests/peer/setup_peer.sh --vocab-only unpacks. The
+# texts and expected ids they go with are in tests/data/models/vocab.
+# Needs npm and git; without them it says so and the tests that need the
+# files skip.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-[[ -f .peer/vocab/ggml-vocab-llama-bpe.gguf ]] && exit 0
-command -v npm >/dev/null && command -v git >/dev/null || { echo "npm or git missing: tokenizer vocab tests will skip"; exit 0; }
-work=.peer/.work
-mkdir -p "$work" .peer/vocab
-(
-  cd "$work"
-  npm pack --silent node-llama-cpp@3.22.1 >/dev/null
-  mkdir -p node-llama-cpp && tar xzf node-llama-cpp-3.22.1.tgz -C node-llama-cpp --strip-components=1
-  [[ -d src ]] || git clone -q node-llama-cpp/llama/gitRelease.bundle src
-)
-cp "$work"/src/models/ggml-vocab-*.gguf* .peer/vocab/
-echo "vocab files in .peer/vocab"
+tests/peer/setup_peer.sh --vocab-only .peer
+rc=$?
+if [[ $rc == 77 ]]; then
+  echo "could not fetch llama.cpp's vocabulary files: the GGUF vocabulary tests will skip"
+  exit 0
+fi
+exit $rc

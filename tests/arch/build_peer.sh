@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
-# Builds the llama.cpp peer that tests/arch/peer_tokens.sh compares against,
-# into OUT_DIR (skipped when OUT_DIR already has it), and peer-greedy
-# (tests/arch/peer_greedy.cpp) against that peer's libllama. Needs npm: where
-# npm or its registry is unreachable it says so and exits 0, and the test skips.
+# Makes OUT_DIR a llama.cpp peer for the comparisons against llama.cpp
+# (tests/arch/peer_tokens.sh, tests/arch/peer_logits.sh, tests/peer/peer_test.sh):
+# builds it with tests/peer/setup_peer.sh unless OUT_DIR already holds one, then
+# builds peer-greedy (tests/arch/peer_greedy.cpp) against that peer's libllama.
+# Where the peer cannot be built here (no npm, git or compiler, or the npm
+# registry unreachable) it says so and exits 77; the comparisons then skip.
+# A failed build exits 1.
 # Usage: build_peer.sh OUT_DIR
 set -uo pipefail
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 OUT_DIR" >&2
+  exit 2
+fi
 out="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
-setup="$here/../../../shared/tools/peer/setup.sh"
-if [[ ! -x "$out/cpu/llama-completion" ]]; then
-  if ! command -v npm >/dev/null || ! timeout 20 npm ping >/dev/null 2>&1; then
-    echo "npm or its registry is unreachable: no llama.cpp peer, the architecture token test will skip"
-    exit 0
+if [[ ! -x "$out/cpu/llama-completion" || ! -x "$out/cpu/llama-perplexity" || ! -x "$out/cpu/llama-quantize" ]]; then
+  "$here/../peer/setup_peer.sh" "$out"
+  rc=$?
+  if [[ $rc == 77 ]]; then
+    echo "no llama.cpp peer: the comparisons against llama.cpp will skip"
+    exit 77
+  elif [[ $rc != 0 ]]; then
+    echo "building the llama.cpp peer in $out failed"
+    exit 1
   fi
-  if [[ ! -x "$setup" ]]; then
-    echo "no peer setup script at $setup: the architecture token test will skip"
-    exit 0
-  fi
-  "$setup" "$out" || { echo "building the llama.cpp peer failed: the architecture token test will skip"; exit 0; }
 fi
-# The peer's headers are in the source tree setup.sh unpacked; its libraries
-# keep the names setup.sh links its tools against.
-src="$out/.work/src"
+# The peer's headers: the llama.cpp source tree setup_peer.sh unpacked (src/;
+# .work/src in peers built by earlier versions of the script).
+src="$out/src"
+[[ -f $src/include/llama.h ]] || src="$out/.work/src"
+if [[ ! -f $src/include/llama.h ]]; then
+  echo "the llama.cpp peer in $out has no source tree (src/include/llama.h): delete $out and build it again"
+  exit 1
+fi
 if [[ ! -x "$out/cpu/peer-greedy" || "$here/peer_greedy.cpp" -nt "$out/cpu/peer-greedy" ]]; then
   if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_greedy.cpp" -o "$out/cpu/peer-greedy" \
       -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
-    echo "building peer-greedy against the llama.cpp peer failed: the architecture token test will fail"
+    echo "building peer-greedy against the llama.cpp peer in $out failed"
+    exit 1
   fi
 fi
+echo "llama.cpp peer ready in $out"

@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # End-to-end checks of the hetero CLI as a user meets it.
-# Usage: cli_test.sh HETERO_BINARY SHARED_MODELS_DIR
+# Usage: cli_test.sh HETERO_BINARY TEST_MODELS_DIR
+# TEST_MODELS_DIR is tests/data/models: the stories260K checkpoint, its
+# tokenizer and llama2.c's reference text (README.md there says where each
+# comes from).
 set -uo pipefail
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 HETERO_BINARY TEST_MODELS_DIR" >&2
+  exit 2
+fi
 hetero="$1"
-shared="$2"
+data="$2"
+for f in stories260K.bin tok512.bin reference/greedy-once-upon-a-time.txt; do
+  [[ -s "$data/$f" ]] || { echo "FAIL: test data $data/$f is missing or empty"; exit 1; }
+done
 fail=0
 check() {  # check NAME CONDITION-EXIT-CODE
   if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
@@ -11,6 +21,7 @@ check() {  # check NAME CONDITION-EXIT-CODE
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+(cd "$data" && sha256sum --check --quiet --strict SHA256SUMS); check "test data matches its SHA256SUMS" $?
 "$hetero" --version | grep -q '^hetero [0-9]'; check "--version" $?
 "$hetero" --help | grep -q 'run'; check "--help lists run" $?
 "$hetero" run --help | grep -q -- '--temp'; check "run --help" $?
@@ -78,7 +89,7 @@ if python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if 
 fi
 
 # Greedy text of the default model = llama2.c's reference text (first line).
-expected=$(awk '/^Text printed:/{f=1; next} f && /^```/{if (++n == 2) exit; next} f && n == 1' "$shared/README.md" | head -c 120)
+expected=$(head -c 120 "$data/reference/greedy-once-upon-a-time.txt")
 "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?
 got=$(head -c 120 "$tmp/out")
 [[ $rc == 0 && -n "$expected" && "$got" == "${expected:0:${#got}}" && ${#got} -ge 100 ]]; check "default model greedy text matches llama2.c" $?
@@ -172,7 +183,7 @@ echo '{"plan": {"pin": [{"layers": "0-1", "device": "cpu:0", "colour": 1}]}}' >"
 mkfifo "$tmp/fifo"
 timeout 20 "$hetero" run --config "$tmp/fifo" -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "fifo: not a regular file" "$tmp/err"; check "a FIFO as --config is refused, not waited on" $?
-timeout 20 "$hetero" run -m "$shared/stories260K.bin" --tokenizer "$tmp/fifo" --providers cpu -n 1 >/dev/null 2>"$tmp/err"; rc=$?
+timeout 20 "$hetero" run -m "$data/stories260K.bin" --tokenizer "$tmp/fifo" --providers cpu -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "fifo: not a regular file" "$tmp/err"; check "a FIFO as --tokenizer is refused, not waited on" $?
 timeout 20 "$hetero" run --config /dev/zero -n 1 >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc == 1 ]] && grep -q "/dev/zero: not a regular file" "$tmp/err"; check "/dev/zero as --config is refused" $?
@@ -334,17 +345,17 @@ done
 
 # Nothing lost: an output that is an input is refused, and a failed write
 # (a file-size limit, /dev/full) leaves nothing under the target name.
-cp "$shared/stories260K.bin" "$tmp/in.bin"
-"$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" "$tmp/in.bin" >/dev/null 2>"$tmp/err"; rc=$?
-[[ $rc != 0 ]] && grep -q "is the input" "$tmp/err" && cmp -s "$tmp/in.bin" "$shared/stories260K.bin"; check "convert refuses to overwrite its input" $?
-(trap '' XFSZ; ulimit -f 200; "$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" "$tmp/limited.gguf" >/dev/null 2>"$tmp/err"); rc=$?
+cp "$data/stories260K.bin" "$tmp/in.bin"
+"$hetero" convert llama2c "$tmp/in.bin" "$data/tok512.bin" "$tmp/in.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[[ $rc != 0 ]] && grep -q "is the input" "$tmp/err" && cmp -s "$tmp/in.bin" "$data/stories260K.bin"; check "convert refuses to overwrite its input" $?
+(trap '' XFSZ; ulimit -f 200; "$hetero" convert llama2c "$tmp/in.bin" "$data/tok512.bin" "$tmp/limited.gguf" >/dev/null 2>"$tmp/err"); rc=$?
 [[ $rc != 0 && ! -e "$tmp/limited.gguf" ]] && grep -q "nothing was written under that name" "$tmp/err" && [[ -z $(ls -A "$tmp" | grep "limited.gguf.tmp") ]]
 check "a failed write leaves no partial file" $?
-"$hetero" convert llama2c "$tmp/in.bin" "$shared/tok512.bin" /dev/full >/dev/null 2>"$tmp/err"; rc=$?
+"$hetero" convert llama2c "$tmp/in.bin" "$data/tok512.bin" /dev/full >/dev/null 2>"$tmp/err"; rc=$?
 [[ $rc != 0 ]] && grep -q "No space left" "$tmp/err" && [[ -c /dev/full ]]; check "convert to /dev/full fails naming the cause" $?
 
 # The converter round trip: llama2.c checkpoint -> GGUF -> same greedy text.
-"$hetero" convert llama2c "$shared/stories260K.bin" "$shared/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
+"$hetero" convert llama2c "$data/stories260K.bin" "$data/tok512.bin" "$tmp/conv.gguf" >/dev/null 2>&1; rc=$?
 check "convert llama2c" $rc
 "$hetero" run -m "$tmp/conv.gguf" --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/out2" 2>/dev/null
 cmp -s "$tmp/out" "$tmp/out2"; check "converted model gives the same text" $?

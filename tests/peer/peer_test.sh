@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks hetero's GGUF block types against ggml itself, using a llama.cpp
-# peer built by the shared tools/peer/setup.sh (from npm packages):
+# peer built by tests/peer/setup_peer.sh (from npm packages):
 #   1. tests/peer/ggml_bitexact.cpp, compiled against the peer's ggml headers
 #      and libggml-base.so: every block type decodes bit for bit as ggml does.
 #   2. llama-quantize turns an f32 `hetero gen-model` file into Q4_K_M,
@@ -28,23 +28,25 @@ cxx=$3
 work=$4
 mkdir -p "$work"
 peer=${HETERO_PEER_DIR:-$work/llama-peer}
-setup=$src/../shared/tools/peer/setup.sh
+setup=$src/tests/peer/setup_peer.sh
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 
-if [[ ! -f $peer/cpu/libggml-base.so || ! -x $peer/cpu/llama-quantize || ! -f $peer/.work/src/ggml/include/ggml.h ]]; then
-    [[ -f $setup ]] || skip "no peer in $peer and no $setup to build one"
-    command -v npm >/dev/null || skip "no peer in $peer and npm is not installed to build one"
-    timeout 60 npm view node-llama-cpp version >/dev/null 2>&1 || skip "no peer in $peer and the npm registry is unreachable"
+# The peer's ggml headers: src/ of setup_peer.sh (.work/src in peers built earlier).
+peer_src() { if [[ -f $peer/src/ggml/include/ggml.h ]]; then echo "$peer/src"; else echo "$peer/.work/src"; fi; }
+if [[ ! -f $peer/cpu/libggml-base.so || ! -x $peer/cpu/llama-quantize || ! -f $(peer_src)/ggml/include/ggml.h ]]; then
     echo "building the llama.cpp peer in $peer"
-    bash "$setup" "$peer" >"$work/peer_setup.log" 2>&1 || { tail -n 20 "$work/peer_setup.log"; echo "FAIL: peer setup"; exit 1; }
+    "$setup" "$peer" >"$work/peer_setup.log" 2>&1
+    rc=$?
+    [[ $rc == 77 ]] && skip "no peer in $peer and none can be built here: $(tail -n 1 "$work/peer_setup.log")"
+    [[ $rc == 0 ]] || { tail -n 20 "$work/peer_setup.log"; echo "FAIL: peer setup"; exit 1; }
 fi
 
 fail=0
 check() { if [[ $2 -eq 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
 # 1. Bit-exact decoding.
-"$cxx" -std=c++20 -O2 -Wall -Wextra -Werror -I"$src/sdk/include" -I"$src/plugin_api" -I"$peer/.work/src/ggml/include" \
+"$cxx" -std=c++20 -O2 -Wall -Wextra -Werror -I"$src/sdk/include" -I"$src/plugin_api" -I"$(peer_src)/ggml/include" \
     "$src/tests/peer/ggml_bitexact.cpp" -o "$work/ggml_bitexact" -L"$peer/cpu" -l:libggml-base.so -Wl,-rpath,"$peer/cpu"
 check "ggml_bitexact builds against the peer" $?
 if [[ -x $work/ggml_bitexact ]]; then

@@ -55,7 +55,8 @@ if [[ -f $stamp ]]; then
   echo "llama.cpp peer already in $out ($have)"
   exit 0
 fi
-if [[ $vocab_only == 1 && -f $out/vocab/ggml-vocab-llama-bpe.gguf && -f $out/src/include/llama.h ]]; then
+if [[ $vocab_only == 1 && -f $out/vocab/ggml-vocab-llama-spm.gguf && -f $out/vocab/ggml-vocab-llama-bpe.gguf &&
+      -f $out/vocab/ggml-vocab-qwen2.gguf && -f $out/vocab/ggml-vocab-gpt-2.gguf ]]; then
   echo "llama.cpp vocabulary files already in $out/vocab"
   exit 0
 fi
@@ -103,7 +104,10 @@ date=$(git -C "$src" log -1 --format=%cs)
 
 mkdir -p "$out/vocab"
 cp "$src"/models/ggml-vocab-*.gguf* "$out/vocab/"
+# What the packages held is copied out by now; the .tgz files stay.
+tidy() { rm -rf "$dl"/node-llama-cpp "$dl"/node-llama-cpp-linux-x64 "$dl"/node-llama-cpp-linux-x64-vulkan; }
 if [[ $vocab_only == 1 ]]; then
+  tidy
   echo "llama.cpp vocabulary files in $out/vocab (llama.cpp $date)"
   exit 0
 fi
@@ -179,4 +183,5 @@ usage=$("$out/cpu/llama-quantize" --help 2>&1) || true
 [[ $usage == *usage:* ]] || die "the built llama-quantize does not start: ${usage:0:300}"
 printf '%s\n%s\n' "$want" "llama.cpp commit $commit" >"$stamp.tmp"
 mv "$stamp.tmp" "$stamp"
+tidy
 echo "llama.cpp peer ready in $out ($want)"

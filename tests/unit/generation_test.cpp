@@ -6,6 +6,7 @@
 #include <hetero/runtime/open_model.hpp>
 
 #include "build_tree_registry.hpp"
+#include "test_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,23 +19,11 @@
 
 namespace {
 
-const std::string kShared = HETERO_SHARED_DIR "/models";
+const std::string kModels = hetero::test::models_dir();
 
-// The n-th fenced block of numbers after `marker` in the models README.
-std::vector<int32_t> reference_ids(const std::string& marker) {
-    std::ifstream in(kShared + "/README.md");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    size_t at = text.find(marker);
-    if (at == std::string::npos) return {};
-    at = text.find("```", at);
-    const size_t end = text.find("```", at + 3);
-    std::istringstream nums(text.substr(at + 3, end - at - 3));
-    std::vector<int32_t> ids;
-    int32_t v;
-    while (nums >> v) ids.push_back(v);
-    return ids;
+// llama2.c's greedy ids after BOS (tests/data/models/reference/NAME, 256 of them).
+std::vector<int32_t> reference_ids(const std::string& name, std::string& problem) {
+    return hetero::test::read_reference_ids(name, 256, problem);
 }
 
 struct Case {
@@ -57,8 +46,8 @@ std::vector<Case> cases() {
     std::vector<Case> out;
     const std::vector<std::pair<std::string, std::string>> models = {
         {HETERO_SOURCE_DIR "/models/stories260K.gguf", ""},
-        {kShared + "/stories260K.bin", kShared + "/tok512.bin"},
-        {kShared + "/stories260K-llamacpp.gguf", ""},
+        {kModels + "/stories260K.bin", kModels + "/tok512.bin"},
+        {kModels + "/stories260K-llamacpp.gguf", ""},
     };
     for (const char* p : {"cpu", "opencl", "vulkan"}) {
         for (const auto& [m, t] : models) out.push_back({p, m, t});
@@ -85,18 +74,19 @@ std::vector<int32_t> run_greedy(const Case& c, const std::string& prompt, int32_
     return std::vector<int32_t>(r.tokens.begin() + 1, r.tokens.end());  // after BOS
 }
 
-void expect_reference(const Case& c, const std::string& marker, const std::string& prompt) {
-    const auto expected = reference_ids(marker);
-    ASSERT_EQ(expected.size(), 256u) << "reference ids not found after '" << marker << "'";
+void expect_reference(const Case& c, const std::string& reference, const std::string& prompt) {
+    std::string problem;
+    const auto expected = reference_ids(reference, problem);
+    ASSERT_TRUE(problem.empty()) << problem;
     if (!registry().find(c.provider)) GTEST_SKIP() << c.provider << " provider not available";
     const auto got = run_greedy(c, prompt, 256);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "first difference at token " << i;
 }
 
-TEST_P(GreedyReference, OnceUponATime) { expect_reference(GetParam(), "Token ids after BOS", "Once upon a time"); }
+TEST_P(GreedyReference, OnceUponATime) { expect_reference(GetParam(), "greedy-once-upon-a-time.ids", "Once upon a time"); }
 
-TEST_P(GreedyReference, EmptyPrompt) { expect_reference(GetParam(), "With an empty prompt the 256 ids are", ""); }
+TEST_P(GreedyReference, EmptyPrompt) { expect_reference(GetParam(), "greedy-empty-prompt.ids", ""); }
 
 INSTANTIATE_TEST_SUITE_P(Models, GreedyReference, testing::ValuesIn(cases()), case_name);
 
@@ -125,8 +115,12 @@ TEST(Generation, SplitAcrossDevicesMatchesSingleDevice) {
     hetero::Session split(m.file, hetero::plan_even_layers(int(m.file.hparams.n_layer), devs));
     ASSERT_GE(split.plan().used_devices().size(), 2u);
     hetero::Sampler greedy(hetero::SamplerOptions{0.f, 0, 1.f, 0});
+    std::string problem;
+    const auto expected = reference_ids("greedy-once-upon-a-time.ids", problem);
+    ASSERT_TRUE(problem.empty()) << problem;
     auto r = hetero::generate(split, *m.tokenizer, "Once upon a time", 60, greedy);
-    const auto expected = reference_ids("Token ids after BOS");
+    // BOS, the 4 prompt tokens and 60 generated ones.
+    ASSERT_EQ(r.tokens.size(), 65u);
     for (size_t i = 1; i < r.tokens.size(); ++i) ASSERT_EQ(r.tokens[i], expected[i - 1]) << "token " << i;
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -19,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+const std::string kModels = ::hetero::test::models_dir();
 
 std::string temp_path(const std::string& name) {
     return (fs::temp_directory_path() / ("hetero_gguf_reader_" + std::to_string(::getpid()) + "_" + name)).string();
@@ -64,14 +66,14 @@ TEST(GgufReader, ReadsLlamaCppStories260K) {
 TEST(GgufReader, VocabularyFilesWhenPresent) {
     int found = 0;
     for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf"}) {
-        const std::string path = kModels + "/vocab/" + name;
+        const std::string path = ::hetero::test::vocab_dir() + "/" + name;
         if (!fs::exists(path)) continue;
         ++found;
         const GgufFile f = GgufFile::open(path);
         EXPECT_GT(f.get_string_array("tokenizer.ggml.tokens").size(), 1000u) << path;
         EXPECT_TRUE(f.get_string("tokenizer.ggml.model").has_value()) << path;
     }
-    if (found == 0) GTEST_SKIP() << "no vocabulary GGUFs in " << kModels << "/vocab";
+    if (found == 0) GTEST_SKIP() << "no vocabulary GGUFs in " << ::hetero::test::vocab_dir() << ": run tests/fetch_vocab.sh";
 }
 
 TEST(GgufWriter, RoundTripsEveryMetadataType) {

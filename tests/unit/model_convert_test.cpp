@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -20,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+const std::string kModels = ::hetero::test::models_dir();
 const std::string kBin = kModels + "/stories260K.bin";
 const std::string kTok = kModels + "/tok512.bin";
 

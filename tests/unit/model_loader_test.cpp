@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -22,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+const std::string kModels = ::hetero::test::models_dir();
 
 std::string temp_path(const std::string& name) {
     return (fs::temp_directory_path() / ("hetero_model_loader_" + std::to_string(::getpid()) + "_" + name)).string();

@@ -1,15 +1,18 @@
 // GGUF vocabularies against llama.cpp's tokenizer test files: every text of
 // each .inp must encode to the ids on the matching line of its .out.
 //
-// The vocabulary-only .gguf files are found in $HETERO_VOCAB_DIR, else in
-// <source>/.peer/vocab (filled by ../shared/tools/peer/setup.sh); the tests
-// are skipped, saying so, when they are absent.
+// The .inp/.out files are kept in tests/data/models/vocab. The vocabulary-only
+// .gguf files are found in $HETERO_VOCAB_DIR, else in <source>/.peer/vocab
+// (filled by tests/fetch_vocab.sh); the tests are skipped, saying so, when
+// they are absent.
 #include <hetero/error.hpp>
 #include <hetero/model/gguf.hpp>
 #include <hetero/model/gguf_writer.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
 #include <gtest/gtest.h>
+
+#include "test_data.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,12 +23,9 @@
 
 namespace {
 
-const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+const std::string kModels = ::hetero::test::models_dir();
 
-std::string vocab_dir() {
-    if (const char* dir = std::getenv("HETERO_VOCAB_DIR"); dir && *dir) return dir;
-    return std::string(HETERO_SOURCE_DIR) + "/.peer/vocab";
-}
+using ::hetero::test::vocab_dir;
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -76,10 +76,9 @@ TEST_P(GgufVocab, ReproducesLlamaCppTestFile) {
     auto tok = open();
     if (!tok)
         GTEST_SKIP() << "ggml-vocab-" << GetParam() << ".gguf not found in " << vocab_dir()
-                     << ": run ../shared/tools/peer/setup.sh .peer, or point HETERO_VOCAB_DIR at llama.cpp's models/";
-    // The shared copies of the test files when there are some, else those beside the vocabulary.
-    std::string stem = kModels + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
-    if (!std::filesystem::exists(stem + ".inp")) stem = vocab_dir() + "/ggml-vocab-" + GetParam() + ".gguf";
+                     << ": run tests/fetch_vocab.sh, or point HETERO_VOCAB_DIR at llama.cpp's models/";
+    // The texts and ids kept in tests/data/models/vocab.
+    const std::string stem = kModels + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
     const auto texts = read_texts(stem + ".inp");
     const auto expected = read_ids(stem + ".out");
     ASSERT_EQ(texts.size(), expected.size());

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,7 +14,7 @@
 
 namespace {
 
-const std::string kModels = std::string(HETERO_SHARED_DIR) + "/models";
+const std::string kModels = ::hetero::test::models_dir();
 
 std::unique_ptr<hetero::Tokenizer> open_llama2c(const std::string& file, int32_t vocab_size) {
     return hetero::Tokenizer::create(hetero::vocab_from_llama2c(kModels + "/" + file, vocab_size));
