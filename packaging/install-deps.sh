@@ -11,10 +11,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libvulkan-dev glslang-tools mesa-vulkan-drivers
-  python3-jinja2 libpython3-dev libcpp-httplib-dev
+  libcpp-httplib-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang curl)
+  # python3-jinja2: the oracle the chat template engine is compared with.
+  packages+=(g++-aarch64-linux-gnu qemu-user vulkan-validationlayers vulkan-tools clang curl python3-jinja2)
   # npm for the server's openai-client test and the llama.cpp peer: Debian's
   # packages only where no node/npm is installed (a NodeSource nodejs bundles
   # npm and conflicts with Debian's npm package).

@@ -92,6 +92,13 @@ private:
         ~DepthGuard() { --p.depth_; }
     };
 
+    // A left-associative chain (a + b + c ..., x.y.z, f | g | h) nests the
+    // tree as deep as it is long; rendering and freeing it recurse that deep.
+    void check_chain(size_t& length) {
+        if (++length + size_t(depth_) > size_t(max_depth_))
+            fail("expression nested too deeply (the limit is " + std::to_string(max_depth_) + " levels)");
+    }
+
     // --- statements ---
     using EndTags = std::initializer_list<const char*>;
 
@@ -431,7 +438,9 @@ private:
         DepthGuard guard(*this);
         int line = cur().line;
         ExprPtr expr1 = parse_or();
+        size_t chain = 0;
         while (skip_name("if")) {
+            check_chain(chain);
             ExprPtr expr2 = parse_or();
             ExprPtr expr3;
             if (skip_name("else")) expr3 = parse_condexpr();
@@ -455,7 +464,9 @@ private:
     ExprPtr parse_or() {
         int line = cur().line;
         ExprPtr left = parse_and();
+        size_t chain = 0;
         while (skip_name("or")) {
+            check_chain(chain);
             left = binary(ExprKind::Or, line, std::move(left), parse_and());
             line = cur().line;
         }
@@ -465,7 +476,9 @@ private:
     ExprPtr parse_and() {
         int line = cur().line;
         ExprPtr left = parse_not();
+        size_t chain = 0;
         while (skip_name("and")) {
+            check_chain(chain);
             left = binary(ExprKind::And, line, std::move(left), parse_not());
             line = cur().line;
         }
@@ -524,7 +537,9 @@ private:
     ExprPtr parse_math1() {
         int line = cur().line;
         ExprPtr left = parse_concat();
+        size_t chain = 0;
         while (is_op("+") || is_op("-")) {
+            check_chain(chain);
             const BinaryOp op = is_op("+") ? BinaryOp::Add : BinaryOp::Sub;
             next();
             left = arith(op, line, std::move(left), parse_concat());
@@ -547,7 +562,9 @@ private:
     ExprPtr parse_math2() {
         int line = cur().line;
         ExprPtr left = parse_pow();
+        size_t chain = 0;
         while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+            check_chain(chain);
             const std::string o = cur().text;
             const BinaryOp op = o == "*" ? BinaryOp::Mul : o == "/" ? BinaryOp::Div : o == "//" ? BinaryOp::FloorDiv : BinaryOp::Mod;
             next();
@@ -560,7 +577,9 @@ private:
     ExprPtr parse_pow() {
         int line = cur().line;
         ExprPtr left = parse_unary(true);
+        size_t chain = 0;
         while (skip_op("**")) {
+            check_chain(chain);
             left = arith(BinaryOp::Pow, line, std::move(left), parse_unary(true));
             line = cur().line;
         }
@@ -650,7 +669,9 @@ private:
     }
 
     ExprPtr parse_postfix(ExprPtr node) {
+        size_t chain = 0;
         while (true) {
+            if (is_op(".") || is_op("[") || is_op("(")) check_chain(chain);
             if (is_op(".") || is_op("[")) {
                 node = parse_subscript(std::move(node));
             } else if (is_op("(")) {
@@ -663,7 +684,9 @@ private:
     }
 
     ExprPtr parse_filter_expr(ExprPtr node) {
+        size_t chain = 0;
         while (true) {
+            if (is_op("|") || is_name("is") || is_op("(")) check_chain(chain);
             if (is_op("|")) {
                 node = parse_filter_chain(std::move(node), false);
             } else if (is_name("is")) {
@@ -786,7 +809,9 @@ private:
 
     // `| name(args) | name ...`; with start_inline the first name has no pipe ({% filter name %}).
     ExprPtr parse_filter_chain(ExprPtr node, bool start_inline) {
+        size_t chain = 0;
         while (is_op("|") || start_inline) {
+            check_chain(chain);
             if (!start_inline) next();
             auto e = make(ExprKind::Filter, cur().line);
             e->name = expect_name();

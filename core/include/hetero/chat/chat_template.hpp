@@ -1,6 +1,6 @@
 // A chat template turns a conversation into the prompt text a model was
-// trained on. The engine behind it (the Jinja one the CLI links lives in
-// cli/jinja/) is kept out of libhetero: the core only sees this interface.
+// trained on. JinjaChatTemplate (jinja_chat_template.hpp) is the engine:
+// Jinja2 templates rendered in C++, no Python.
 #pragma once
 
 #include <hetero/error.hpp>

@@ -21,11 +21,11 @@ namespace hetero {
 // with a ChatTemplateError naming the budget.
 struct JinjaLimits {
     std::chrono::milliseconds time_limit{2000};  // wall time of one render
-    uint64_t max_steps = 20'000'000;             // statements, expressions, loop iterations and calls
+    uint64_t max_steps = 10'000'000;             // statements, expressions, loop iterations and calls
     uint64_t max_output_bytes = 8u << 20;        // the rendered text
     uint64_t max_value_bytes = 8u << 20;         // any one string built while rendering
     uint64_t max_items = 1'000'000;              // any one list or dict built while rendering
-    int max_depth = 200;                         // nesting of expressions, statements and macro calls
+    int max_depth = 500;                         // nesting of expressions, statements and macro calls
 };
 
 class JinjaChatTemplate : public ChatTemplate {
