@@ -22,7 +22,7 @@
 # A complete OUT_DIR is left as it is (delete it to rebuild). Downloads stay
 # in OUT_DIR/.download; keep OUT_DIR out of git (build*/ and .peer/ are ignored).
 #
-# Exit status: 0 ready; 77 cannot be built on this machine (npm, git or a C++
+# Exit status: 0 ready; 77 cannot be built on this machine (not Linux x86-64, npm, git or a C++
 # compiler missing, or the npm registry unreachable: callers skip); 1 failed.
 # Needs npm, git, tar, a C++17 compiler (CXX, default g++). PEER_JOBS (default:
 # the number of cores) tools compile at once.
@@ -65,7 +65,11 @@ cxx=${CXX:-g++}
 command -v npm >/dev/null || cannot "npm is not installed"
 command -v git >/dev/null || cannot "git is not installed"
 command -v tar >/dev/null || cannot "tar is not installed"
-[[ $vocab_only == 1 ]] || command -v "$cxx" >/dev/null || cannot "no C++ compiler ($cxx)"
+if [[ $vocab_only == 0 ]]; then
+  command -v "$cxx" >/dev/null || cannot "no C++ compiler ($cxx)"
+  [[ $(uname -s) == Linux && $(uname -m) == x86_64 ]] ||
+    cannot "the prebuilt llama.cpp libraries are for Linux on x86-64, this is $(uname -s) on $(uname -m)"
+fi
 
 dl="$out/.download"
 mkdir -p "$dl"
