@@ -31,7 +31,7 @@ TEST(TokenizerLlama2c, ReferencePromptIds) {
     EXPECT_EQ(tok->n_vocab(), 512);
     EXPECT_EQ(tok->bos(), 1);
     EXPECT_EQ(tok->eos(), 2);
-    // The reference generation in models/README.md starts with the prompt's ids.
+    // The reference generation (tests/data/models/reference) starts with the prompt's ids.
     const std::vector<int32_t> expected{1, 403, 407, 261, 378};
     EXPECT_EQ(tok->encode("Once upon a time", true), expected);
     EXPECT_EQ(decode_stream(*tok, expected), "Once upon a time");
