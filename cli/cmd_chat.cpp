@@ -32,7 +32,8 @@ void on_sigint(int) { g_interrupt.store(true); }
 
 void chat(const ChatOptions& o) {
     auto cm = open_chat_model(o.model, o.n_predict, o.quiet);
-    Conversation conv(*cm->cache, *cm->model.tokenizer, *cm->prompt);
+    LoadedModel& model = *cm->model;
+    Conversation conv(model.cache(), model.tokenizer(), model.chat());
     if (!o.system.empty()) conv.set_system(o.system);
 
     // No SA_RESTART: Ctrl-C at the prompt interrupts the read and quits.
@@ -42,7 +43,7 @@ void chat(const ChatOptions& o) {
     sigaction(SIGINT, &sa, nullptr);
 
     const bool interactive = isatty(STDIN_FILENO);
-    if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); /reset starts over, /exit quits\n", cm->name, cm->cache->n_ctx());
+    if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); /reset starts over, /exit quits\n", model.name(), model.n_ctx());
     CompletionOptions co;
     co.max_tokens = o.n_predict;
     co.sampling = o.sampling;
@@ -83,7 +84,7 @@ void chat(const ChatOptions& o) {
         std::fflush(stdout);
         if (r.finish == FinishReason::interrupted) fmt::print(stderr, "(reply stopped)\n");
         if (r.finish == FinishReason::context_full)
-            fmt::print(stderr, "(the context of {} tokens is full: the reply was cut; /reset starts a new conversation)\n", cm->cache->n_ctx());
+            fmt::print(stderr, "(the context of {} tokens is full: the reply was cut; /reset starts a new conversation)\n", model.n_ctx());
         if (o.stats)
             fmt::print(stderr, "[prompt {} tokens: {} reused, {} evaluated in {:.1f} ms; reply {} tokens in {:.1f} ms; {}]\n", r.n_prompt,
                        r.n_reused, r.n_prompt - r.n_reused, r.prefill_seconds * 1e3, r.n_generated, r.decode_seconds * 1e3,

@@ -3,10 +3,7 @@
 #include "common.hpp"
 #include "logprobs.hpp"
 
-#include <hetero/runtime/generate.hpp>
-#include <hetero/runtime/open_model.hpp>
-#include <hetero/runtime/resilient_session.hpp>
-#include <hetero/runtime/session.hpp>
+#include <hetero/engine/loaded_model.hpp>
 #include <hetero/runtime/trace.hpp>
 
 #include <fmt/format.h>
@@ -51,38 +48,31 @@ void run(const RunOptions& o) {
     sigaction(SIGTERM, &sa, nullptr);
     const auto t0 = std::chrono::steady_clock::now();
     Runtime rt = open_runtime(o.providers);
-    OpenedModel m = open_model(o.model.empty() ? default_model_path() : o.model, o.tokenizer);
-    SessionOptions so;
-    so.n_ctx = o.ctx;
-    so.cache_type = cache_type_from_name(o.cache_type);
-    so.sync = sync_mode_from_env();
-    const PlanRequest req =
-        plan_request(so, context_length(m.file.hparams, o.ctx), int32_t(m.tokenizer->encode(o.prompt, true).size()), o.n_predict);
-    const PlannedRun planned = plan_model(rt, m.file, req);
-    const Plan& plan = planned.plan;
     TraceRecorder trace;
-    if (!o.trace.empty()) {
-        so.trace = &trace;
-        so.cost = planned.cost.get();
-    }
+    ModelLoadOptions lo;
+    lo.path = o.model;
+    lo.tokenizer = o.tokenizer;
+    lo.n_ctx = o.ctx;
+    lo.cache_type = cache_type_from_name(o.cache_type);
+    lo.plan_prompt = o.prompt;
+    lo.expected_reply = o.n_predict;
+    lo.load_chat_template = false;
+    if (!o.trace.empty()) lo.trace = &trace;
     // A device that fails mid-run is dropped: the model is planned again on
-    // the devices left (with the config's pins and splits that still apply)
-    // and generation goes on.
-    ResilientSession session(m.file, plan, so, [&](const std::vector<DeviceRef>& left) {
-        PlannedRun p = plan_on_devices(left, constraints_on(rt.config.plan, left), m.file, req);
-        return Replanned{std::move(p.plan), std::move(p.cost)};
-    });
+    // the devices left and generation goes on.
+    LoadedModel model(rt, lo);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", plan.describe());
+    if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", model.initial_plan().describe());
+    const ResilientSession& session = model.session();
 
     Sampler sampler(o.sampling);
     std::unique_ptr<LogprobsWriter> logprobs;
     OnSample on_sample;
     if (!o.logprobs.empty()) {
-        logprobs = std::make_unique<LogprobsWriter>(o.logprobs, *m.tokenizer, o.top_logprobs);
+        logprobs = std::make_unique<LogprobsWriter>(o.logprobs, model.tokenizer(), o.top_logprobs);
         on_sample = [&](const std::vector<float>& logits, int32_t token) { logprobs->write(logits, token); };
     }
-    const GenerationResult r = generate(session, *m.tokenizer, o.prompt, o.n_predict, sampler, [](const std::string& piece) {
+    const GenerationResult r = model.generate(o.prompt, o.n_predict, sampler, [](const std::string& piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
     }, &g_stop, on_sample);

@@ -37,15 +37,16 @@ void serve_model(const ServeOptions& o) {
 
     auto cm = open_chat_model(o.model, 256, o.quiet);
     serve::ServedModel served;
-    served.name = cm->name;
-    served.stem = cm->stem;
+    LoadedModel& model = *cm->model;
+    served.name = model.name();
+    served.stem = model.stem();
     served.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    served.tokenizer = cm->model.tokenizer.get();
-    served.prompt = cm->prompt.get();
-    served.n_ctx = cm->cache->n_ctx();
+    served.tokenizer = &model.tokenizer();
+    served.prompt = &model.chat();
+    served.n_ctx = model.n_ctx();
     served.default_seed = std::random_device{}();
 
-    serve::GenerationQueue queue(*cm->cache, *cm->model.tokenizer);
+    serve::GenerationQueue queue(model.cache(), model.tokenizer());
     httplib::Server server;
     const int threads = o.threads;
     server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };

@@ -1,7 +1,7 @@
 #include "common.hpp"
 #include "commands.hpp"
 
-#include <hetero/solver/profile.hpp>
+#include <hetero/profile/profile.hpp>
 
 #include <fmt/format.h>
 
@@ -68,64 +68,18 @@ std::vector<std::string> split_list(const std::string& s) {
     return out;
 }
 
-Config ProviderFlags::load_config() const {
-    Config c = Config::load_default(config_path);
-    if (!providers.empty()) c.select_providers(split_list(providers));
-    return c;
+RuntimeOptions ProviderFlags::runtime_options() const {
+    RuntimeOptions o;
+    o.config_path = config_path;
+    o.providers = split_list(providers);
+    o.threads = threads;
+    o.option_overrides = option_overrides;
+    return o;
 }
 
-Runtime open_runtime(const ProviderFlags& flags) {
-    Runtime rt;
-    rt.config = flags.load_config();
-    RegistryOptions ro = rt.config.registry_options();
-    if (flags.threads > 0) ro.provider_options["cpu"]["threads"] = std::to_string(flags.threads);
-    for (const auto& [provider, options] : flags.option_overrides)
-        for (const auto& [k, v] : options) ro.provider_options[provider][k] = v;
-    rt.registry = std::make_unique<Registry>(ro);
-    for (const std::string& wanted : ro.enabled) {
-        if (!wanted.empty() && !rt.registry->find(wanted))
-            throw Error(fmt::format("provider '{}' is not available\n{}", wanted, rt.registry->describe_search()));
-    }
-    // Providers discover their devices here (GPU drivers load now, not when the plugins load).
-    // A device whose times are simulated (npu_emu) would plan real runs
-    // with a phone's clock: it is used only when asked for by name.
-    const bool explicit_list = !rt.config.providers.empty();
-    rt.devices = available_devices(rt.registry->providers(), [&](const Provider& p, uint32_t d, const hetero_device_props& props) {
-        if ((props.flags & HETERO_DEVICE_FLAG_SIMULATED_TIME) && !explicit_list) return false;
-        return rt.config.device_allowed(p.name(), d, props.name);
-    });
-    if (rt.devices.empty())
-        throw Error("no usable device: no provider loaded or none reported a device\n" + rt.registry->describe_search());
-    return rt;
-}
+Config ProviderFlags::load_config() const { return load_runtime_config(runtime_options()); }
 
-PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request) {
-    return plan_on_devices(rt.devices, rt.config.plan, model, request);
-}
-
-PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt_len, int32_t n_generate) {
-    PlanRequest req;
-    req.n_ctx = n_ctx;
-    req.prompt_len = prompt_len;
-    req.n_generate = n_generate;
-    req.max_batch = so.max_batch;
-    req.cache_type = so.cache_type;
-    return req;
-}
-
-PlannedRun plan_on_devices(const std::vector<DeviceRef>& all, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request) {
-    PlannedRun r;
-    const std::vector<DeviceRef> devices = devices_for_model(model, all, request.n_ctx);
-    r.cost = make_cost_model(devices, model);
-    request.constraints = constraints;
-    r.plan = solve_plan(model, devices, *r.cost, request);
-    return r;
-}
-
-SyncMode sync_mode_from_env() {
-    const char* e = std::getenv("HETERO_SYNC");
-    return e && std::string(e) == "block" ? SyncMode::block : SyncMode::predicted_poll;
-}
+Runtime open_runtime(const ProviderFlags& flags) { return hetero::open_runtime(flags.runtime_options()); }
 
 void write_trace(const TraceRecorder& trace, const std::string& path) {
     trace.write(path);
@@ -180,19 +134,6 @@ uint32_t weight_type_from_name(const std::string& name) {
     if (name == "q2_k" || name == "q2_K") return HETERO_DTYPE_Q2_K;
     if (name == "q3_k" || name == "q3_K") return HETERO_DTYPE_Q3_K;
     throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k)");
-}
-
-std::string default_model_path() { return shipped_file_path("stories260K.gguf"); }
-
-std::string shipped_file_path(const std::string& name) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const fs::path installed = exe.parent_path() / HETERO_MODELS_SUBDIR_FROM_BIN / name;
-        if (fs::is_regular_file(installed, ec)) return installed.lexically_normal().string();
-    }
-    return (fs::path(HETERO_SOURCE_MODELS_DIR) / name).string();
 }
 
 }  // namespace hetero::cli

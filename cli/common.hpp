@@ -1,8 +1,11 @@
-// What every subcommand shares: provider selection flags, building the
-// registry from the config, picking devices, finding the default model.
+// What every subcommand shares: the provider selection flags (turned into
+// the library's RuntimeOptions), option parsing helpers, trace output.
 #pragma once
 
 #include <hetero/config.hpp>
+#include <hetero/engine/planning.hpp>
+#include <hetero/engine/runtime.hpp>
+#include <hetero/engine/shipped_files.hpp>
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/runtime/session.hpp>
@@ -26,44 +29,15 @@ struct ProviderFlags {
     // Provider options a command sets on top of the config's (provider -> key -> value).
     std::map<std::string, std::map<std::string, std::string>> option_overrides;
     void add_to(CLI::App& app);
+    RuntimeOptions runtime_options() const;
     Config load_config() const;
 };
 
-struct Runtime {
-    Config config;
-    std::unique_ptr<Registry> registry;
-    std::vector<DeviceRef> devices;  // usable devices in priority order
-};
-
-// Loads plugins per the flags/config; throws with the search report when no
-// device is usable.
+// The providers the flags and the config select (hetero::open_runtime).
 Runtime open_runtime(const ProviderFlags& flags);
-
-// The solver's plan for `model` on the runtime's devices that can run it,
-// with the config's pins and splits, from cached profiles where they exist
-// and the a-priori cost model elsewhere. `cost` stays valid for traces.
-struct PlannedRun {
-    std::unique_ptr<CostModel> cost;
-    Plan plan;
-};
-PlannedRun plan_model(const Runtime& rt, const ModelFile& model, PlanRequest request);
-// The plan request matching a session's options (context, chunk, cache type).
-PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt_len, int32_t n_generate);
-
-// The same on a chosen set of devices, with the given pins and splits.
-PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanConstraints& constraints, const ModelFile& model, PlanRequest request);
-
-// HETERO_SYNC=block makes devices wait for each other on a condition
-// variable instead of sleeping for the predicted time and polling.
-SyncMode sync_mode_from_env();
 
 // Writes a trace and prints, per device, predicted vs measured executable time.
 void write_trace(const TraceRecorder& trace, const std::string& path);
-
-// The shipped default model: next to an installed binary or in the source tree.
-std::string default_model_path();
-// A shipped file (models/NAME, e.g. "text/calibration.txt"), found the same way.
-std::string shipped_file_path(const std::string& name);
 
 std::vector<std::string> split_list(const std::string& s);
 

@@ -1,14 +1,11 @@
-// What `hetero chat` and `hetero serve` share: the model opened on the
-// providers, one session with its KV cache, and the model's chat template
-// (or the ChatML fallback, with a notice on stderr).
+// What `hetero chat` and `hetero serve` share: their model flags, and the
+// library's LoadedModel opened from them (the model's chat template, or the
+// ChatML fallback with a notice on stderr).
 #pragma once
 
 #include "common.hpp"
 
-#include <hetero/chat/chat_prompt.hpp>
-#include <hetero/chat/prefix_cache.hpp>
-#include <hetero/runtime/open_model.hpp>
-#include <hetero/runtime/resilient_session.hpp>
+#include <hetero/engine/loaded_model.hpp>
 #include <hetero/runtime/sampler.hpp>
 
 #include <memory>
@@ -26,13 +23,7 @@ struct ChatModelOptions {
 
 struct ChatModel {
     Runtime runtime;
-    OpenedModel model;
-    std::string name;  // general.name, else the file's stem
-    std::string stem;  // the file's stem
-    std::unique_ptr<ResilientSession> session;
-    std::unique_ptr<PrefixCache> cache;
-    std::unique_ptr<ChatTemplate> chat_template;
-    std::unique_ptr<ChatPrompt> prompt;
+    std::unique_ptr<LoadedModel> model;  // model, plan, session, prefix cache, chat template
 };
 
 // -m/--tokenizer, -c, --cache-type, --chat-template and the provider flags.

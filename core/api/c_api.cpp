@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -220,15 +221,17 @@ hetero_result hetero_generate(hetero_model* model, const char* prompt, const het
         const hetero_generate_params p = hetero::api::read_params(params, &hetero_generate_params_init);
         hetero::Sampler sampler(hetero::api::sampler_options(p));
         const std::string text = prompt ? prompt : "";
-        // generate() hands over the prompt's text first; the app asked only for the reply.
-        bool prompt_seen = false, cancelled = false;
+        hetero::LoadedModel& m = *model->model;
+        const size_t n_prompt = m.tokenizer().encode(text, true).size();
+        if (int32_t(n_prompt) >= m.n_ctx())
+            return fail(HETERO_RESULT_CONTEXT_FULL, fmt::format("the prompt's {} tokens do not fit the context of {} tokens", n_prompt, m.n_ctx()));
+        // generate() echoes the prompt piece by piece first; the app asked only for the reply.
+        size_t pieces = 0;
+        bool cancelled = false;
         std::atomic<bool> stop{false};
-        const int32_t n = p.max_tokens > 0 ? p.max_tokens : model->model->n_ctx();
-        const hetero::GenerationResult r = model->model->generate(text, n, sampler, [&](const std::string& piece) {
-            if (!prompt_seen) {
-                prompt_seen = true;
-                return;
-            }
+        const int32_t n = p.max_tokens > 0 ? p.max_tokens : m.n_ctx();
+        const hetero::GenerationResult r = m.generate(text, n, sampler, [&](const std::string& piece) {
+            if (pieces++ < n_prompt) return;
             if (on_text && !cancelled && on_text(piece.data(), piece.size(), user) == 0) {
                 cancelled = true;
                 stop.store(true);

@@ -212,6 +212,16 @@ if [[ -d "$src/examples" ]]; then
       cmake -S "$ex" -B "$exbuild" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" &&
     run "examples/$exname: build" cmake --build "$exbuild"
   done
+  # The embedding example generates what `hetero run` generates (greedy, the shipped model).
+  gen=$work/examples/generate/hetero-generate
+  if [[ -x "$gen" ]]; then
+    want=$(cd / && "$hetero" run --providers cpu -p "Once upon a time" -n 24 --temp 0 -q 2>/dev/null)
+    got=$(cd / && "$gen" --providers cpu -p "Once upon a time" -n 24 2>"$work/gen.err")
+    if [[ -n "$got" && "$want" == "Once upon a time$got" ]]; then ok "examples/generate prints the tokens hetero run prints"
+    else fail "examples/generate: '$got' against hetero run's '$want' ($(tail -2 "$work/gen.err"))"; fi
+  else
+    fail "examples/generate: no hetero-generate built"
+  fi
 else
   echo "(no examples/ directory: nothing to build)"
 fi
