@@ -84,7 +84,12 @@ std::string JinjaChatTemplate::render_json(const std::string& variables_json, co
         throw ChatTemplateError(std::string("chat template variables are not valid JSON: ") + e.what());
     }
     if (!j.is_object()) throw ChatTemplateError("chat template variables must be a JSON object");
-    const jinja::Value variables = jinja::from_json(j);
+    jinja::Value variables;
+    try {
+        variables = jinja::from_json(j);
+    } catch (const jinja::BudgetExceeded& e) {
+        throw ChatTemplateError(std::string("chat template variables: ") + e.what());
+    }
     return run(parsed_->body, variables.as_dict(), limits_, cancel);
 }
 

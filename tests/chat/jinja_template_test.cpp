@@ -261,3 +261,22 @@ TEST(JinjaChatTemplate, PythonFormattingOfValues) {
               "[1, 'a', \"it's\", None, True, 1.0, {'k': (1,)}]|1e+16|0.0001|0.3333333333333333|5.0|"
               "{'role': 'user', 'content': 'a'}|\"é\"|-4|2|2.0");
 }
+
+TEST(JinjaChatTemplate, DeepValuesFailOrFreeWithoutOverflowingTheStack) {
+    // A list wrapped in a list on every iteration stops at the nesting limit.
+    const std::string nested = render_error(JinjaChatTemplate(
+        "{% set h = namespace(v=none) %}{% for i in range(100000) %}{% set h.v = [h.v] %}{% endfor %}{{ h.v | length }}"));
+    EXPECT_NE(nested.find("nests deeper than 500"), std::string::npos) << nested;
+    // A chain of 100000 namespaces renders and is freed (without recursing 100000 deep).
+    hetero::JinjaLimits slow_builds_too;  // sanitizer builds run this several times slower
+    slow_builds_too.time_limit = std::chrono::minutes(2);
+    JinjaChatTemplate chain(
+        "{% set h = namespace(tail=namespace(x=none)) %}{% set root = h.tail %}"
+        "{% for i in range(100000) %}{% set t = h.tail %}{% set n = namespace(x=none) %}{% set t.x = n %}{% set h.tail = n %}{% endfor %}"
+        "{{ root.x.x.x is defined }}",
+        slow_builds_too);
+    EXPECT_EQ(chain.render({{"user", "a"}}, {}), "True");
+    // Deeply nested JSON variables are refused, not recursed into.
+    std::string deep_json = "{\"messages\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    EXPECT_THROW(chain.render_json(deep_json), ChatTemplateError);
+}

@@ -73,7 +73,7 @@ void sequence_repr(std::string& out, const List& items, bool tuple, int depth) {
 }
 
 void repr_into(std::string& out, const Value& v, int depth) {
-    if (depth > 500) throw BudgetExceeded("value nested too deeply to print (depth limit 500)");
+    if (depth > int(kMaxValueNesting)) throw BudgetExceeded("value nested too deeply to print");
     switch (v.type()) {
     case Value::Type::String:
         if (v.is_markup()) {

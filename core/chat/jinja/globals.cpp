@@ -106,8 +106,8 @@ private:
 void add_globals(Scope& scope) {
     scope.set("range", make_function("range", range));
     scope.set("dict", make_function("dict", [](Renderer&, CallArgs& args) { return Value::dict(dict_from(args, "dict")); }));
-    scope.set("namespace", make_function("namespace", [](Renderer&, CallArgs& args) {
-                  return Value::object(std::make_shared<Namespace>(dict_from(args, "namespace")));
+    scope.set("namespace", make_function("namespace", [](Renderer& r, CallArgs& args) {
+                  return r.make_namespace(dict_from(args, "namespace"));
               }));
     scope.set("joiner", make_function("joiner", [](Renderer&, CallArgs& args) {
                   const BoundArgs a(args, "joiner", {"sep"});

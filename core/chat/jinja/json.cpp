@@ -57,7 +57,7 @@ std::string key_text(const Value& k) {
 }
 
 void dump(std::string& out, const Value& v, const JsonStyle& style, int level) {
-    if (level > 500) throw BudgetExceeded("value nested too deeply for tojson (depth limit 500)");
+    if (level > int(kMaxValueNesting)) throw BudgetExceeded("value nested too deeply for tojson");
     auto newline = [&](int lvl) {
         out += '\n';
         for (int i = 0; i < lvl; ++i) out += *style.indent;
@@ -119,7 +119,8 @@ std::string to_json(const Value& v, const JsonStyle& style) {
     return out;
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+Value from_json(const nlohmann::ordered_json& j, uint32_t depth) {
+    check_nesting(depth);
     switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return Value::none();
     case nlohmann::ordered_json::value_t::boolean: return Value::boolean(j.get<bool>());
@@ -134,12 +135,12 @@ Value from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::array: {
         List items;
         items.reserve(j.size());
-        for (const auto& item : j) items.push_back(from_json(item));
+        for (const auto& item : j) items.push_back(from_json(item, depth + 1));
         return Value::list(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
         Dict d;
-        for (const auto& [k, item] : j.items()) d.set(k, from_json(item));
+        for (const auto& [k, item] : j.items()) d.set(k, from_json(item, depth + 1));
         return Value::dict(std::move(d));
     }
     default: return Value::none();

@@ -19,6 +19,7 @@ struct JsonStyle {
 };
 
 std::string to_json(const Value& v, const JsonStyle& style);
-Value from_json(const nlohmann::ordered_json& j);
+// Throws BudgetExceeded for JSON nested deeper than kMaxValueNesting.
+Value from_json(const nlohmann::ordered_json& j, uint32_t depth = 0);
 
 }  // namespace hetero::jinja

@@ -23,6 +23,8 @@ public:
     std::string repr() const override;
     std::optional<Value> attribute(std::string_view name) const override;
     void set(const std::string& name, Value value) { attributes_.set(name, std::move(value)); }
+    // Drops the attributes (the renderer does so at the end of a render, see Renderer::~Renderer).
+    void clear() { attributes_ = Dict(); }
 
 private:
     Dict attributes_;

@@ -26,6 +26,17 @@ void Scope::set(const std::string& name, Value value) {
     vars.emplace_back(name, std::move(value));
 }
 
+Renderer::~Renderer() {
+    for (const auto& ns : namespaces_) ns->clear();
+    for (const auto& scope : closure_scopes_) scope->vars.clear();
+}
+
+Value Renderer::make_namespace(Dict attributes) {
+    auto ns = std::make_shared<Namespace>(std::move(attributes));
+    namespaces_.push_back(ns);
+    return Value::object(std::move(ns));
+}
+
 std::string Renderer::render(const Body& body, const ScopePtr& root) {
     std::string out;
     top_out_ = &out;
@@ -106,11 +117,15 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, const ScopePtr& scope, std::st
         assign(s.targets[0], text, scope);
         break;
     }
-    case StmtKind::Macro: scope->set(s.name, Value::object(std::make_shared<Macro>(s, scope, s.name))); break;
+    case StmtKind::Macro:
+        closure_scopes_.push_back(scope);
+        scope->set(s.name, Value::object(std::make_shared<Macro>(s, scope, s.name)));
+        break;
     case StmtKind::CallBlock: {
         const Expr& call = *s.exprs[0];
         const Value callee = eval(*call.children[0], scope);
         CallArgs args = eval_args(call.args, scope);
+        closure_scopes_.push_back(scope);
         args.keywords.emplace_back("caller", Value::object(std::make_shared<Macro>(s, scope, "caller")));
         append(out, to_str(this->call(callee, args)));
         break;

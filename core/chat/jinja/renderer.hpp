@@ -25,9 +25,17 @@ struct Scope {
 };
 using ScopePtr = std::shared_ptr<Scope>;
 
+class Namespace;
+
 class Renderer {
 public:
     explicit Renderer(Budget& budget) : budget_(budget) {}
+    // Breaks the reference cycles a render may leave (a macro held by the
+    // scope it closes over, namespaces holding each other) and the long
+    // chains namespaces can build, so freeing them neither leaks nor recurses deeply.
+    ~Renderer();
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
 
     // Renders `body` with `root` (the variables and globals) as the outermost scope.
     std::string render(const Body& body, const ScopePtr& root);
@@ -44,6 +52,8 @@ public:
     bool test(const std::string& name, const Value& input, CallArgs& args);
     // Runs a macro: binds `args` to its parameters in a scope under `closure`.
     Value call_macro(const Stmt& macro, const ScopePtr& closure, const std::string& name, CallArgs& args);
+    // namespace(): a new namespace the renderer keeps track of.
+    Value make_namespace(Dict attributes);
 
 private:
     enum class Flow { Normal, Break, Continue };
@@ -63,6 +73,8 @@ private:
 
     Budget& budget_;
     int line_ = 0;
+    std::vector<std::shared_ptr<Namespace>> namespaces_;
+    std::vector<ScopePtr> closure_scopes_;  // scopes macros were defined in
     const std::string* top_out_ = nullptr;
 };
 

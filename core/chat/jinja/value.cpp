@@ -3,6 +3,7 @@
 #include "errors.hpp"
 #include "format.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hetero::jinja {
@@ -58,10 +59,24 @@ Value Value::string(std::string s, bool markup) {
 }
 
 Value Value::list(List items) {
+    uint32_t deepest = 0;
+    for (const Value& item : items) deepest = std::max(deepest, item.nesting());
+    check_nesting(deepest + 1);
     Value v;
     v.type_ = Type::List;
-    v.data_ = std::make_shared<const List>(std::move(items));
+    v.data_ = std::make_shared<const ListData>(ListData{std::move(items), deepest + 1});
     return v;
+}
+
+void check_nesting(uint32_t nesting) {
+    if (nesting > kMaxValueNesting)
+        throw BudgetExceeded("a value nests deeper than " + std::to_string(kMaxValueNesting) + " lists or dicts");
+}
+
+uint32_t Value::nesting() const {
+    if (type_ == Type::List) return std::get<std::shared_ptr<const ListData>>(data_)->nesting;
+    if (type_ == Type::Dict) return as_dict().nesting();
+    return 0;
 }
 
 Value Value::tuple(List items) { return sequence(std::move(items), Seq::Tuple); }
@@ -189,6 +204,9 @@ const Value* Dict::find(std::string_view key) const {
 }
 
 void Dict::set(const Value& key, Value value) {
+    const uint32_t nesting = 1 + std::max(key.nesting(), value.nesting());
+    check_nesting(nesting);
+    nesting_ = std::max(nesting_, nesting);
     std::string k = hash_key(key);
     auto it = index_.find(k);
     if (it != index_.end()) {

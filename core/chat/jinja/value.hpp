@@ -23,6 +23,10 @@ class Renderer;
 struct CallArgs;
 using List = std::vector<Value>;
 
+// How deep lists, tuples and dicts may nest. Freeing a value recurses as deep
+// as it nests, so a template that nests deeper (say, wrapping a list in a
+// list 100000 times in a loop) fails instead of overflowing the stack.
+inline constexpr uint32_t kMaxValueNesting = 500;
 // Why a value is undefined: an unknown name, a missing attribute or item of
 // some object, or an attribute the sandbox refuses (`hint` then says so).
 struct UndefinedInfo {
@@ -83,7 +87,7 @@ public:
     int64_t as_int() const;  // int or bool
     double as_double() const;  // any number
     const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(data_); }
-    const List& as_list() const { return *std::get<std::shared_ptr<const List>>(data_); }
+    const List& as_list() const { return std::get<std::shared_ptr<const ListData>>(data_)->items; }
     const Dict& as_dict() const { return *std::get<std::shared_ptr<const Dict>>(data_); }
     const std::shared_ptr<Object>& as_object() const { return std::get<std::shared_ptr<Object>>(data_); }
     const UndefinedInfo& undefined_info() const;
@@ -93,12 +97,19 @@ public:
     // The Python type name used in error messages ("str", "list", "NoneType", ...).
     std::string type_name() const;
     bool callable() const;
+    // Containers inside containers, counting this one (0 for scalars).
+    uint32_t nesting() const;
 
 private:
+    struct ListData {
+        List items;
+        uint32_t nesting;
+    };
+
     Type type_ = Type::Undefined;
     uint8_t flag_ = 0;  // String: 1 for Markup; List: a Seq
     std::variant<std::shared_ptr<const UndefinedInfo>, bool, int64_t, double, std::shared_ptr<const std::string>,
-                 std::shared_ptr<const List>, std::shared_ptr<const Dict>, std::shared_ptr<Object>>
+                 std::shared_ptr<const ListData>, std::shared_ptr<const Dict>, std::shared_ptr<Object>>
         data_;
 };
 
@@ -112,13 +123,18 @@ public:
     void set(const Value& key, Value value);
     void set(std::string_view key, Value value) { set(Value::string(std::string(key)), std::move(value)); }
     size_t size() const { return items_.size(); }
+    uint32_t nesting() const { return nesting_; }
     bool empty() const { return items_.empty(); }
     const std::vector<std::pair<Value, Value>>& items() const { return items_; }
 
 private:
     std::vector<std::pair<Value, Value>> items_;
     std::unordered_map<std::string, size_t> index_;
+    uint32_t nesting_ = 1;
 };
+
+// Throws BudgetExceeded when a new container would nest deeper than kMaxValueNesting.
+void check_nesting(uint32_t nesting);
 
 // The identity of a hashable key; throws TypeError for unhashable ones.
 std::string hash_key(const Value& key);
