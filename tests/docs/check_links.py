@@ -9,6 +9,7 @@ usage: check_links.py [REPO_ROOT]
 """
 import pathlib
 import re
+import subprocess
 import sys
 
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2])
@@ -17,11 +18,24 @@ LINK = re.compile(r"(?<!\!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
 def markdown_files():
-    for p in sorted(root.rglob("*.md")):
+    """The project's Markdown files: those git tracks or would track, else a
+    walk of the tree that leaves out build directories and test data."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "*.md"],
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+        files = [root / f for f in out if f]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for p in sorted(root.rglob("*.md")):
+            rel = p.relative_to(root).parts
+            dirs = [root.joinpath(*rel[:i + 1]) for i in range(len(rel) - 1)]
+            if any(part in SKIP_DIRS or part.startswith("build") for part in rel[:-1]) or \
+               any((d / "CMakeCache.txt").exists() for d in dirs):
+                continue
+            files.append(p)
+    for p in sorted(files):
         rel = p.relative_to(root).parts
-        if any(part in SKIP_DIRS or part.startswith("build") for part in rel[:-1]):
-            continue
-        if rel[0] == "tests" and len(rel) > 1 and rel[1] == "data":
+        if rel[:2] == ("tests", "data") or not p.is_file():
             continue
         yield p
 
