@@ -4,9 +4,9 @@
 #include "commands.hpp"
 #include "common.hpp"
 
+#include <hetero/profile/profile.hpp>
 #include <hetero/runtime/open_model.hpp>
 #include <hetero/runtime/session.hpp>
-#include <hetero/solver/profile.hpp>
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include <hetero/engine/planning.hpp>
 
-#include <hetero/solver/profile.hpp>
+#include <hetero/profile/profile.hpp>
 
 #include <cstdlib>
 #include <string>

@@ -1,7 +1,7 @@
 // Which cost model a run plans with: measured where a profile exists, the
 // a-priori model elsewhere.
+#include <hetero/profile/profile.hpp>
 #include <hetero/solver/prior_cost_model.hpp>
-#include <hetero/solver/profile.hpp>
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // A profile as a person reads it (`hetero profile --show`).
-#include <hetero/solver/profile.hpp>
+#include <hetero/profile/profile.hpp>
 
 #include <fmt/format.h>
 

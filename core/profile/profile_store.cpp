@@ -2,8 +2,8 @@
 // device and model shape under the user's cache directory.
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
+#include <hetero/profile/profile.hpp>
 #include <hetero/sdk/quant.hpp>
-#include <hetero/solver/profile.hpp>
 
 #include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>

@@ -1,7 +1,7 @@
 // The prediction side of a profile: piecewise-linear tables, the transfer
 // fits, and the CostModel the solver asks.
 #include <hetero/error.hpp>
-#include <hetero/solver/profile.hpp>
+#include <hetero/profile/profile.hpp>
 
 #include <fmt/format.h>
 

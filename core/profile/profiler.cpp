@@ -10,11 +10,11 @@
 
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
+#include <hetero/profile/profile.hpp>
 #include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/session.hpp>
 #include <hetero/sdk/graph_check.hpp>
 #include <hetero/sdk/quant.hpp>
-#include <hetero/solver/profile.hpp>
 
 #include <fmt/format.h>
 
@@ -65,11 +65,6 @@ std::vector<int64_t> held_out_below(const int64_t* pts, size_t n, int64_t cap) {
     for (size_t i = 0; i < n; ++i)
         if (pts[i] < cap) out.push_back(pts[i]);
     return out;
-}
-
-// KV cache type a session gives the device by default (CacheType::automatic).
-uint32_t default_cache_dtype(const hetero_device_props& props) {
-    return props.kind == HETERO_DEVICE_CPU ? HETERO_DTYPE_F32 : HETERO_DTYPE_F16;
 }
 
 std::string utc_now() {
@@ -410,7 +405,7 @@ public:
         p.date = utc_now();
         p.n_ctx = context_length(model_.hparams, o_.n_ctx);
         p.max_tokens = profile_token_cap(model_, o_);
-        const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), default_cache_dtype(d_.props));
+        const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), cache_dtype(CacheType::automatic, d_.props));
         const ModelGraph mg = build_model_graph(model_, 1, p.n_ctx, cache, true);
         const std::vector<Item> items = plan_items(mg, p);
         total_ = double(items.size() + 2 + layer_points_.size() + session_fit_points(p.max_tokens).size());

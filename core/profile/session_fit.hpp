@@ -2,7 +2,7 @@
 // alone, its executables timed against the tables (DeviceProfile::session_fit).
 #pragma once
 
-#include <hetero/solver/profile.hpp>
+#include <hetero/profile/profile.hpp>
 
 #include <functional>
 

@@ -11,11 +11,7 @@
 
 namespace hetero {
 
-std::string DeviceRef::label() const {
-    // A simulated device (no provider) is named by its props, e.g. "npu:0".
-    if (!provider) return fmt::format("{}:{}", props.name[0] ? props.name : "?", index);
-    return fmt::format("{}:{}", provider->name(), index);
-}
+const char* phase_name(int phase) { return phase == kPrefill ? "prefill" : "decode"; }
 
 std::vector<Share> Plan::shares(int layer, Role role, int phase, int64_t rows) const {
     const LayerPlacement& lp = layers.at(size_t(layer));
@@ -174,7 +170,7 @@ std::vector<DeviceRef> devices_for_model(const ModelFile& model, const std::vect
     for (const DeviceRef& d : devices) {
         // One layer and the head at decode shape ask every question a layer
         // asks; the cache type is the one a session would give this device.
-        const uint32_t cache = d.props.kind == HETERO_DEVICE_CPU ? HETERO_DTYPE_F32 : HETERO_DTYPE_F16;
+        const uint32_t cache = cache_dtype(CacheType::automatic, d.props);
         const ModelGraph g = build_model_graph(model, 1, n_ctx, std::vector<uint32_t>(size_t(model.hparams.n_layer), cache));
         // Matrices may differ in dtype between layers: ask every matmul.
         std::string why_matmul;

@@ -1,4 +1,4 @@
-#include <hetero/solver/cost_model.hpp>
+#include <hetero/runtime/cost_model.hpp>
 
 #include <cstring>
 #include <map>

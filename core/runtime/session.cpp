@@ -1,9 +1,9 @@
 #include <hetero/progress.hpp>
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/graph_builder.hpp>
 #include <hetero/runtime/model_graph.hpp>
 #include <hetero/runtime/session.hpp>
 #include <hetero/runtime/trace.hpp>
-#include <hetero/solver/cost_model.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>
@@ -44,18 +44,6 @@ struct HostBlock {
 struct Aborted {};
 
 }  // namespace
-
-CacheType cache_type_from_name(const std::string& name) {
-    if (name == "auto") return CacheType::automatic;
-    if (name == "f32") return CacheType::f32;
-    if (name == "f16") return CacheType::f16;
-    throw Error("unknown KV cache type '" + name + "' (known: auto, f32, f16)");
-}
-
-uint32_t cache_dtype(CacheType type, const hetero_device_props& props) {
-    const bool half = type == CacheType::f16 || (type == CacheType::automatic && props.kind != HETERO_DEVICE_CPU);
-    return half ? HETERO_DTYPE_F16 : HETERO_DTYPE_F32;
-}
 
 int32_t context_length(const LlamaHParams& hp, int32_t requested) {
     return requested > 0 ? requested : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));

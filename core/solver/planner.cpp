@@ -2,6 +2,7 @@
 #include <hetero/log.hpp>
 #include <hetero/solver/planner.hpp>
 #include <hetero/solver/prior_cost_model.hpp>
+#include <hetero/solver/solver.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include <fmt/format.h>

@@ -36,8 +36,6 @@
 
 namespace hetero {
 
-const char* phase_name(int phase) { return phase == kPrefill ? "prefill" : "decode"; }
-
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -6,9 +6,9 @@
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
 #include <hetero/model/model.hpp>
+#include <hetero/profile/profile.hpp>
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
-#include <hetero/solver/profile.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -6,9 +6,9 @@
 
 #include <hetero/engine/runtime.hpp>
 #include <hetero/model/model.hpp>
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/resilient_session.hpp>
 #include <hetero/runtime/session.hpp>
-#include <hetero/solver/cost_model.hpp>
 #include <hetero/solver/planner.hpp>
 
 #include <memory>

@@ -5,16 +5,16 @@
 // and offered to the partition solver as a CostModel that interpolates the
 // tables piecewise-linearly.
 //
-//   profile_device()     measures        (core/solver/profiler.cpp)
+//   profile_device()     measures        (core/profile/profiler.cpp)
 //   load_profile(),
-//   save_profile()       the JSON cache  (core/solver/profile_store.cpp)
-//   ProfiledCostModel    the predictor   (core/solver/profiled_cost_model.cpp)
-//   describe_profile()   for humans      (core/solver/profile_report.cpp)
+//   save_profile()       the JSON cache  (core/profile/profile_store.cpp)
+//   ProfiledCostModel    the predictor   (core/profile/profiled_cost_model.cpp)
+//   describe_profile()   for humans      (core/profile/profile_report.cpp)
 #pragma once
 
 #include <hetero/model/model.hpp>
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/plan.hpp>
-#include <hetero/solver/cost_model.hpp>
 
 #include <cstdint>
 #include <functional>

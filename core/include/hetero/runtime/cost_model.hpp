@@ -1,8 +1,11 @@
-// How long things take on a device: the solver's only view of the hardware.
-// Implementations: PriorCostModel (a roofline from hetero_device_props and
-// the providers' op_supported estimates, for a first run with no profile)
-// and ProfiledCostModel (measured tables, piecewise-linear in the token
-// count); see prior_cost_model.hpp and profile.hpp.
+// How long things take on a device: the solver's only view of the hardware,
+// and what a session's trace shows as each task's predicted time (so the
+// interface lives with the runtime, below the solver). Implementations:
+// PriorCostModel (a roofline from hetero_device_props and the providers'
+// op_supported estimates, for a first run with no profile;
+// solver/prior_cost_model.hpp), ProfiledCostModel (measured tables,
+// piecewise-linear in the token count; profile/profile.hpp) and the
+// simulator's SocCostModel (sim/soc_cost_model.hpp).
 #pragma once
 
 #include <hetero/runtime/model_graph.hpp>

@@ -12,7 +12,8 @@
 
 #include <hetero/model/model.hpp>
 #include <hetero/registry.hpp>
-#include <hetero/solver/solver.hpp>
+#include <hetero/runtime/device.hpp>
+#include <hetero/runtime/model_graph.hpp>
 
 #include <array>
 #include <functional>
@@ -22,11 +23,17 @@
 
 namespace hetero {
 
-struct DeviceRef {
-    Provider* provider = nullptr;
-    uint32_t index = 0;
-    hetero_device_props props{};
-    std::string label() const;  // "cpu:0"
+// Prefill (chunks of more than one token) and decode (one token): a plan may
+// place matmuls differently in each.
+enum Phase : int { kPrefill = 0, kDecode = 1 };
+inline constexpr int kPhases = 2;
+const char* phase_name(int phase);
+
+// Rows [row_begin, row_end) of a matmul's output computed on `device`.
+struct Share {
+    size_t device = 0;
+    int64_t row_begin = 0, row_end = 0;
+    bool operator==(const Share&) const = default;
 };
 
 struct LayerPlacement {

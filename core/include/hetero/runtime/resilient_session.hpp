@@ -7,9 +7,9 @@
 // left compute the same logits.
 #pragma once
 
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/runtime/session.hpp>
-#include <hetero/solver/cost_model.hpp>
 
 #include <functional>
 #include <memory>

@@ -11,6 +11,7 @@
 
 #include <hetero/error.hpp>
 #include <hetero/model/model.hpp>
+#include <hetero/runtime/device.hpp>
 #include <hetero/runtime/plan.hpp>
 
 #include <map>
@@ -22,15 +23,6 @@ namespace hetero {
 
 class CostModel;
 class TraceRecorder;
-
-// Element type of the KV cache. automatic: f16 on GPU and NPU devices (half
-// the cache traffic; their attention kernels compute in f16 anyway), f32 on
-// CPU devices (runs that reproduce the scalar reference exactly).
-enum class CacheType { automatic, f32, f16 };
-// "auto", "f32" or "f16"; throws hetero::Error naming the value otherwise.
-CacheType cache_type_from_name(const std::string& name);
-// The cache element type a device gets (hetero_dtype).
-uint32_t cache_dtype(CacheType type, const hetero_device_props& props);
 
 // How a device waits for another's result. predicted_poll: sleep for the
 // predicted remaining time, then poll a flag (HeteroLLM's fast

@@ -6,9 +6,9 @@
 // token counts it has no prepared graph for. Every time is simulated.
 #pragma once
 
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/sim/soc_profile.hpp>
-#include <hetero/solver/cost_model.hpp>
 
 #include <string>
 #include <vector>

@@ -4,9 +4,9 @@
 // pins and forced splits, solves, and turns the answer into a Plan.
 #pragma once
 
+#include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/runtime/session.hpp>
-#include <hetero/solver/cost_model.hpp>
 #include <hetero/solver/plan_constraints.hpp>
 
 #include <optional>

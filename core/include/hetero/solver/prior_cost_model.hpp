@@ -6,7 +6,7 @@
 // device kind for a provider that does not fill them.
 #pragma once
 
-#include <hetero/solver/cost_model.hpp>
+#include <hetero/runtime/cost_model.hpp>
 
 #include <map>
 #include <mutex>

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <hetero/runtime/model_graph.hpp>
+#include <hetero/runtime/plan.hpp>
 
 #include <array>
 #include <cstdint>
@@ -33,17 +34,6 @@
 #include <vector>
 
 namespace hetero {
-
-enum Phase : int { kPrefill = 0, kDecode = 1 };
-inline constexpr int kPhases = 2;
-const char* phase_name(int phase);
-
-// Rows [row_begin, row_end) of a matmul's output computed on `device`.
-struct Share {
-    size_t device = 0;
-    int64_t row_begin = 0, row_end = 0;
-    bool operator==(const Share&) const = default;
-};
 
 struct SolverDevice {
     std::string label;              // "cpu:0", for messages
