@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     if (lib) {
         hetero_ep_init_fn init = (hetero_ep_init_fn)dlsym(lib, HETERO_EP_ENTRY_SYMBOL);
         if (init) {
-            static const hetero_host_api host = {sizeof(hetero_host_api), HETERO_ABI_VERSION, NULL, &host_log};
+            static const hetero_host_api host = {
+                .struct_size = sizeof(hetero_host_api), .abi_version = HETERO_ABI_VERSION, .host_ctx = NULL, .log = &host_log};
             const char* reason = NULL;
             const hetero_ep_api* api = init(&host, HETERO_ABI_VERSION, &reason);
             if (api && HETERO_ABI_MAJOR_OF(api->abi_version) == HETERO_ABI_VERSION_MAJOR && api->struct_size >= offsetof(hetero_ep_api, destroy) + sizeof(void*) &&

@@ -40,7 +40,7 @@ void host_log(void*, int level, const char* provider, const char* msg) {
     log(l, fmt::format("[{}] {}", provider ? provider : "?", msg ? msg : ""));
 }
 
-const hetero_host_api kHostApi = {sizeof(hetero_host_api), HETERO_ABI_VERSION, nullptr, &host_log};
+const hetero_host_api kHostApi = {.struct_size = sizeof(hetero_host_api), .abi_version = HETERO_ABI_VERSION, .host_ctx = nullptr, .log = &host_log};
 
 bool is_plugin_name(const std::string& file) {
     const std::string pre = kPluginPrefix, suf = kPluginSuffix;

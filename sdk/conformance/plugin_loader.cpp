@@ -25,7 +25,8 @@ LoadedProvider load_provider(const std::string& path, const std::vector<std::pai
     if (!init) throw PluginRefused{std::string("it exports no ") + HETERO_EP_ENTRY_SYMBOL + ": it is not a hetero provider"};
 
     phases.send(RecordKind::Phase, {std::string("calling ") + HETERO_EP_ENTRY_SYMBOL});
-    static const hetero_host_api host = {sizeof(hetero_host_api), HETERO_ABI_VERSION, nullptr, &host_log};
+    static const hetero_host_api host = {
+        .struct_size = sizeof(hetero_host_api), .abi_version = HETERO_ABI_VERSION, .host_ctx = nullptr, .log = &host_log};
     const char* reason = nullptr;
     LoadedProvider p;
     p.api = init(&host, HETERO_ABI_VERSION, &reason);

@@ -435,11 +435,31 @@ static void event_release(hetero_ep* ep, hetero_event* event) {
     (void)event; /* the one static event: nothing to free */
 }
 
+/* Filled by name, so that two entries of the same type cannot swap places. */
 static const hetero_ep_api g_api = {
-    sizeof(hetero_ep_api), HETERO_ABI_VERSION, PROVIDER_NAME, PROVIDER_VERSION, last_error, create, destroy, device_count,
-    device_props, op_supported, buffer_alloc, buffer_import_host, buffer_host_ptr, buffer_write, buffer_read, buffer_copy,
-    buffer_release, compile, executable_release, execute, event_wait, event_release,
-    NULL /* event_seconds (since 1.1): this provider does not time its executions */
+    .struct_size = sizeof(hetero_ep_api),
+    .abi_version = HETERO_ABI_VERSION,
+    .name = PROVIDER_NAME,
+    .version = PROVIDER_VERSION,
+    .last_error = last_error,
+    .create = create,
+    .destroy = destroy,
+    .device_count = device_count,
+    .device_props = device_props,
+    .op_supported = op_supported,
+    .buffer_alloc = buffer_alloc,
+    .buffer_import_host = buffer_import_host,
+    .buffer_host_ptr = buffer_host_ptr,
+    .buffer_write = buffer_write,
+    .buffer_read = buffer_read,
+    .buffer_copy = buffer_copy,
+    .buffer_release = buffer_release,
+    .compile = compile,
+    .executable_release = executable_release,
+    .execute = execute,
+    .event_wait = event_wait,
+    .event_release = event_release,
+    .event_seconds = NULL, /* since 1.1: this provider does not time its executions */
 };
 
 /* The plugin's one exported symbol. */

@@ -499,11 +499,35 @@ struct Table {
     }
 
     static const hetero_ep_api* api(const char* name, const char* version) {
+        // Filled by name, in the ABI header's order (C++20 designated
+        // initializers must follow it): two entries of the same type cannot
+        // swap places unnoticed, and an entry appended to the ABI is added here
+        // by its name.
         static const hetero_ep_api table = {
-            sizeof(hetero_ep_api), HETERO_ABI_VERSION, name, version, &last_error_fn, &create, &destroy, &device_count,
-            &device_props, &op_supported, &buffer_alloc, &buffer_import_host, &buffer_host_ptr, &buffer_write,
-            &buffer_read, &buffer_copy, &buffer_release, &compile, &executable_release, &execute, &event_wait,
-            &event_release, &event_seconds};
+            .struct_size = sizeof(hetero_ep_api),
+            .abi_version = HETERO_ABI_VERSION,
+            .name = name,
+            .version = version,
+            .last_error = &last_error_fn,
+            .create = &create,
+            .destroy = &destroy,
+            .device_count = &device_count,
+            .device_props = &device_props,
+            .op_supported = &op_supported,
+            .buffer_alloc = &buffer_alloc,
+            .buffer_import_host = &buffer_import_host,
+            .buffer_host_ptr = &buffer_host_ptr,
+            .buffer_write = &buffer_write,
+            .buffer_read = &buffer_read,
+            .buffer_copy = &buffer_copy,
+            .buffer_release = &buffer_release,
+            .compile = &compile,
+            .executable_release = &executable_release,
+            .execute = &execute,
+            .event_wait = &event_wait,
+            .event_release = &event_release,
+            .event_seconds = &event_seconds,  // since 1.1
+        };
         return &table;
     }
 };
