@@ -1,7 +1,10 @@
 // hetero chat: an interactive conversation on stdin/stdout. Replies stream as
 // they are generated; the KV cache is kept between turns. /reset starts over,
-// /exit or end of input quits; Ctrl-C stops the reply being written (at the
-// prompt it quits).
+// /exit or end of input quits; Ctrl-C stops the reply being written, or the
+// chat template being rendered (at the prompt it quits). A turn that fails
+// (its template refused or ran past its budget, the message did not fit)
+// prints an error line and the chat goes on; the exit status is then 1, so a
+// script learns that some of its turns got no reply.
 #include "commands.hpp"
 #include "model_session.hpp"
 
@@ -49,6 +52,7 @@ void chat(const ChatOptions& o) {
     co.sampling = o.sampling;
     co.interrupt = &g_interrupt;
     std::string line;
+    int failed_turns = 0;
     for (;;) {
         if (interactive) {
             std::fputs("> ", stdout);
@@ -71,13 +75,19 @@ void chat(const ChatOptions& o) {
                 return true;
             });
         } catch (const ChatTemplateError& e) {
-            fmt::print(stderr, "error: {}\n", e.what());
+            if (g_interrupt.load()) {  // Ctrl-C while the template rendered: stopped, not failed
+                fmt::print(stderr, "(stopped)\n");
+                continue;
+            }
+            fmt::print(stderr, "error: the chat template failed: {}\n", e.what());
+            ++failed_turns;
             continue;
         } catch (const DeviceFault&) {
             throw;
         } catch (const Error& e) {
             // A message that does not fit the context: the conversation is kept as it was.
             fmt::print(stderr, "error: {}; /reset starts a new conversation\n", e.what());
+            ++failed_turns;
             continue;
         }
         std::fputc('\n', stdout);
@@ -91,6 +101,10 @@ void chat(const ChatOptions& o) {
                        finish_reason_name(r.finish));
     }
     if (interactive) std::fputc('\n', stdout);
+    if (failed_turns > 0) {
+        fmt::print(stderr, "{} turn{} failed\n", failed_turns, failed_turns == 1 ? "" : "s");
+        exit_code() = 1;
+    }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <hetero/chat/chat_prompt.hpp>
+#include <hetero/chat/jinja_chat_template.hpp>
 #include <hetero/model/gguf.hpp>
 
 #include <algorithm>
@@ -35,14 +36,15 @@ ChatPrompt::ChatPrompt(const ChatTemplate& tmpl, const Tokenizer& tokenizer, con
     if (tokenizer.eos() >= 0) context_.eos_token = tokenizer.token_text(tokenizer.eos());
 }
 
-std::string ChatPrompt::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+std::string ChatPrompt::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt, const std::atomic<bool>* cancel) const {
     ChatTemplateContext ctx = context_;
     ctx.add_generation_prompt = add_generation_prompt;
+    if (const auto* jinja = dynamic_cast<const JinjaChatTemplate*>(&template_); jinja && cancel) return jinja->render(messages, ctx, cancel);
     return template_.render(messages, ctx);
 }
 
-std::vector<int32_t> ChatPrompt::tokens(const std::vector<ChatMessage>& messages) const {
-    const std::string text = render(messages);
+std::vector<int32_t> ChatPrompt::tokens(const std::vector<ChatMessage>& messages, const std::atomic<bool>* cancel) const {
+    const std::string text = render(messages, true, cancel);
     // Templates that write {{ bos_token }} themselves must not get a second one.
     const bool has_bos = !context_.bos_token.empty() && text.starts_with(context_.bos_token);
     return tokenizer_.encode(text, tokenizer_.adds_bos() && !has_bos, true);

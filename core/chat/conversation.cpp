@@ -21,7 +21,7 @@ CompletionResult Conversation::say(const std::string& user_text, CompletionOptio
     messages_.push_back({"user", user_text});
     std::vector<int32_t> tokens;
     try {
-        tokens = prompt_.tokens(messages_);
+        tokens = prompt_.tokens(messages_, options.interrupt);  // an interrupt also stops a slow template
     } catch (...) {
         messages_.pop_back();  // a template that refuses the message leaves the conversation as it was
         throw;

@@ -2,7 +2,9 @@
 """hetero chat driven through stdin, as a script would: deterministic replies
 with greedy sampling, the KV cache kept between turns (the second reply equals
 what a fresh `hetero run` of the whole conversation gives), /reset, /exit,
-template errors, and Ctrl-C stopping a reply without ending the chat.
+template errors and templates past their budgets (an error line, the chat
+goes on, exit status 1), and Ctrl-C stopping a reply or a template's rendering
+without ending the chat.
 Usage: chat_test.py HETERO_BINARY"""
 import os
 import re
@@ -67,8 +69,8 @@ rc, with_system, err = chat("Hello there\n", "-n", N, "-q", "--system", "You are
 check("--system opens the conversation (it changes the prompt and so the reply)", rc == 0 and with_system != one, repr(with_system))
 
 rc, out, err = chat("Hello there\nand more\n", "-c", "64", "-n", "0", "-q")
-check("a full context ends the reply with a message, the next turn is refused with one",
-      rc == 0 and "context of 64 tokens is full" in err and "but the context holds 64" in err, err)
+check("a full context ends the reply with a message, the next turn is refused with one (exit 1: a turn failed)",
+      rc == 1 and "context of 64 tokens is full" in err and "but the context holds 64" in err and "1 turn failed" in err, err)
 
 with tempfile.TemporaryDirectory() as tmp:
     strict = os.path.join(tmp, "strict.jinja")
@@ -76,8 +78,48 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write("{% if messages | length > 1 %}{{ raise_exception('only one message, please') }}{% endif %}"
                 "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
     rc, out, err = chat("Hello there\nagain\n", "-n", "8", "-q", "--chat-template", strict)
-    check("raise_exception is reported and the chat goes on", rc == 0 and "only one message, please" in err and out.count("\n") == 1,
+    check("raise_exception is reported, the chat goes on, exit 1 (a turn failed)",
+          rc == 1 and "only one message, please" in err and out.count("\n") == 1 and "1 turn failed" in err,
           f"rc={rc} out={out!r} err={err!r}")
+
+    # A template past its budgets: an error line per turn, the chat goes on.
+    hostile = os.path.join(tmp, "hostile.jinja")
+    with open(hostile, "w") as f:
+        f.write("{% if messages[-1].content == 'LOOP' %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+                "{% elif messages[-1].content == 'HUGE' %}{% set ns = namespace(s='xxxxxxxx') %}"
+                "{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}{% endif %}"
+                "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+    rc, out, err = chat("LOOP\nHUGE\nHello there\n", "-n", "8", "-q", "--chat-template", hostile)
+    check("a template that loops or builds a huge string: two error lines, the third turn answered, exit 1",
+          rc == 1 and err.count("error: the chat template failed") == 2 and "time budget" in err and "size budget" in err
+          and out.count("\n") == 1 and "2 turns failed" in err, f"rc={rc} out={out!r} err={err!r}")
+    # Ctrl-C while the template renders stops it at once (its budget is 2 s); the chat goes on.
+    proc = subprocess.Popen([hetero, "chat", "--providers", "cpu", "--temp", "0", "-n", "8", "-q", "--chat-template", hostile],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(3.0)  # the model loads
+    proc.stdin.write(b"LOOP\n")
+    proc.stdin.flush()
+    time.sleep(0.3)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    os.set_blocking(proc.stderr.fileno(), False)
+    seen = b""
+    while b"(stopped)" not in seen and b"error" not in seen and time.time() - t0 < 5:
+        time.sleep(0.02)
+        seen += proc.stderr.read() or b""
+    stopped_after = time.time() - t0
+    os.set_blocking(proc.stderr.fileno(), True)
+    proc.stdin.write(b"Hello there\n/exit\n")
+    proc.stdin.flush()
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    err = seen.decode(errors="replace") + err.decode(errors="replace")
+    check(f"Ctrl-C while the template renders: stopped in {stopped_after:.2f} s (< 1 s), not failed; the chat goes on (exit 0)",
+          proc.returncode == 0 and "(stopped)" in err and stopped_after < 1.0 and out.count(b"\n") == 1,
+          f"rc={proc.returncode} out={out!r} err={err!r}")
     broken = os.path.join(tmp, "broken.jinja")
     with open(broken, "w") as f:
         f.write("{% for m in messages %}\n{{ m.content }\n{% endfor %}")

@@ -5,6 +5,7 @@
 #include <hetero/chat/chat_template.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,10 +24,13 @@ public:
     // Both references must outlive the ChatPrompt.
     ChatPrompt(const ChatTemplate& tmpl, const Tokenizer& tokenizer, const GgufFile* gguf);
 
-    std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+    // A Jinja template stops with a ChatTemplateError soon after *cancel
+    // becomes true (a server shutting down, Ctrl-C); null: no cancelling.
+    std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true,
+                       const std::atomic<bool>* cancel = nullptr) const;
     // The rendered text tokenized with special-token parsing; BOS is added
     // when the vocabulary wants it and the template did not write it.
-    std::vector<int32_t> tokens(const std::vector<ChatMessage>& messages) const;
+    std::vector<int32_t> tokens(const std::vector<ChatMessage>& messages, const std::atomic<bool>* cancel = nullptr) const;
     const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
 
 private:
