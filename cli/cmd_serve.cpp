@@ -2,9 +2,19 @@
 // for one model. Requests queue for one worker that owns the session, so
 // clients are answered one after another; the KV cache is reused where a
 // request repeats the previous one's tokens (a growing conversation).
+//
+// No client can stall it (serve/guarded_server.hpp): headers and bodies have
+// deadlines, connections are capped per client and in total, /health is
+// answered throughout. A reply cut by SIGINT/SIGTERM is not passed off as
+// whole: a non-streamed request gets 503 with an OpenAI error object
+// (code "server_shutting_down"), a stream ends with that error object as its
+// last event before [DONE] (OpenAI's SDKs raise it as an APIError).
 #include "commands.hpp"
 #include "model_session.hpp"
+#include "serve/guarded_server.hpp"
 #include "serve/http_routes.hpp"
+#include "serve/memory_relief.hpp"
+#include "serve/socket_address.hpp"
 
 #include <fmt/format.h>
 
@@ -22,11 +32,19 @@ struct ServeOptions {
     ChatModelOptions model;
     std::string host = "127.0.0.1";
     int port = 8080;
-    int threads = 16;
+    serve::ServerLimits limits;
+    double header_timeout_s = 10, body_timeout_s = 30;
     bool quiet = false;
 };
 
+std::chrono::milliseconds seconds_to_ms(double s) { return std::chrono::milliseconds(int64_t(s * 1000)); }
+
 void serve_model(const ServeOptions& o) {
+    serve::limit_malloc_arenas();  // before any thread: each would get an arena of its own
+    serve::ServerLimits limits = o.limits;
+    limits.header_timeout = seconds_to_ms(o.header_timeout_s);
+    limits.body_timeout = seconds_to_ms(o.body_timeout_s);
+
     // SIGINT / SIGTERM are taken by a watcher thread (sigwait), blocked in
     // every other thread, so shutdown runs in ordinary code.
     sigset_t signals;
@@ -45,19 +63,17 @@ void serve_model(const ServeOptions& o) {
     served.prompt = &model.chat();
     served.n_ctx = model.n_ctx();
     served.default_seed = std::random_device{}();
+    std::atomic<bool> stopping{false};
+    served.stopping = &stopping;
 
     serve::GenerationQueue queue(model.cache(), model.tokenizer());
-    httplib::Server server;
-    const int threads = o.threads;
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
-    server.set_payload_max_length(16u << 20);
-    server.set_keep_alive_timeout(2);
-    serve::install_routes(server, served, queue);
+    serve::GuardedServer server(limits);
+    serve::install_routes(server, served, queue, limits);
 
     const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);
     if (port < 0) throw Error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", o.host, o.port));
     fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, /v1/models; /health)\n",
-               served.name, o.host, port);
+               served.name, serve::url_host(o.host), port);
 
     std::atomic<bool> finished{false};
     std::atomic<int> caught{0};
@@ -67,13 +83,14 @@ void serve_model(const ServeOptions& o) {
             const int sig = sigtimedwait(&signals, nullptr, &tick);
             if (sig == SIGINT || sig == SIGTERM) {
                 caught.store(sig);
-                queue.shutdown();  // running and queued generations end first, so their handlers return
-                server.stop();
+                stopping.store(true);  // templates being rendered give up
+                queue.shutdown();      // running and queued generations end first, so their handlers return
+                server.stop_serving();
                 return;
             }
         }
     });
-    const bool ok = server.listen_after_bind();
+    const bool ok = server.serve();
     finished.store(true);
     watcher.join();
     queue.shutdown();
@@ -92,7 +109,20 @@ void add_serve_command(CLI::App& app) {
     add_chat_model_options(*cmd, o->model);
     cmd->add_option("--host", o->host, "address to listen on");
     cmd->add_option("--port", o->port, "port (0 = any free one; the chosen port is printed)")->check(CLI::Range(0, 65535));
-    cmd->add_option("--http-threads", o->threads, "threads taking connections")->check(CLI::Range(1, 256));
+    cmd->add_option("--max-connections,--http-threads", o->limits.max_connections,
+                    "open connections at most, each served by a thread of its own (more get 503; /health is still answered)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    cmd->add_option("--max-client-connections", o->limits.max_connections_per_client,
+                    "open connections at most from one client address (more get 503; /health is still answered)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    cmd->add_option("--header-timeout", o->header_timeout_s, "seconds a request's headers may take to arrive (then 408, connection closed)")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    cmd->add_option("--body-timeout", o->body_timeout_s, "seconds a request's body may take to arrive after its headers (then 408, connection closed)")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
     cmd->add_flag("-q,--quiet", o->quiet, "do not print the plan");
     cmd->callback([o] { serve_model(*o); });
 }

@@ -15,10 +15,21 @@ std::optional<std::string> Job::next_piece() {
     return piece;
 }
 
+bool Job::wait_for_progress(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return done_ || !pieces_.empty(); });
+}
+
+bool Job::wait_for_end(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return done_; });
+}
+
 const CompletionResult& Job::wait() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return done_; });
     if (dropped_) throw ShuttingDown();
+    if (cut_) throw ShuttingDown(fmt::format("the server is shutting down: the reply was cut after {} tokens", result_.n_generated));
     if (!error_.empty()) throw Error(error_);
     return result_;
 }
@@ -35,6 +46,8 @@ void Job::finish(CompletionResult result, std::string error, bool dropped) {
     {
         std::lock_guard lock(mutex_);
         dropped_ = dropped;
+        // Stopped mid-way by the shutdown, not by its own end: not a whole reply.
+        cut_ = stopped_by_shutdown_.load() && result.finish == FinishReason::cancelled;
         result_ = std::move(result);
         error_ = std::move(error);
         done_ = true;
@@ -71,7 +84,7 @@ void GenerationQueue::shutdown() {
         std::lock_guard lock(mutex_);
         stopping_ = true;
         dropped.swap(queue_);
-        if (running_) running_->cancel();
+        if (running_) running_->cancel_for_shutdown();
     }
     wake_.notify_all();
     for (auto& job : dropped) job->finish({}, "", true);
@@ -99,7 +112,7 @@ void GenerationQueue::work() {
                     return !job->cancelled();
                 });
                 // Cancelled between two tokens, the loop reports an interrupt: it is the same thing here.
-                if (job->cancelled()) result.finish = FinishReason::cancelled;
+                if (result.finish == FinishReason::interrupted) result.finish = FinishReason::cancelled;
             } catch (const std::exception& e) {
                 error = e.what();
                 // What the cache holds after a failed forward is unknown: start afresh.

@@ -7,6 +7,7 @@
 #include <hetero/error.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -17,10 +18,11 @@
 
 namespace hetero::serve {
 
-// A job refused or dropped because the server is stopping.
+// A job refused, dropped or cut short because the server is stopping.
 class ShuttingDown : public Error {
 public:
     ShuttingDown() : Error("the server is shutting down") {}
+    explicit ShuttingDown(const std::string& message) : Error(message) {}
 };
 
 class Job {
@@ -32,8 +34,12 @@ public:
     // and everything was taken.
     std::optional<std::string> next_piece();
     // Waits for the end; the result, or throws the worker's error as hetero::Error
-    // (ShuttingDown when the job was dropped unrun).
+    // (ShuttingDown when the job was dropped unrun or cut by the shutdown).
     const CompletionResult& wait();
+    // Waits at most `timeout` for a piece of text or the end; true when one is
+    // there (a handler waiting in slices checks its client in between).
+    bool wait_for_progress(std::chrono::milliseconds timeout);
+    bool wait_for_end(std::chrono::milliseconds timeout);
     // Stops the generation before its next token (a client went away).
     void cancel() { cancelled_.store(true); }
     bool cancelled() const { return cancelled_.load(); }
@@ -42,15 +48,20 @@ private:
     friend class GenerationQueue;
     void push(std::string_view piece);
     void finish(CompletionResult result, std::string error, bool dropped = false);
+    void cancel_for_shutdown() {
+        stopped_by_shutdown_.store(true);
+        cancel();
+    }
 
     std::string label_;  // the response id, for the log
     std::vector<int32_t> prompt_;
     CompletionOptions options_;
     std::atomic<bool> cancelled_{false};
+    std::atomic<bool> stopped_by_shutdown_{false};
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<std::string> pieces_;
-    bool done_ = false, dropped_ = false;
+    bool done_ = false, dropped_ = false, cut_ = false;
     CompletionResult result_;
     std::string error_;
 };

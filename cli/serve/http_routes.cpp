@@ -1,5 +1,6 @@
 #include "http_routes.hpp"
 
+#include "connection_stream.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <random>
 
@@ -26,9 +28,10 @@ void send_error(httplib::Response& res, const ApiError& e) {
 std::vector<int32_t> prompt_tokens(const ServedModel& m, const GenerationRequest& r) {
     std::vector<int32_t> tokens;
     try {
-        tokens = r.chat ? m.prompt->tokens(r.messages) : m.tokenizer->encode(r.prompt, m.tokenizer->adds_bos(), true);
+        tokens = r.chat ? m.prompt->tokens(r.messages, m.stopping) : m.tokenizer->encode(r.prompt, m.tokenizer->adds_bos(), true);
     } catch (const ChatTemplateError& e) {
-        throw invalid_request(e.what(), "messages");
+        if (m.stopping && m.stopping->load()) throw ShuttingDown();
+        throw invalid_request(fmt::format("the chat template failed: {}", e.what()), "messages", "chat_template_error");
     }
     if (tokens.empty()) throw invalid_request("the prompt encodes to no tokens", r.chat ? "messages" : "prompt");
     if (int64_t(tokens.size()) >= m.n_ctx)
@@ -104,6 +107,23 @@ private:
     size_t released_ = 0, emitted_ = 0, emitted_bytes_ = 0;
 };
 
+// How often a handler waiting for its job looks whether the client is still there.
+constexpr auto kClientCheckInterval = std::chrono::milliseconds(100);
+
+// Whether the client of the calling thread's connection has closed it.
+bool client_left() {
+    const ConnectionStream* connection = ConnectionStream::current();
+    return connection && connection->peer_closed();
+}
+
+// Waits for a non-streamed job's end; cancels it when the client leaves
+// (nothing is written until the end, so no failing write would tell).
+const CompletionResult& wait_while_client_stays(Job& job) {
+    while (!job.wait_for_end(kClientCheckInterval))
+        if (client_left()) job.cancel();
+    return job.wait();
+}
+
 std::string api_finish_reason(FinishReason f) {
     return f == FinishReason::length || f == FinishReason::context_full ? "length" : "stop";
 }
@@ -122,8 +142,18 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
                 return true;
             };
             if (head.chat && !send(sse_event(chunk(head, "", "", true)))) return false;
-            while (auto piece = job->next_piece())
+            for (;;) {
+                if (!job->wait_for_progress(kClientCheckInterval)) {
+                    if (client_left()) {  // while its job waits its turn, or between two tokens
+                        job->cancel();
+                        return false;
+                    }
+                    continue;
+                }
+                const auto piece = job->next_piece();
+                if (!piece) break;
                 if (!send(sse_event(chunk(head, *piece, "", false, logprobs.next(*piece))))) return false;
+            }
             try {
                 const CompletionResult& r = job->wait();
                 json last = chunk(head, "", api_finish_reason(r.finish));
@@ -132,6 +162,9 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
                     last["usage"] = usage_json(usage);
                 }
                 if (!send(sse_event(last))) return false;
+            } catch (const ShuttingDown& e) {
+                // Headers went out with 200: the cut is told in the stream, as OpenAI tells errors mid-stream.
+                if (!send(sse_event(error_body(ApiError(503, "server_error", e.what(), "", "server_shutting_down"))))) return false;
             } catch (const std::exception& e) {
                 if (!send(sse_event(error_body(ApiError(500, "server_error", e.what()))))) return false;
             }
@@ -142,8 +175,13 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
         [job](bool) { job->cancel(); });  // released: finished, or the connection closed
 }
 
-void handle_generation(const ServedModel& m, GenerationQueue& queue, const httplib::Request& req, httplib::Response& res, bool chat) {
+void handle_generation(const ServedModel& m, GenerationQueue& queue, const ServerLimits& limits, const httplib::Request& req,
+                       httplib::Response& res, bool chat) {
     try {
+        // A body in chunks (or to the connection's end) has no Content-Length to refuse it by beforehand.
+        if (req.body.size() > limits.max_body_bytes)
+            throw ApiError(413, "invalid_request_error",
+                           fmt::format("the request body is too large ({} bytes; at most {})", req.body.size(), limits.max_body_bytes));
         const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
         if (r.model != m.name && r.model != m.stem)
             throw ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", r.model, m.name),
@@ -162,7 +200,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
             stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat));
             return;
         }
-        const CompletionResult& result = job->wait();
+        const CompletionResult& result = wait_while_client_stays(*job);
         json logprobs = nullptr;
         if (sampled) {
             std::vector<cli::TokenLogprobs> all = sampled->from(0);
@@ -175,7 +213,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
     } catch (const ApiError& e) {
         send_error(res, e);
     } catch (const ShuttingDown& e) {
-        send_error(res, ApiError(503, "server_error", e.what()));
+        send_error(res, ApiError(503, "server_error", e.what(), "", "server_shutting_down"));
     } catch (const std::exception& e) {
         send_error(res, ApiError(500, "server_error", e.what()));
     }
@@ -183,12 +221,12 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const httpl
 
 }  // namespace
 
-void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue) {
+void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue, const ServerLimits& limits) {
     server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
-        handle_generation(model, queue, req, res, true);
+        handle_generation(model, queue, limits, req, res, true);
     });
     server.Post("/v1/completions", [&](const httplib::Request& req, httplib::Response& res) {
-        handle_generation(model, queue, req, res, false);
+        handle_generation(model, queue, limits, req, res, false);
     });
     server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
         const json entry = {{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}};
@@ -227,12 +265,25 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
     }
     // Whatever else failed without a body of its own (unknown path: 404;
     // a body over the size limit: 413) gets one in OpenAI's shape.
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    server.set_error_handler([&limits](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
+        // A body or headers the connection refused to read on fail as a plain 400: say why.
+        ConnectionStream* connection = ConnectionStream::current();
+        if (connection && connection->body_too_large()) res.status = 413;
+        else if (connection && connection->timed_out()) res.status = 408;
+        // What follows a request that could not be read whole is no request: end the connection.
+        if (res.status == 400 || res.status == 408 || res.status == 413 || res.status == 414) {
+            res.set_header("Connection", "close");
+            if (connection) connection->close_after_response();
+        }
         std::string message = fmt::format("request failed with HTTP status {}", res.status);
         if (res.status == 404) message = fmt::format("no route for {} {}", req.method, req.path);
+        if (res.status == 408)
+            message = fmt::format("the request did not arrive in time (headers within {} ms, the body within {} ms)",
+                                  limits.header_timeout.count(), limits.body_timeout.count());
         if (res.status == 413)
-            message = "the request body is too large (at most 16 MiB; form-encoded bodies at most 8 KiB: send Content-Type: application/json)";
+            message = fmt::format("the request body is too large (at most {} bytes; form-encoded bodies at most 8 KiB: send Content-Type: application/json)",
+                                  limits.max_body_bytes);
         send_error(res, ApiError(res.status, "invalid_request_error", message));
     });
     server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {

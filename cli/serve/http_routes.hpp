@@ -4,6 +4,7 @@
 #pragma once
 
 #include "generation_queue.hpp"
+#include "server_limits.hpp"
 
 #include <hetero/chat/chat_prompt.hpp>
 
@@ -21,8 +22,10 @@ struct ServedModel {
     const ChatPrompt* prompt = nullptr;
     int32_t n_ctx = 0;
     uint64_t default_seed = 0;
+    // Set when the server stops: a chat template still rendering gives up.
+    const std::atomic<bool>* stopping = nullptr;
 };
 
-void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue);
+void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue, const ServerLimits& limits);
 
 }  // namespace hetero::serve

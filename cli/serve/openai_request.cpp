@@ -72,6 +72,11 @@ void parse_common(const json& j, GenerationRequest& r) {
         }
     r.temperature = number_in(j, "temperature", 0, 2, 1.f);
     r.top_p = number_in(j, "top_p", 0, 1, 1.f);
+    // Nucleus sampling keeps the tokens up to this much probability: none at all is no sampling.
+    if (!(r.top_p > 0.f)) throw invalid_request("'top_p' must be greater than 0 and at most 1", "top_p");
+    // Accepted for compatibility and checked as OpenAI checks them, not applied.
+    for (const char* penalty : {"presence_penalty", "frequency_penalty"}) number_in(j, penalty, -2, 2, 0.f);
+    if (const json* v = field(j, "logit_bias"); v && !v->is_object()) throw invalid_request("'logit_bias' must be an object", "logit_bias");
     if (const json* v = field(j, "seed")) {
         if (!v->is_number_integer()) throw invalid_request("'seed' must be an integer", "seed");
         r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
