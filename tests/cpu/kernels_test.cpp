@@ -29,23 +29,6 @@ using hetero::cpu::MatmulArgs;
 using hetero::cpu::MatmulTileFn;
 namespace sdk = hetero::sdk;
 
-MatmulTileFn tile_of(const Kernels& k, uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_Q8_0: return k.matmul_q8_0;
-        case HETERO_DTYPE_Q4_0: return k.matmul_q4_0;
-        case HETERO_DTYPE_Q4_1: return k.matmul_q4_1;
-        case HETERO_DTYPE_Q5_0: return k.matmul_q5_0;
-        case HETERO_DTYPE_Q5_1: return k.matmul_q5_1;
-        case HETERO_DTYPE_IQ4_NL: return k.matmul_iq4_nl;
-        case HETERO_DTYPE_Q2_K: return k.matmul_q2_k;
-        case HETERO_DTYPE_Q3_K: return k.matmul_q3_k;
-        case HETERO_DTYPE_Q4_K: return k.matmul_q4_k;
-        case HETERO_DTYPE_Q5_K: return k.matmul_q5_k;
-        case HETERO_DTYPE_Q6_K: return k.matmul_q6_k;
-        default: return nullptr;
-    }
-}
-
 struct Shape { int64_t n, m, k; };
 
 // Activations on llama.cpp's Q8_K grid, as the provider quantizes a K-quant
@@ -100,7 +83,7 @@ double check(const Kernels& kt, uint32_t dtype, const Shape& s, std::mt19937_64&
     a.k = s.k;
     a.m = s.m;
     std::vector<ActBlock> xq;
-    const bool int8 = (kt.int8_act_mask & HETERO_DTYPE_BIT(dtype)) != 0;
+    const bool int8 = kt.matmul[dtype].int8_act;
     if (int8) {
         xq.resize(size_t(s.n * s.k / 32));
         for (int64_t r = 0; r < s.n; ++r)
@@ -108,7 +91,7 @@ double check(const Kernels& kt, uint32_t dtype, const Shape& s, std::mt19937_64&
         a.xq = xq.data();
         a.act_superblock_scale = superblock;
     }
-    const MatmulTileFn fn = tile_of(kt, dtype);
+    const MatmulTileFn fn = kt.matmul[dtype].tile;
     fn(a, 0, s.m / 2, 0, s.n);
     fn(a, s.m / 2, s.m, 0, s.n);
     // f32 rounding: one per block product and per addition of block sums

@@ -65,11 +65,7 @@ public:
         copy_text(p.name, model_);
         copy_text(p.driver, std::string("hetero cpu 0.1.0, ") + kernels_.name + " kernels (peak/bandwidth are hints)");
         p.memory_bytes = physical_memory_bytes();
-        p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32) | HETERO_DTYPE_BIT(HETERO_DTYPE_F16) | HETERO_DTYPE_BIT(HETERO_DTYPE_BF16) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K);
+        p.dtype_mask = matmul_dtype_mask(kernels_);  // the kernel table's rows
         p.peak_gflops = peak_gflops_;
         p.peak_bandwidth_gbs = bandwidth_gbs_;
         p.compute_units = uint32_t(threads_);

@@ -7,6 +7,8 @@
 // generic code too).
 #pragma once
 
+#include <hetero/ep_api.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -93,55 +95,48 @@ constexpr bool attend_rows_head_size(int64_t hd) { return hd == 64 || hd == 128 
 // and m1 to be multiples of kPackRows.
 using MatmulTileFn = void (*)(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// What a matmul with weights of one dtype runs on one ISA: a row of
+// Kernels::matmul. The float types' tiles read x; the block types' either
+// keep the activations in f32 too (the portable tiles: a few blocks of a
+// weight row are dequantised to f32 at a time and reused by every activation
+// row of the tile) or take xq and use int8 dot products per block or
+// sub-block (int8_act). K-quant activations are on llama.cpp's Q8_K grid
+// either way (ops_matmul.cpp: one scale per 256; the f32 tiles get the
+// rounded values d * q), the 32-element types' as for Q4_0. K-quants need k
+// a multiple of 256, the other block types of 32.
+struct MatmulKernel {
+    MatmulTileFn tile = nullptr;  // null: this ISA has no matmul for the dtype
+    // Over the packed layout (packed_weights.cpp), m0 and m1 multiples of
+    // kPackRows; null where the ISA has no packed kernel. The packed K-quant
+    // tiles take activations on the Q8_K grid only.
+    MatmulTileFn packed = nullptr;
+    bool int8_act = false;  // the tiles read xq, not x
+};
+
+// Rows of Kernels::matmul: one per dtype of the ABI this provider speaks.
+constexpr uint32_t kMatmulDtypes = HETERO_DTYPE_COUNT_1_2;
+
 struct Kernels {
-    const char* name;  // "scalar", "avx2", "avx512", "avx512-vnni", "neon"
+    const char* name = nullptr;  // "scalar", "avx2", "avx512", "avx512-vnni", "neon"
 
     // One activation row of k floats (k a multiple of 32) -> k/32 blocks.
-    void (*quantize_act)(const float* x, ActBlock* out, int64_t k);
+    void (*quantize_act)(const float* x, ActBlock* out, int64_t k) = nullptr;
 
-    MatmulTileFn matmul_f32;
-    MatmulTileFn matmul_f16;
-    MatmulTileFn matmul_bf16;
-    MatmulTileFn matmul_q8_0;
-    MatmulTileFn matmul_q4_0;
-    // Matmul over the packed layout; null where the ISA has no packed kernel.
-    MatmulTileFn matmul_q8_0_packed;
-    MatmulTileFn matmul_q4_0_packed;
+    // Matmul tiles indexed by the weights' hetero_dtype (as ggml's
+    // type_traits_cpu is by ggml_type): a new weight type is one row per
+    // table. Rows left empty are dtypes the ISA cannot multiply with.
+    MatmulKernel matmul[kMatmulDtypes] = {};
 
     // Attention helpers over one cache row of n elements.
-    float (*dot_f32)(const float* a, const float* b, int64_t n);
-    float (*dot_f16)(const uint16_t* a, const float* b, int64_t n);
-    void (*axpy_f32)(float* y, float alpha, const float* x, int64_t n);  // y += alpha * x
-    void (*axpy_f16)(float* y, float alpha, const uint16_t* x, int64_t n);
+    float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+    float (*dot_f16)(const uint16_t* a, const float* b, int64_t n) = nullptr;
+    void (*axpy_f32)(float* y, float alpha, const float* x, int64_t n) = nullptr;  // y += alpha * x
+    void (*axpy_f16)(float* y, float alpha, const uint16_t* x, int64_t n) = nullptr;
 
     // Row conversions f32 <-> f16 (round to nearest even).
-    void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n);
-    void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n);
+    void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n) = nullptr;
+    void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n) = nullptr;
 
-    // K-quant weights (Q4_K, Q5_K, Q6_K; k a multiple of 256) and, since ABI
-    // 1.2, Q4_1, Q5_0, Q5_1, IQ4_NL (k a multiple of 32), Q2_K, Q3_K. Two
-    // kinds: the portable tiles keep the activations in f32 (a few blocks of
-    // a weight row are dequantised to f32 at a time and reused by every
-    // activation row of the tile), the vector ones take xq and use int8 dot
-    // products per block or sub-block; int8_act_mask says which. K-quant
-    // activations are on llama.cpp's Q8_K grid either way (ops_matmul.cpp:
-    // one scale per 256; the f32 tiles get the rounded values d * q), the
-    // 32-element types' as for Q4_0.
-    MatmulTileFn matmul_q4_k;
-    MatmulTileFn matmul_q5_k;
-    MatmulTileFn matmul_q6_k;
-    MatmulTileFn matmul_q4_1;
-    MatmulTileFn matmul_q5_0;
-    MatmulTileFn matmul_q5_1;
-    MatmulTileFn matmul_iq4_nl;
-    MatmulTileFn matmul_q2_k;
-    MatmulTileFn matmul_q3_k;
-    // HETERO_DTYPE_BIT of the weight dtypes whose tiles read xq, not x.
-    uint64_t int8_act_mask;
-    // Q4_K and Q6_K over the packed layouts, activations on the Q8_K grid only; null
-    // where the ISA has no packed kernel. m0 and m1 multiples of kPackRows.
-    MatmulTileFn matmul_q4_k_packed = nullptr;
-    MatmulTileFn matmul_q6_k_packed = nullptr;
     // One query row of one head: out[hd] = softmax(scores) . V over cache rows
     // first..len-1, scores[r] = scale * q . K[r] (soft-capped when cap > 0);
     // K/V rows `stride` elements apart, f16 or f32; `scores` is scratch of

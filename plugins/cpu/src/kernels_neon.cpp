@@ -212,23 +212,40 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
     for (; i < n; ++i) y[i] = f16_scalar(x[i]);
 }
 
+constexpr Kernels make_table() {
+    Kernels k{.name = "neon",
+              .quantize_act = &quantize_act,
+              .dot_f32 = &dot_f32,
+              .dot_f16 = &dot_f16,
+              .axpy_f32 = &axpy_f32,
+              .axpy_f16 = &axpy_f16,
+              .f32_to_f16_row = &f32_to_f16_row,
+              .f16_to_f32_row = &f16_to_f32_row};
+    // Matmuls by weight dtype; nothing packed.
+    auto& mm = k.matmul;
+    mm[HETERO_DTYPE_F32] = {.tile = &matmul_float<WeightsF32>};
+    mm[HETERO_DTYPE_F16] = {.tile = &matmul_float<WeightsF16>};
+    mm[HETERO_DTYPE_BF16] = {.tile = &matmul_float<WeightsBF16>};
+    mm[HETERO_DTYPE_Q8_0] = {.tile = &matmul_quant<WeightsQ8>, .int8_act = true};
+    mm[HETERO_DTYPE_Q4_0] = {.tile = &matmul_quant<WeightsQ4>, .int8_act = true};
+    // K-quants: the portable tiles (dequantise, then f32 dot products).
+    mm[HETERO_DTYPE_Q4_K] = {.tile = &matmul_q4_k_portable};
+    mm[HETERO_DTYPE_Q5_K] = {.tile = &matmul_q5_k_portable};
+    mm[HETERO_DTYPE_Q6_K] = {.tile = &matmul_q6_k_portable};
+    // The types of ABI 1.2: int8 activations (kernels_neon_quants.inc).
+    mm[HETERO_DTYPE_Q4_1] = {.tile = &matmul_block32<NeonMin32<false>>, .int8_act = true};
+    mm[HETERO_DTYPE_Q5_0] = {.tile = &matmul_block32<NeonQ5_0>, .int8_act = true};
+    mm[HETERO_DTYPE_Q5_1] = {.tile = &matmul_block32<NeonMin32<true>>, .int8_act = true};
+    mm[HETERO_DTYPE_IQ4_NL] = {.tile = &matmul_block32<NeonIQ4NL>, .int8_act = true};
+    mm[HETERO_DTYPE_Q2_K] = {.tile = &matmul_k16<&unpack_q2_k, 84, true>, .int8_act = true};
+    mm[HETERO_DTYPE_Q3_K] = {.tile = &matmul_k16<&unpack_q3_k, 110, false>, .int8_act = true};
+    return k;
+}
+
 }  // namespace
 
 const Kernels& kernels_neon() {
-    static constexpr Kernels k{"neon",    &quantize_act, &matmul_float<WeightsF32>, &matmul_float<WeightsF16>,
-                               &matmul_float<WeightsBF16>, &matmul_quant<WeightsQ8>, &matmul_quant<WeightsQ4>,
-                               nullptr,   nullptr,
-                               &dot_f32,  &dot_f16,       &axpy_f32,                 &axpy_f16,
-                               &f32_to_f16_row, &f16_to_f32_row,
-                               // K-quants: the portable tiles (dequantise, then f32 dot products).
-                               &matmul_q4_k_portable, &matmul_q5_k_portable, &matmul_q6_k_portable,
-                               // The types of ABI 1.2: int8 activations (kernels_neon_quants.inc).
-                               &matmul_block32<NeonMin32<false>>, &matmul_block32<NeonQ5_0>, &matmul_block32<NeonMin32<true>>,
-                               &matmul_block32<NeonIQ4NL>, &matmul_k16<&unpack_q2_k, 84, true>, &matmul_k16<&unpack_q3_k, 110, false>,
-                               HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) |
-                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) |
-                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) |
-                                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K)};
+    static constexpr Kernels k = make_table();  // constant-initialised: no code runs at load
     return k;
 }
 

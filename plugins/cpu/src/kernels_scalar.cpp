@@ -168,13 +168,41 @@ HETERO_PORTABLE_TILE(q5_1, BlockQ5_1, sdk::kQBlock)
 HETERO_PORTABLE_TILE(iq4_nl, BlockIQ4_NL, sdk::kQBlock)
 #undef HETERO_PORTABLE_TILE
 
+namespace {
+
+constexpr Kernels make_table() {
+    Kernels k{.name = "scalar",
+              .quantize_act = &quantize_act,
+              .dot_f32 = &dot_f32,
+              .dot_f16 = &dot_f16,
+              .axpy_f32 = &axpy_f32,
+              .axpy_f16 = &axpy_f16,
+              .f32_to_f16_row = &f32_to_f16_row,
+              .f16_to_f32_row = &f16_to_f32_row};
+    // Matmuls by weight dtype: int8 activations for Q8_0 and Q4_0, the
+    // portable f32 tiles for the other block types; nothing packed.
+    auto& mm = k.matmul;
+    mm[HETERO_DTYPE_F32] = {.tile = &matmul_f32};
+    mm[HETERO_DTYPE_F16] = {.tile = &matmul_f16};
+    mm[HETERO_DTYPE_BF16] = {.tile = &matmul_bf16};
+    mm[HETERO_DTYPE_Q8_0] = {.tile = &matmul_q8_0, .int8_act = true};
+    mm[HETERO_DTYPE_Q4_0] = {.tile = &matmul_q4_0, .int8_act = true};
+    mm[HETERO_DTYPE_Q4_K] = {.tile = &matmul_q4_k_portable};
+    mm[HETERO_DTYPE_Q5_K] = {.tile = &matmul_q5_k_portable};
+    mm[HETERO_DTYPE_Q6_K] = {.tile = &matmul_q6_k_portable};
+    mm[HETERO_DTYPE_Q4_1] = {.tile = &matmul_q4_1_portable};
+    mm[HETERO_DTYPE_Q5_0] = {.tile = &matmul_q5_0_portable};
+    mm[HETERO_DTYPE_Q5_1] = {.tile = &matmul_q5_1_portable};
+    mm[HETERO_DTYPE_IQ4_NL] = {.tile = &matmul_iq4_nl_portable};
+    mm[HETERO_DTYPE_Q2_K] = {.tile = &matmul_q2_k_portable};
+    mm[HETERO_DTYPE_Q3_K] = {.tile = &matmul_q3_k_portable};
+    return k;
+}
+
+}  // namespace
+
 const Kernels& kernels_scalar() {
-    static const Kernels k{"scalar",   &quantize_act, &matmul_f32, &matmul_f16, &matmul_bf16,
-                           &matmul_q8_0, &matmul_q4_0, nullptr, nullptr, &dot_f32,   &dot_f16,    &axpy_f32,
-                           &axpy_f16,  &f32_to_f16_row, &f16_to_f32_row, &matmul_q4_k_portable, &matmul_q5_k_portable,
-                           &matmul_q6_k_portable, &matmul_q4_1_portable, &matmul_q5_0_portable, &matmul_q5_1_portable,
-                           &matmul_iq4_nl_portable, &matmul_q2_k_portable, &matmul_q3_k_portable,
-                           HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0)};
+    static constexpr Kernels k = make_table();  // constant-initialised: no code runs at load
     return k;
 }
 

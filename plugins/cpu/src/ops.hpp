@@ -53,6 +53,9 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
 // need the Q8_K grid): compile packs exactly the weights this names.
 MatmulTileFn packed_matmul_fn(const Kernels& k, uint32_t dtype);
 
+// HETERO_DTYPE_BIT of every weight dtype the table has a matmul tile for.
+uint64_t matmul_dtype_mask(const Kernels& k);
+
 // Splits `n` items into about `tasks_per_thread` tasks per thread of at least
 // `min_items` items each and runs f(begin, end, thread) over them.
 template <class F>

@@ -13,24 +13,11 @@
 namespace hetero::cpu {
 namespace {
 
-MatmulTileFn tile_fn(const Kernels& k, uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_F32: return k.matmul_f32;
-        case HETERO_DTYPE_F16: return k.matmul_f16;
-        case HETERO_DTYPE_BF16: return k.matmul_bf16;
-        case HETERO_DTYPE_Q8_0: return k.matmul_q8_0;
-        case HETERO_DTYPE_Q4_0: return k.matmul_q4_0;
-        case HETERO_DTYPE_Q4_K: return k.matmul_q4_k;
-        case HETERO_DTYPE_Q5_K: return k.matmul_q5_k;
-        case HETERO_DTYPE_Q6_K: return k.matmul_q6_k;
-        case HETERO_DTYPE_Q4_1: return k.matmul_q4_1;
-        case HETERO_DTYPE_Q5_0: return k.matmul_q5_0;
-        case HETERO_DTYPE_Q5_1: return k.matmul_q5_1;
-        case HETERO_DTYPE_IQ4_NL: return k.matmul_iq4_nl;
-        case HETERO_DTYPE_Q2_K: return k.matmul_q2_k;
-        case HETERO_DTYPE_Q3_K: return k.matmul_q3_k;
-        default: sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
-    }
+// The table's row for a weight dtype; fails for one it has no tile for.
+const MatmulKernel& matmul_row(const Kernels& k, uint32_t dtype) {
+    if (dtype >= kMatmulDtypes || !k.matmul[dtype].tile)
+        sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("cpu: matmul weights of dtype ") + sdk::dtype_name(dtype));
+    return k.matmul[dtype];
 }
 
 // Round to nearest, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves
@@ -90,13 +77,17 @@ constexpr int64_t kTileN = 64;
 }  // namespace
 
 MatmulTileFn packed_matmul_fn(const Kernels& k, uint32_t dtype) {
-    switch (dtype) {
-        case HETERO_DTYPE_Q4_0: return k.matmul_q4_0_packed;
-        case HETERO_DTYPE_Q8_0: return k.matmul_q8_0_packed;
-        case HETERO_DTYPE_Q4_K: return k.llama_act_grids ? k.matmul_q4_k_packed : nullptr;
-        case HETERO_DTYPE_Q6_K: return k.llama_act_grids ? k.matmul_q6_k_packed : nullptr;
-        default: return nullptr;
-    }
+    if (dtype >= kMatmulDtypes) return nullptr;
+    // The packed K-quant tiles read activations on the Q8_K grid only.
+    if (sdk::is_kquant_dtype(dtype) && !k.llama_act_grids) return nullptr;
+    return k.matmul[dtype].packed;
+}
+
+uint64_t matmul_dtype_mask(const Kernels& k) {
+    uint64_t mask = 0;
+    for (uint32_t d = 0; d < kMatmulDtypes; ++d)
+        if (k.matmul[d].tile) mask |= HETERO_DTYPE_BIT(d);
+    return mask;
 }
 
 void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors& t, float* out) {
@@ -111,14 +102,15 @@ void run_matmul(const OpContext& ctx, const hetero_node& node, const NodeTensors
     a.y = out;
     a.k = k;
     a.m = m;
-    const MatmulTileFn fn = tile_fn(ctx.kernels, wd.dtype);
+    const MatmulKernel& row = matmul_row(ctx.kernels, wd.dtype);
+    const MatmulTileFn fn = row.tile;
     // Rows [0, m_packed) use the packed copy when compile made one.
     a.wp = ctx.packed ? ctx.packed[node.inputs[1]] : nullptr;
     const MatmulTileFn packed_fn = a.wp ? packed_matmul_fn(ctx.kernels, wd.dtype) : nullptr;
     const int64_t m_packed = packed_fn ? m / kPackRows * kPackRows : 0;
 
     const bool kquant = sdk::is_kquant_dtype(wd.dtype) && ctx.kernels.llama_act_grids;
-    if (ctx.kernels.int8_act_mask & HETERO_DTYPE_BIT(wd.dtype)) {
+    if (row.int8_act) {
         // Quantize every activation row once; all threads share the result.
         // Q8_0/Q4_0 weights: Q8_0 blocks of 32; K-quants: Q8_K super-blocks.
         const int64_t nb = k / sdk::kQBlock;
