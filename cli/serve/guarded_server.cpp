@@ -65,6 +65,9 @@ GuardedServer::~GuardedServer() {
 void GuardedServer::stop_serving() { stopping_.store(true); }
 
 bool GuardedServer::serve() {
+    // httplib listens with a backlog of 5: a burst of clients would have its
+    // connections dropped and retried a second later (a health probe among them).
+    ::listen(svr_sock_.load(), SOMAXCONN);
     overflow_ = std::make_unique<OverflowResponder>(
         fmt::format("too many open connections (at most {} from one client, {} in all); try again later", limits_.max_connections_per_client,
                     limits_.max_connections));

@@ -8,7 +8,8 @@
 
 namespace hetero::serve {
 
-// Few arenas for the whole process; call before any thread starts.
+// Few arenas for the whole process, and large blocks mapped apart; call
+// before any thread starts.
 void limit_malloc_arenas();
 // Hands freed memory back to the system after a request that brought
 // `request_bytes` (nothing for small ones: trimming costs time).

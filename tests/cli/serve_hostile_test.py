@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -225,10 +226,11 @@ def main():
 
 
 def run_suite(srv):
-    # Warm up every path once, then take the levels the end must return to.
+    # Warm up every path once (three large requests at once among them: the
+    # allocator's working size), then take the levels the end must return to.
     for body in (completion(), chat("Hello", 2)):
         request(srv, "POST", "/v1/completions" if "prompt" in body else "/v1/chat/completions", body)
-    request(srv, "POST", "/v1/completions", completion(prompt="word " * 3000))
+    large_requests(srv)
     time.sleep(0.5)
     rss0, fds0 = srv.rss_kb(), srv.fds()
 
@@ -288,18 +290,19 @@ def run_suite(srv):
     health.phase = good.phase = "many connections from one client"
     socks = [connect(srv, "127.0.0.5") for _ in range(PER_CLIENT + 16)]
     t0 = time.time()
-    refused = 0
-    for s in socks:
-        s.settimeout(max(0.05, t0 + 2.0 - time.time()))
-        try:
-            got = s.recv(4096)
-            refused += status_of(got) == 503 and b"too_many_connections" in got
-        except socket.timeout:
-            pass
+    first = {}  # each socket's first answer
+    while len(first) < len(socks) and time.time() < t0 + 3.0:
+        readable, _, _ = select.select([s for s in socks if s not in first], [], [], 0.1)
+        for s in readable:
+            try:
+                first[s] = s.recv(4096)
+            except OSError:
+                first[s] = b""
+    refused = sum(status_of(got) == 503 and b"too_many_connections" in got for got in first.values())
     st, body, dt = request(srv, "GET", "/health", source="127.0.0.5", timeout=3)
     for s in socks:
         s.close()
-    check(f"{PER_CLIENT + 16} connections from one client: the 16 past its cap get 503 within 1 s ({refused} did)", refused == 16)
+    check(f"{PER_CLIENT + 16} connections from one client: the 16 past its cap get 503 ({refused} did)", refused == 16)
     check(f"that client's /health past its cap is still answered ({dt:.2f} s)", st == 200 and dt < 1.0, f"{st} {body}")
 
     health.phase = good.phase = "malformed requests"
@@ -341,19 +344,13 @@ def run_suite(srv):
 
     # Large legal requests, three at a time: the allocator must not keep what they used.
     health.phase = good.phase = "large requests"
-    big = completion(prompt="word " * (1200 << 10))  # 6 MiB: tokenized, then refused as longer than the context
     rss_rounds = []
     for _ in range(6):
-        threads = [threading.Thread(target=request, args=(srv, "POST", "/v1/completions", big)) for _ in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        time.sleep(0.2)  # the connections end after their responses
+        large_requests(srv)
         rss_rounds.append(srv.rss_kb())
     print(f"     RSS after each round of three 6 MiB requests (kB): {rss_rounds}")
-    check("RSS levels off under large requests (round 6 <= round 2 + 10 % + 32 MiB, and below 400 MiB)",
-          rss_rounds[5] <= rss_rounds[1] * 1.1 + 32768 and rss_rounds[5] < 400 << 10, str(rss_rounds))
+    check("RSS levels off under large requests (round 6 <= round 2 + 5 % + 8 MiB, and below 200 MiB)",
+          rss_rounds[5] <= rss_rounds[1] * 1.05 + 8192 and rss_rounds[5] < 200 << 10, str(rss_rounds))
 
     health.stopping.set()
     good.stopping.set()
@@ -372,7 +369,18 @@ def run_suite(srv):
     rss1, fds1 = srv.rss_kb(), srv.fds()
     print(f"     server RSS {rss0} kB -> {rss1} kB, open descriptors {fds0} -> {fds1}")
     check("open descriptors back where they were", fds1 <= fds0, f"{fds0} -> {fds1}")
-    check("RSS back within 10 % + 32 MiB of where it was", rss1 <= rss0 * 1.1 + 32768, f"{rss0} -> {rss1}")
+    check("RSS back within 10 % + 16 MiB of where it was", rss1 <= rss0 * 1.1 + 16384, f"{rss0} -> {rss1}")
+
+
+def large_requests(srv):
+    """Three 6 MiB requests at once (tokenized, then refused as longer than the context)."""
+    big = completion(prompt="word " * (1200 << 10))
+    threads = [threading.Thread(target=request, args=(srv, "POST", "/v1/completions", big)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    time.sleep(0.2)  # the connections end after their responses
 
 
 def sigterm_checks(tmp):
