@@ -52,6 +52,11 @@ CORE_FLOORS = [
     (2, "tokenizer", ["core/tokenizer/", "core/include/hetero/tokenizer/"]),  # reads vocabularies from model files
     (3, "runtime",   ["core/runtime/", "core/include/hetero/runtime/"]),   # graph, plan, session, cost-model interface
     (4, "solver",    ["core/solver/", "core/include/hetero/solver/"]),     # partition solver, planner, prior costs
+    (4, "schedule",  ["core/schedule/", "core/include/hetero/schedule/"]), # a plan cut into tasks, hand-overs, waits
+    # The session's implementation compiles and runs a schedule; its header
+    # (hetero/runtime/session.hpp) stays with the runtime, below the solver.
+    (5, "session",   ["core/runtime/session.cpp", "core/runtime/session_compile.cpp", "core/runtime/session_run.cpp",
+                      "core/runtime/session_device.cpp", "core/runtime/session_parts.hpp"]),
     (5, "profile",   ["core/profile/", "core/include/hetero/profile/"]),   # profiler, profile store, measured costs
     (5, "config",    ["core/config/", "core/include/hetero/config.hpp"]),  # JSON config (its plan rules are the solver's)
     (6, "sim",       ["core/sim/", "core/include/hetero/sim/"]),           # SoC simulator

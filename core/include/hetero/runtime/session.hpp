@@ -1,6 +1,7 @@
 // Runs a llama-family model over a Plan. The model graph of each chunk size
 // is cut into tasks where the device changes or a matmul is split across
-// devices; every device runs its tasks in order on its own worker thread
+// devices (make_schedule, hetero/schedule/schedule.hpp); the session compiles
+// that schedule and every device runs its tasks in order on its own worker thread
 // (on the calling thread when the plan uses one device), tensors that cross
 // devices are handed over through host memory (imported, so not copied, by
 // devices that share the host's memory), and the row shares of a split
@@ -23,6 +24,8 @@ namespace hetero {
 
 class CostModel;
 class TraceRecorder;
+struct SessionDevice;   // the session's parts (core/runtime/session_parts.hpp)
+struct SessionProgram;
 
 // How a device waits for another's result. predicted_poll: sleep for the
 // predicted remaining time, then poll a flag (HeteroLLM's fast
@@ -43,6 +46,11 @@ struct SessionOptions {
 // context clamped to [512, 4096] (some converters record less than the model
 // was trained with).
 int32_t context_length(const LlamaHParams& hp, int32_t requested);
+
+// The most tokens one forward of a session evaluates (its prompt chunks):
+// max_batch, at most the context and at most the chunk_tokens of a
+// static-shape device the plan uses.
+int32_t chunk_limit(const Plan& plan, int32_t max_batch, int32_t n_ctx);
 
 // Time spent per device, for the "which provider ran what" report.
 struct SegmentStats {
@@ -106,18 +114,16 @@ public:
     std::vector<SegmentStats> stats() const;
 
 private:
-    struct Device;
-    struct Program;
-    Program& program(int32_t n);
-    void run_tasks(Program& p, size_t device, int32_t pos);
+    SessionProgram& program(int32_t n);  // the schedule for n tokens, compiled (once per n)
+    void run_tasks(SessionProgram& p, size_t device, int32_t pos);
     void evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos);
 
     const ModelFile& model_;
     Plan plan_;
     SessionOptions options_;
     int32_t n_ctx_ = 0;
-    std::vector<std::unique_ptr<Device>> devices_;  // parallel to plan_.devices; null where unused
-    std::map<int32_t, std::unique_ptr<Program>> programs_;  // by chunk size
+    std::vector<std::unique_ptr<SessionDevice>> devices_;  // parallel to plan_.devices; null where unused
+    std::map<int32_t, std::unique_ptr<SessionProgram>> programs_;  // by chunk size
     std::vector<std::pair<hetero_buffer*, hetero_buffer*>> kv_caches_;  // per layer (K, V), on its home device
     uint64_t generation_ = 0;  // forwards run
     std::vector<float> logits_;

@@ -1,0 +1,175 @@
+// Session::program: one chunk size's schedule, compiled. The schedule says
+// what each device runs and which tensors cross; here every hand-over gets
+// host memory and a binding on each device that touches it, and every
+// execute task becomes one graph compiled on its device.
+#include <hetero/progress.hpp>
+#include <hetero/runtime/graph_builder.hpp>
+#include <hetero/sdk/graph_check.hpp>
+
+#include "session_parts.hpp"
+
+#include <algorithm>
+
+namespace hetero {
+
+namespace {
+
+// Binds a program's hand-overs on devices and builds its tasks' graphs.
+class ProgramCompiler {
+public:
+    ProgramCompiler(const ModelFile& model, const Plan& plan, std::vector<std::unique_ptr<SessionDevice>>& devices,
+                    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches, SessionProgram& program)
+        : model_(model), plan_(plan), devices_(devices), kv_caches_(kv_caches), P_(program) {}
+
+    // Builds execute task `ti`'s graph, binds what it touches and compiles it.
+    void compile(size_t ti);
+
+private:
+    Exchange::OnDevice& bind_on(int x, size_t device);
+    // The id in `gb` of graph tensor `id` as task `t` sees it, bound or constant as it must be.
+    int32_t map_tensor(GraphBuilder& gb, std::map<int32_t, int32_t>& local, std::vector<hetero_binding>& constants, size_t ti, int32_t id,
+                       bool is_output);
+
+    const ModelFile& model_;
+    const Plan& plan_;
+    std::vector<std::unique_ptr<SessionDevice>>& devices_;
+    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches_;
+    SessionProgram& P_;
+};
+
+// A device's binding of a hand-over: imported host memory, or its own buffer;
+// the head's input inside the final hidden state's binding on its producer.
+Exchange::OnDevice& ProgramCompiler::bind_on(int x, size_t d) {
+    Exchange& e = *P_.exchanges[size_t(x)];
+    auto it = e.on_device.find(d);
+    if (it != e.on_device.end()) return it->second;
+    Exchange::OnDevice od;
+    if (e.alias_of >= 0 && long(d) == e.producer) {
+        Exchange::OnDevice& base = P_.exchanges[size_t(e.alias_of)]->on_device.at(d);
+        od.buffer = base.buffer;
+        od.offset = base.offset + e.alias_offset;
+        od.imported = base.imported;
+    } else {
+        SessionDevice& dv = *devices_[d];
+        od.buffer = dv.import(e.host->data, e.bytes);
+        od.imported = od.buffer != nullptr;
+        if (!od.buffer) od.buffer = dv.alloc(e.bytes, e.name);
+    }
+    return e.on_device.emplace(d, od).first->second;
+}
+
+int32_t ProgramCompiler::map_tensor(GraphBuilder& gb, std::map<int32_t, int32_t>& local, std::vector<hetero_binding>& constants, size_t ti,
+                                    int32_t id, bool is_output) {
+    auto it = local.find(id);
+    if (it != local.end()) return it->second;
+    const ScheduledTask& t = P_.schedule.tasks[ti];
+    CompiledTask& c = P_.compiled[ti];
+    SessionDevice& dv = *devices_[t.device];
+    const bool split = t.share >= 0;
+    const ModelTensor& mt = P_.graph.tensors[size_t(id)];
+    std::vector<int64_t> shape(mt.desc.shape, mt.desc.shape + mt.desc.ndim);
+    int32_t lid = -1;
+    if (mt.use == TensorUse::weight) {
+        const WeightView& w = model_.weight(mt.desc.name);
+        int64_t r0 = 0, r1 = w.shape[0];
+        if (split) {
+            r0 = t.rows.row_begin;
+            r1 = t.rows.row_end;
+            shape[0] = r1 - r0;
+        }
+        lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_CONSTANT, mt.desc.name);
+        constants.push_back({lid, 0, dv.weight(w, r0, r1), 0});
+    } else if (mt.use == TensorUse::k_cache || mt.use == TensorUse::v_cache) {
+        lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
+        if (plan_.layers[size_t(mt.layer)].home != t.device)
+            throw Error(fmt::format("internal: layer {} attention is not on its KV cache's device", mt.layer));
+        auto& kv = kv_caches_[size_t(mt.layer)];
+        c.bindings.push_back({lid, 0, mt.use == TensorUse::k_cache ? kv.first : kv.second, 0});
+    } else if (split && is_output) {
+        // The share's own rows of the output, handed to the merge.
+        const int x = t.outputs.front();
+        shape = {shape[0], t.rows.row_end - t.rows.row_begin};
+        lid = gb.tensor(HETERO_DTYPE_F32, shape, HETERO_TENSOR_BOUND, P_.exchanges[size_t(x)]->name);
+        const Exchange::OnDevice& od = bind_on(x, t.device);
+        c.bindings.push_back({lid, 0, od.buffer, od.offset});
+        return lid;  // not memoised: the split output is not the model tensor
+    } else if (const int x = P_.schedule.hand_over_of[size_t(id)]; x >= 0) {
+        lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
+        const Exchange::OnDevice& od = bind_on(x, t.device);
+        c.bindings.push_back({lid, 0, od.buffer, od.offset});
+    } else {
+        lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_INTERNAL, mt.desc.name);
+    }
+    local[id] = lid;
+    return lid;
+}
+
+void ProgramCompiler::compile(size_t ti) {
+    const ScheduledTask& t = P_.schedule.tasks[ti];
+    CompiledTask& c = P_.compiled[ti];
+    SessionDevice& dv = *devices_[t.device];
+    GraphBuilder gb;
+    std::map<int32_t, int32_t> local;
+    std::vector<hetero_binding> constants;
+    for (size_t i : t.nodes) {
+        const hetero_node& nd = P_.graph.nodes[i].node;
+        hetero_node ln = nd;
+        for (uint32_t k = 0; k < nd.n_inputs; ++k) ln.inputs[k] = map_tensor(gb, local, constants, ti, nd.inputs[k], false);
+        ln.output = map_tensor(gb, local, constants, ti, nd.output, true);
+        gb.node(ln);
+    }
+    // The head's input is written with the final hidden state: bound inside it.
+    for (int x : t.outputs)
+        if (P_.exchanges[size_t(x)]->alias_of >= 0) bind_on(x, t.device);
+    const hetero_graph view = gb.view();
+    if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
+    dv.check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &c.exe),
+             fmt::format("compiling {} for {} tokens on {}", t.name, P_.n, dv.ref.label()));
+}
+
+// Releases the executables compiled so far unless the program was built.
+struct ReleaseOnFailure {
+    std::vector<std::unique_ptr<SessionDevice>>& devices;
+    SessionProgram& P;
+    bool done = false;
+    ~ReleaseOnFailure() {
+        if (done) return;
+        for (size_t ti = 0; ti < P.compiled.size(); ++ti)
+            if (P.compiled[ti].exe) devices[P.schedule.tasks[ti].device]->release(P.compiled[ti].exe);
+    }
+};
+
+}  // namespace
+
+SessionProgram& Session::program(int32_t n) {
+    auto found = programs_.find(n);
+    if (found != programs_.end()) return *found->second;
+    const LlamaHParams& hp = model_.hparams;
+    auto prog = std::make_unique<SessionProgram>();
+    SessionProgram& P = *prog;
+    P.n = n;
+    std::vector<uint32_t> cache(size_t(hp.n_layer));
+    for (int l = 0; l < int(hp.n_layer); ++l) cache[size_t(l)] = cache_dtype(options_.cache_type, plan_.devices[plan_.layers[size_t(l)].home].props);
+    P.graph = build_model_graph(model_, n, n_ctx_, cache, true, options_.all_logits);
+    P.schedule = make_schedule(P.graph, plan_);
+    for (const HandOver& h : P.schedule.hand_overs) P.exchanges.push_back(std::make_unique<Exchange>(h));
+    P.compiled.resize(P.schedule.tasks.size());
+
+    ReleaseOnFailure release_on_failure{devices_, P};
+    ProgramCompiler compiler(model_, plan_, devices_, kv_caches_, P);
+    // The first program uploads the weights and compiles kernels: seconds to
+    // minutes on a discrete GPU or a cold kernel cache.
+    ProgressTask progress(fmt::format("preparing the {}-token program (weights, kernels)", n), P.schedule.tasks.size(), "tasks");
+    for (size_t ti = 0; ti < P.schedule.tasks.size(); ++ti) {
+        struct CountWhenDone {
+            ProgressTask& progress;
+            ~CountWhenDone() { progress.advance(1); }
+        } count_when_done{progress};
+        if (P.schedule.tasks[ti].kind == TaskKind::execute) compiler.compile(ti);
+    }
+    SessionProgram& built = *programs_.emplace(n, std::move(prog)).first->second;
+    release_on_failure.done = true;
+    return built;
+}
+
+}  // namespace hetero
