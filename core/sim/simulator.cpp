@@ -1,5 +1,5 @@
 #include <hetero/error.hpp>
-#include <hetero/runtime/session.hpp>
+#include <hetero/schedule/schedule.hpp>
 #include <hetero/sim/simulator.hpp>
 
 #include <fmt/format.h>
@@ -34,88 +34,50 @@ struct TraceEvent {
     double start = 0, seconds = 0;
 };
 
-// The tasks of one forward over n tokens, cut as the session cuts the graph
-// (core/runtime/session.cpp, Session::program step 1; kept in step with it).
-std::vector<SimTask> cut_tasks(const ModelFile& model, const Plan& plan, const SocCostModel& cost, int32_t n, int32_t n_ctx, int64_t kv) {
+// A task's name in the simulated trace.
+std::string sim_task_name(const ModelGraph& g, const ScheduledTask& t) {
+    const ModelNode& first = g.nodes[t.nodes.front()];
+    const std::string where = first.layer == g.n_layer ? std::string("head") : fmt::format("layer {}", first.layer);
+    if (t.kind == TaskKind::merge) return fmt::format("merge {} {}", where, role_name(first.role));
+    if (t.share >= 0) return fmt::format("{} {} rows {}-{}", where, role_name(first.role), t.rows.row_begin, t.rows.row_end - 1);
+    return fmt::format("{} {}-{}", where, role_name(first.role), role_name(g.nodes[t.nodes.back()].role));
+}
+
+// The tasks of one forward over n tokens: the schedule the session runs
+// (make_schedule), each task costed on its unit.
+std::vector<SimTask> cost_tasks(const ModelFile& model, const Plan& plan, const SocCostModel& cost, int32_t n, int32_t n_ctx, int64_t kv) {
     const LlamaHParams& hp = model.hparams;
-    const int phase = n > 1 ? kPrefill : kDecode;
     std::vector<uint32_t> cache(size_t(hp.n_layer));
     for (int l = 0; l < int(hp.n_layer); ++l) cache[size_t(l)] = cache_dtype(CacheType::automatic, plan.devices[plan.layers[size_t(l)].home].props);
     const ModelGraph g = build_model_graph(model, n, n_ctx, cache);
-
-    struct Cut {
-        bool merge = false;
-        size_t device = 0;
-        std::vector<size_t> nodes;
-        int share = -1;
-    };
-    std::vector<std::vector<Share>> node_shares(g.nodes.size());
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-        const ModelNode& mn = g.nodes[i];
-        const size_t home = plan.layers[size_t(mn.layer)].home;
-        if (mn.node.op == HETERO_OP_MATMUL && is_matmul_role(mn.role)) node_shares[i] = plan.shares(mn.layer, mn.role, phase, g.tensors[size_t(mn.node.inputs[1])].desc.shape[0]);
-        else node_shares[i] = {Share{home, 0, 0}};
-    }
-    std::vector<Cut> cuts;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-        const ModelNode& mn = g.nodes[i];
-        const std::vector<Share>& sh = node_shares[i];
-        const bool split = sh.size() > 1;
-        Cut* last = cuts.empty() ? nullptr : &cuts.back();
-        const bool head_starts = mn.layer == g.n_layer && (i == 0 || g.nodes[i - 1].layer != g.n_layer);
-        const bool last_was_split = last && (last->merge || node_shares[last->nodes.back()].size() > 1);
-        if (!split && last && !last->merge && last->device == sh[0].device && !head_starts && !last_was_split) {
-            last->nodes.push_back(i);
-            continue;
-        }
-        if (!split) {
-            cuts.push_back(Cut{false, sh[0].device, {i}, -1});
-            continue;
-        }
-        for (size_t s = 0; s < sh.size(); ++s) cuts.push_back(Cut{false, sh[s].device, {i}, int(s)});
-        cuts.push_back(Cut{true, plan.layers[size_t(mn.layer)].home, {i}, -1});
-    }
-    // Producers: a merge produces its split's output; a whole node's task its output.
-    std::vector<long> producer(g.tensors.size(), -1);
-    for (size_t t = 0; t < cuts.size(); ++t)
-        for (size_t i : cuts[t].nodes)
-            if (cuts[t].merge || node_shares[i].size() == 1) producer[size_t(g.nodes[i].node.output)] = long(t);
+    const Schedule schedule = make_schedule(g, plan);
     const double copy_bps = cost.profile().memory.copy_gbs.value * 1e9;
 
-    std::vector<SimTask> tasks(cuts.size());
-    for (size_t t = 0; t < cuts.size(); ++t) {
-        const Cut& c = cuts[t];
+    std::vector<SimTask> tasks(schedule.tasks.size());
+    for (size_t t = 0; t < schedule.tasks.size(); ++t) {
+        const ScheduledTask& c = schedule.tasks[t];
         SimTask& st = tasks[t];
         st.device = c.device;
+        st.name = sim_task_name(g, c);
+        st.deps = c.after;
         const ModelNode& first = g.nodes[c.nodes.front()];
-        const std::string where = first.layer == g.n_layer ? std::string("head") : fmt::format("layer {}", first.layer);
-        if (c.merge) {
-            const hetero_node& nd = first.node;
-            const double bytes = double(n) * double(g.tensors[size_t(nd.inputs[1])].desc.shape[0]) * 4;
-            st.name = fmt::format("merge {} {}", where, role_name(first.role));
+        if (c.kind == TaskKind::merge) {
+            const double bytes = double(n) * double(g.tensors[size_t(first.node.inputs[1])].desc.shape[0]) * 4;
             st.category = "merge";
             st.segments.push_back({bytes / copy_bps, 0});
-            for (size_t s = t - node_shares[c.nodes[0]].size(); s < t; ++s) st.deps.push_back(s);
             continue;
         }
-        const Share share = c.share >= 0 ? node_shares[c.nodes[0]][size_t(c.share)] : Share{};
         st.category = "execute";
-        st.name = c.share >= 0 ? fmt::format("{} {} rows {}-{}", where, role_name(first.role), share.row_begin, share.row_end - 1)
-                               : fmt::format("{} {}-{}", where, role_name(first.role), role_name(g.nodes[c.nodes.back()].role));
         st.segments.push_back({cost.unit(c.device).launch_us.value * 1e-6, 0});
         for (size_t i : c.nodes) {
             OpShape s = op_shape(g, i, kv);
-            if (c.share >= 0) s.m = share.row_end - share.row_begin;
+            if (c.share >= 0) s.m = c.rows.row_end - c.rows.row_begin;
             const SocCostModel::Work w = cost.work(c.device, s);
             if (!w.supported)
-                throw Error(fmt::format("the plan puts {} {} on {}, which the SoC profile {} does not run ({} is not among its ops)", where,
+                throw Error(fmt::format("the plan puts {} {} on {}, which the SoC profile {} does not run ({} is not among its ops)",
+                                        first.layer == g.n_layer ? std::string("head") : fmt::format("layer {}", first.layer),
                                         role_name(g.nodes[i].role), plan.devices[c.device].label(), cost.profile().id, w.op));
             st.segments.push_back({w.compute_seconds, w.bytes});
-            const hetero_node& nd = g.nodes[i].node;
-            for (uint32_t k = 0; k < nd.n_inputs; ++k) {
-                const long p = producer[size_t(nd.inputs[k])];
-                if (p >= 0 && size_t(p) != t && std::find(st.deps.begin(), st.deps.end(), size_t(p)) == st.deps.end()) st.deps.push_back(size_t(p));
-            }
         }
     }
     return tasks;
@@ -314,7 +276,7 @@ SimResult simulate(const ModelFile& model, const Plan& plan, const SocCostModel&
 
     // One program of n tokens at position pos, under `p`; returns its seconds.
     auto run_program = [&](const Plan& p, int32_t n, int32_t pos, const std::string& label) {
-        std::vector<SimTask> tasks = cut_tasks(model, p, cost, n, n_ctx, int64_t(pos) + (n + 1) / 2);
+        std::vector<SimTask> tasks = cost_tasks(model, p, cost, n, n_ctx, int64_t(pos) + (n + 1) / 2);
         const double start = r.prefill_seconds;
         const double t = run_tasks(tasks, p, cost, r.prefill_units, tr, start);
         if (tr) events.push_back({"host", label, "forward", start, t});
@@ -355,7 +317,7 @@ SimResult simulate(const ModelFile& model, const Plan& plan, const SocCostModel&
     // One decode step at the mean context of the generated tokens.
     {
         const int32_t pos = o.prompt_len + std::max(1, o.n_generate) / 2;
-        std::vector<SimTask> tasks = cut_tasks(model, plan, cost, 1, n_ctx, pos + 1);
+        std::vector<SimTask> tasks = cost_tasks(model, plan, cost, 1, n_ctx, pos + 1);
         const double start = r.prefill_seconds;
         r.decode_seconds = run_tasks(tasks, plan, cost, r.decode_units, tr, start);
         if (tr) events.push_back({"host", fmt::format("decode 1 token at {}", pos), "forward", start, r.decode_seconds});

@@ -1,6 +1,6 @@
-// A discrete-event simulation of a Plan on a SoC profile: the model graph is
-// cut into per-device tasks exactly as the session's scheduler cuts it (runs
-// of nodes per device, one task per row share of a split matmul plus a
+// A discrete-event simulation of a Plan on a SoC profile: it simulates the
+// schedule the session runs (make_schedule, hetero/schedule/schedule.hpp:
+// runs of nodes per device, one task per row share of a split matmul plus a
 // merge on the layer's home, the head as its own task); each device runs its
 // tasks in order; a task starts when the tasks it reads from have finished
 // (plus memory.sync_us when they ran on another unit); a task costs its
