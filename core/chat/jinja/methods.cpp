@@ -132,135 +132,172 @@ std::string str_format(Renderer& r, const std::string& fmt, const CallArgs& args
     return out;
 }
 
+// One call of a str method: the string, the method's name and its arguments.
+struct StrCall {
+    Renderer& r;
+    const Value& self;
+    const std::string& s;
+    const std::string& name;
+    CallArgs& args;
+    BoundArgs bind(std::initializer_list<const char*> params) const { return BoundArgs(args, name, params); }
+};
+
+Value str_affix_test(const StrCall& c) {  // startswith, endswith
+    const BoundArgs a = c.bind({"prefix", "start", "end"});
+    if (a.has(1) || a.has(2)) throw RenderError("TypeError", c.name + "() with start/end is not supported by this engine");
+    List options;
+    if (a[0].is_tuple()) options = a[0].as_list();
+    else options.push_back(a[0]);
+    for (const Value& o : options) {
+        if (!o.is_string())
+            type_error(c.name + " first arg must be str or a tuple of str, not " + o.type_name());
+        const std::string& p = o.as_string();
+        if (p.size() > c.s.size()) continue;
+        if (c.name == "startswith" ? c.s.compare(0, p.size(), p) == 0 : c.s.compare(c.s.size() - p.size(), p.size(), p) == 0)
+            return Value::boolean(true);
+    }
+    return Value::boolean(false);
+}
+
+Value str_change_case(const StrCall& c) {  // upper, lower, casefold, title, capitalize, swapcase
+    c.bind({});
+    const std::string& s = c.s;
+    if (c.name == "upper") return Value::string(upper(s), c.self.is_markup());
+    if (c.name == "lower" || c.name == "casefold") return Value::string(lower(s), c.self.is_markup());
+    if (c.name == "title") return Value::string(py_title(s), c.self.is_markup());
+    if (c.name == "capitalize") return Value::string(capitalize(s), c.self.is_markup());
+    std::u32string u = decode_utf8(s);
+    for (char32_t& ch : u) ch = is_cased_upper(ch) ? to_lower(ch) : to_upper(ch);
+    return Value::string(encode_utf8(u), c.self.is_markup());
+}
+
+Value str_replace(const StrCall& c) {
+    const BoundArgs a = c.bind({"old", "new", "count"});
+    const std::string& old_text = str_arg(a, 0, c.name);
+    const std::string& new_text = str_arg(a, 1, c.name);
+    const int64_t count = int_arg(a, 2, -1);
+    uint64_t n = count_occurrences(c.s, old_text);
+    if (count >= 0 && uint64_t(count) < n) n = uint64_t(count);
+    c.r.budget().check_string_size(c.s.size() + n * new_text.size());
+    return Value::string(replace_all(c.s, old_text, new_text, long(count)), c.self.is_markup());
+}
+
+Value str_find(const StrCall& c) {  // find, rfind, index, rindex, count
+    const BoundArgs a = c.bind({"sub", "start", "end"});
+    if (a.has(1) || a.has(2)) throw RenderError("TypeError", c.name + "() with start/end is not supported by this engine");
+    const std::string& sub = str_arg(a, 0, c.name);
+    if (c.name == "count") return Value::integer(int64_t(count_occurrences(c.s, sub)));
+    const size_t at = c.name[0] == 'r' ? c.s.rfind(sub) : c.s.find(sub);
+    if (at == std::string::npos) {
+        if (c.name == "index" || c.name == "rindex") throw RenderError("ValueError", "substring not found");
+        return Value::integer(-1);
+    }
+    return Value::integer(code_point_index(c.s, at));
+}
+
+Value str_join(const StrCall& c) {
+    const BoundArgs a = c.bind({"iterable"});
+    const List items = iterate(a[0]);
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].is_string())
+            type_error("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].type_name() + " found");
+        if (i) out += c.s;
+        out += items[i].as_string();
+        c.r.budget().check_string_size(out.size());
+    }
+    return Value::string(std::move(out));
+}
+
+Value str_zfill(const StrCall& c) {
+    const BoundArgs a = c.bind({"width"});
+    const std::string& s = c.s;
+    const int64_t width = int_arg(a, 0, 0);
+    const int64_t len = int64_t(count_code_points(s));
+    if (width <= len) return Value::string(s);
+    c.r.budget().check_string_size(uint64_t(width));
+    const bool sign = !s.empty() && (s[0] == '+' || s[0] == '-');
+    return Value::string((sign ? s.substr(0, 1) : "") + std::string(size_t(width - len), '0') + (sign ? s.substr(1) : s));
+}
+
+Value str_remove_affix(const StrCall& c) {  // removeprefix, removesuffix
+    const BoundArgs a = c.bind({"affix"});
+    const std::string& s = c.s;
+    const std::string& p = str_arg(a, 0, c.name);
+    if (c.name == "removeprefix") return Value::string(s.compare(0, p.size(), p) == 0 ? s.substr(p.size()) : s);
+    if (p.size() <= s.size() && s.compare(s.size() - p.size(), p.size(), p) == 0 && !p.empty())
+        return Value::string(s.substr(0, s.size() - p.size()));
+    return Value::string(s);
+}
+
+Value str_partition(const StrCall& c) {  // partition, rpartition
+    const BoundArgs a = c.bind({"sep"});
+    const std::string& s = c.s;
+    const std::string& sep = str_arg(a, 0, c.name);
+    if (sep.empty()) throw RenderError("ValueError", "empty separator");
+    const size_t at = c.name == "partition" ? s.find(sep) : s.rfind(sep);
+    if (at == std::string::npos) {
+        if (c.name == "partition") return Value::tuple({Value::string(s), Value::string(""), Value::string("")});
+        return Value::tuple({Value::string(""), Value::string(""), Value::string(s)});
+    }
+    return Value::tuple({Value::string(s.substr(0, at)), Value::string(sep), Value::string(s.substr(at + sep.size()))});
+}
+
+// isspace, isalpha, ...; nothing for an is-name this engine does not know.
+std::optional<Value> str_predicate(const StrCall& c) {
+    c.bind({});
+    const std::u32string u = decode_utf8(c.s);
+    auto all = [&](auto pred) { return !u.empty() && std::all_of(u.begin(), u.end(), pred); };
+    const std::string& name = c.name;
+    if (name == "isspace") return Value::boolean(all(is_space));
+    if (name == "isalpha") return Value::boolean(all(is_alpha));
+    if (name == "isdigit" || name == "isdecimal" || name == "isnumeric") return Value::boolean(all(is_digit));
+    if (name == "isalnum") return Value::boolean(all(is_alnum));
+    if (name == "isascii") return Value::boolean(is_ascii(c.s));
+    if (name == "islower" || name == "isupper") {
+        bool cased = false;
+        for (char32_t ch : u) {
+            if (is_cased_upper(ch) || is_cased_lower(ch)) cased = true;
+            if (name == "islower" ? is_cased_upper(ch) : is_cased_lower(ch)) return Value::boolean(false);
+        }
+        return Value::boolean(cased);
+    }
+    return std::nullopt;
+}
+
 Value string_method(Renderer& r, const Value& self, const std::string& name, CallArgs& args) {
     const std::string& s = self.as_string();
-    auto bind = [&](std::initializer_list<const char*> params) { return BoundArgs(args, name, params); };
+    const StrCall c{r, self, s, name, args};
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
-        const BoundArgs a = bind({"chars"});
+        const BoundArgs a = c.bind({"chars"});
         return Value::string(strip(s, name != "rstrip", name != "lstrip", optional_str(a, 0, name)), self.is_markup());
     }
     if (name == "split" || name == "rsplit") {
-        const BoundArgs a = bind({"sep", "maxsplit"});
+        const BoundArgs a = c.bind({"sep", "maxsplit"});
         std::optional<std::string> sep = optional_str(a, 0, name);
         if (sep && sep->empty()) throw RenderError("ValueError", "empty separator");
         return str_list(split(s, sep, long(int_arg(a, 1, -1)), name == "rsplit"));
     }
     if (name == "splitlines") {
-        const BoundArgs a = bind({"keepends"});
+        const BoundArgs a = c.bind({"keepends"});
         return str_list(splitlines(s, a.has(0) && a[0].truthy()));
     }
-    if (name == "startswith" || name == "endswith") {
-        const BoundArgs a = bind({"prefix", "start", "end"});
-        if (a.has(1) || a.has(2)) throw RenderError("TypeError", name + "() with start/end is not supported by this engine");
-        List options;
-        if (a[0].is_tuple()) options = a[0].as_list();
-        else options.push_back(a[0]);
-        for (const Value& o : options) {
-            if (!o.is_string())
-                type_error(name + " first arg must be str or a tuple of str, not " + o.type_name());
-            const std::string& p = o.as_string();
-            if (p.size() > s.size()) continue;
-            if (name == "startswith" ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0)
-                return Value::boolean(true);
-        }
-        return Value::boolean(false);
-    }
-    if (name == "upper" || name == "lower" || name == "casefold" || name == "title" || name == "capitalize" || name == "swapcase") {
-        bind({});
-        if (name == "upper") return Value::string(upper(s), self.is_markup());
-        if (name == "lower" || name == "casefold") return Value::string(lower(s), self.is_markup());
-        if (name == "title") return Value::string(py_title(s), self.is_markup());
-        if (name == "capitalize") return Value::string(capitalize(s), self.is_markup());
-        std::u32string u = decode_utf8(s);
-        for (char32_t& c : u) c = is_cased_upper(c) ? to_lower(c) : to_upper(c);
-        return Value::string(encode_utf8(u), self.is_markup());
-    }
-    if (name == "replace") {
-        const BoundArgs a = bind({"old", "new", "count"});
-        const std::string& old_text = str_arg(a, 0, name);
-        const std::string& new_text = str_arg(a, 1, name);
-        const int64_t count = int_arg(a, 2, -1);
-        uint64_t n = count_occurrences(s, old_text);
-        if (count >= 0 && uint64_t(count) < n) n = uint64_t(count);
-        r.budget().check_string_size(s.size() + n * new_text.size());
-        return Value::string(replace_all(s, old_text, new_text, long(count)), self.is_markup());
-    }
-    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
-        const BoundArgs a = bind({"sub", "start", "end"});
-        if (a.has(1) || a.has(2)) throw RenderError("TypeError", name + "() with start/end is not supported by this engine");
-        const std::string& sub = str_arg(a, 0, name);
-        if (name == "count") return Value::integer(int64_t(count_occurrences(s, sub)));
-        const size_t at = name[0] == 'r' ? s.rfind(sub) : s.find(sub);
-        if (at == std::string::npos) {
-            if (name == "index" || name == "rindex") throw RenderError("ValueError", "substring not found");
-            return Value::integer(-1);
-        }
-        return Value::integer(code_point_index(s, at));
-    }
-    if (name == "join") {
-        const BoundArgs a = bind({"iterable"});
-        const List items = iterate(a[0]);
-        std::string out;
-        for (size_t i = 0; i < items.size(); ++i) {
-            if (!items[i].is_string())
-                type_error("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].type_name() + " found");
-            if (i) out += s;
-            out += items[i].as_string();
-            r.budget().check_string_size(out.size());
-        }
-        return Value::string(std::move(out));
-    }
+    if (name == "startswith" || name == "endswith") return str_affix_test(c);
+    if (name == "upper" || name == "lower" || name == "casefold" || name == "title" || name == "capitalize" || name == "swapcase")
+        return str_change_case(c);
+    if (name == "replace") return str_replace(c);
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") return str_find(c);
+    if (name == "join") return str_join(c);
     if (name == "center" || name == "ljust" || name == "rjust") {
-        const BoundArgs a = bind({"width", "fillchar"});
+        const BoundArgs a = c.bind({"width", "fillchar"});
         return pad(r, s, int_arg(a, 0, 0), fill_char(a, 1, name), name == "ljust" ? -1 : name == "rjust" ? 1 : 0);
     }
-    if (name == "zfill") {
-        const BoundArgs a = bind({"width"});
-        const int64_t width = int_arg(a, 0, 0);
-        const int64_t len = int64_t(count_code_points(s));
-        if (width <= len) return Value::string(s);
-        r.budget().check_string_size(uint64_t(width));
-        const bool sign = !s.empty() && (s[0] == '+' || s[0] == '-');
-        return Value::string((sign ? s.substr(0, 1) : "") + std::string(size_t(width - len), '0') + (sign ? s.substr(1) : s));
-    }
-    if (name == "removeprefix" || name == "removesuffix") {
-        const BoundArgs a = bind({"affix"});
-        const std::string& p = str_arg(a, 0, name);
-        if (name == "removeprefix") return Value::string(s.compare(0, p.size(), p) == 0 ? s.substr(p.size()) : s);
-        if (p.size() <= s.size() && s.compare(s.size() - p.size(), p.size(), p) == 0 && !p.empty())
-            return Value::string(s.substr(0, s.size() - p.size()));
-        return Value::string(s);
-    }
-    if (name == "partition" || name == "rpartition") {
-        const BoundArgs a = bind({"sep"});
-        const std::string& sep = str_arg(a, 0, name);
-        if (sep.empty()) throw RenderError("ValueError", "empty separator");
-        const size_t at = name == "partition" ? s.find(sep) : s.rfind(sep);
-        if (at == std::string::npos) {
-            if (name == "partition") return Value::tuple({Value::string(s), Value::string(""), Value::string("")});
-            return Value::tuple({Value::string(""), Value::string(""), Value::string(s)});
-        }
-        return Value::tuple({Value::string(s.substr(0, at)), Value::string(sep), Value::string(s.substr(at + sep.size()))});
-    }
+    if (name == "zfill") return str_zfill(c);
+    if (name == "removeprefix" || name == "removesuffix") return str_remove_affix(c);
+    if (name == "partition" || name == "rpartition") return str_partition(c);
     if (name == "format") return Value::string(str_format(r, s, args));
-    if (name.rfind("is", 0) == 0) {
-        bind({});
-        const std::u32string u = decode_utf8(s);
-        auto all = [&](auto pred) { return !u.empty() && std::all_of(u.begin(), u.end(), pred); };
-        if (name == "isspace") return Value::boolean(all(is_space));
-        if (name == "isalpha") return Value::boolean(all(is_alpha));
-        if (name == "isdigit" || name == "isdecimal" || name == "isnumeric") return Value::boolean(all(is_digit));
-        if (name == "isalnum") return Value::boolean(all(is_alnum));
-        if (name == "isascii") return Value::boolean(is_ascii(s));
-        if (name == "islower" || name == "isupper") {
-            bool cased = false;
-            for (char32_t c : u) {
-                if (is_cased_upper(c) || is_cased_lower(c)) cased = true;
-                if (name == "islower" ? is_cased_upper(c) : is_cased_lower(c)) return Value::boolean(false);
-            }
-            return Value::boolean(cased);
-        }
-    }
+    if (name.rfind("is", 0) == 0)
+        if (std::optional<Value> v = str_predicate(c)) return *v;
     throw RenderError("TypeError", "str." + name + "() is not supported by this engine");
 }
 
