@@ -203,42 +203,117 @@ std::string untrusted(const std::string& path) {
     return "";
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Whether to search a plugin directory; where not, why (empty when the
+// directory is simply absent). A directory the caller named (the config's
+// plugin_dirs) is expected to hold plugins: one that cannot be searched is a
+// warning, not a silent skip. The built-in directories may well be absent.
+struct DirCheck {
+    bool search = true;
+    std::string refused;
+};
+
+DirCheck check_dir(const std::string& dir, bool named) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        const bool exists = fs::exists(dir, ec);
+        if (named) log(LogLevel::warn, fmt::format("not searching plugin directory '{}': {}", dir, exists ? "not a directory" : "missing"));
+        return {false, exists ? "not a directory" : ""};
+    }
+    if (std::string why = untrusted(dir); !why.empty()) {
+        log(LogLevel::warn, fmt::format("not searching plugin directory {}", why));
+        return {false, why};
+    }
+    return {};
+}
+
+// The files of `dir` named like plugins, sorted.
+std::vector<fs::path> plugin_files(const std::string& dir) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+        if (is_plugin_name(entry.path().filename().string())) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// NAME of libhetero-ep-NAME.so.
+std::string provider_of_file(const fs::path& file) {
+    const std::string fname = file.filename().string();
+    return fname.substr(std::strlen(kPluginPrefix), fname.size() - std::strlen(kPluginPrefix) - std::strlen(kPluginSuffix));
+}
+
+bool on_list(const std::vector<std::string>& list, const std::string& name) { return std::find(list.begin(), list.end(), name) != list.end(); }
+
+// A plugin that crashes, hangs or exits while loading is found out in a
+// child process first (once per file version): why it is skipped, or "".
+std::string probe_refusal(const std::string& path, const RegistryOptions& options, const std::string& provider) {
+    static const std::map<std::string, std::string> kNoOptions;
+    const auto oit = options.provider_options.find(provider);
+    const registry_detail::ProbeVerdict v = registry_detail::probe_plugin(path, oit == options.provider_options.end() ? kNoOptions : oit->second);
+    if (v.safe) return "";
+    return fmt::format("{}; skipped until the file changes (HETERO_PLUGIN_PROBE=0 loads it anyway)", v.reason);
+}
+
+// Loads the shared object and asks its entry point for the provider table:
+// why it cannot be used, or "" with `lib` loaded and `api` set. Records the
+// ABI version the plugin reports.
+std::string open_plugin(const std::string& path, boost::dll::shared_library& lib, const hetero_ep_api*& api, PluginRecord& rec) {
+    try {
+        lib.load(boost::dll::fs::path(path), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+        return fmt::format("cannot load shared object ({})", e.what());
+    }
+    if (!lib.has(HETERO_EP_ENTRY_SYMBOL)) return fmt::format("no entry symbol '{}' (not a hetero provider)", HETERO_EP_ENTRY_SYMBOL);
+    auto init = lib.get<const hetero_ep_api*(const hetero_host_api*, uint32_t, const char**)>(HETERO_EP_ENTRY_SYMBOL);
+    const char* reason = nullptr;
+    api = init(&kHostApi, HETERO_ABI_VERSION, &reason);
+    if (!api) return fmt::format("initialisation failed: {}", reason ? reason : "no reason given");
+    rec.abi_version = api->abi_version;
+    if (HETERO_ABI_MAJOR_OF(api->abi_version) != HETERO_ABI_VERSION_MAJOR)
+        return fmt::format("built for ABI {}, this core speaks ABI {}", abi_str(api->abi_version), abi_str(HETERO_ABI_VERSION));
+    if (api->struct_size < kMinApiSize || !api->name || !api->create || !api->destroy || !api->last_error) return "function table is incomplete";
+    if (!valid_provider_name(api->name))
+        return fmt::format("provider name '{}' is not [a-z0-9_]+ (at most 64 characters)", printable(api->name));
+    return "";
+}
+
+// Creates the provider with its options from the config: why it failed, or "" with `ep` set.
+std::string create_provider(const hetero_ep_api& api, const RegistryOptions& options, PluginRecord& rec, hetero_ep*& ep) {
+    const auto t_create = std::chrono::steady_clock::now();
+    std::vector<hetero_option> opts;
+    auto oit = options.provider_options.find(rec.provider);
+    if (oit != options.provider_options.end())
+        for (const auto& [k, v] : oit->second) opts.push_back({k.c_str(), v.c_str()});
+    const hetero_status st = api.create(opts.data(), opts.size(), &ep);
+    rec.create_seconds = seconds_since(t_create);
+    if (st == HETERO_OK && ep) return "";
+    const char* why = api.last_error();
+    return fmt::format("create failed: {}", why && *why ? why : "no reason given");
+}
+
 }  // namespace
 
 Registry::Registry(const RegistryOptions& options) {
     if (options.use_default_dirs) dirs_ = default_dirs();
     // A setuid or otherwise secure-execution process takes no directions
     // from the environment or a user's config.
-    if (!::getauxval(AT_SECURE))
+    const bool secure = ::getauxval(AT_SECURE) != 0;
+    if (!secure)
         for (const auto& d : options.plugin_dirs) append_unique(dirs_, d);
-
-    // A directory the caller (the config's plugin_dirs) named is expected to
-    // hold plugins: one that cannot be searched is a warning, not a silent
-    // skip. The built-in directories may well be absent.
     std::set<std::string> named;
-    if (!::getauxval(AT_SECURE)) named.insert(options.plugin_dirs.begin(), options.plugin_dirs.end());
+    if (!secure) named.insert(options.plugin_dirs.begin(), options.plugin_dirs.end());
     std::set<std::string> seen_files;
     for (const auto& dir : dirs_) {
-        std::error_code ec;
-        if (!fs::is_directory(dir, ec)) {
-            const bool exists = fs::exists(dir, ec);
-            if (exists) refused_dirs_[dir] = "not a directory";
-            if (named.count(dir))
-                log(LogLevel::warn, fmt::format("not searching plugin directory '{}': {}", dir, exists ? "not a directory" : "missing"));
-            continue;
-        }
-        if (std::string why = untrusted(dir); !why.empty()) {
-            refused_dirs_[dir] = why;
-            log(LogLevel::warn, fmt::format("not searching plugin directory {}", why));
-            continue;
-        }
-        std::vector<fs::path> files;
-        for (const auto& entry : fs::directory_iterator(dir, ec))
-            if (is_plugin_name(entry.path().filename().string())) files.push_back(entry.path());
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
-            const std::string canon = fs::weakly_canonical(file, ec).string();
-            if (!seen_files.insert(canon).second) continue;
+        const DirCheck check = check_dir(dir, named.count(dir) > 0);
+        if (!check.refused.empty()) refused_dirs_[dir] = check.refused;
+        if (!check.search) continue;
+        for (const auto& file : plugin_files(dir)) {
+            std::error_code ec;
+            if (!seen_files.insert(fs::weakly_canonical(file, ec).string()).second) continue;
             PluginRecord rec;
             rec.path = file.string();
             auto refuse = [&](const std::string& why) {
@@ -248,93 +323,42 @@ Registry::Registry(const RegistryOptions& options) {
             };
             // With a list of providers, a file is opened only when its name
             // (libhetero-ep-NAME.so) is on it: nothing else runs any code.
-            const std::string fname = file.filename().string();
-            const std::string file_provider = fname.substr(std::strlen(kPluginPrefix), fname.size() - std::strlen(kPluginPrefix) - std::strlen(kPluginSuffix));
-            if (!options.enabled.empty() && std::find(options.enabled.begin(), options.enabled.end(), file_provider) == options.enabled.end()) {
+            const std::string file_provider = provider_of_file(file);
+            if (!options.enabled.empty() && !on_list(options.enabled, file_provider)) {
                 rec.provider = file_provider;
                 rec.status = "not enabled (not opened)";
                 records_.push_back(rec);
                 continue;
             }
-            if (std::string why = untrusted(rec.path); !why.empty()) {
-                refuse("refused: " + why);
+            std::string why = untrusted(rec.path);
+            why = why.empty() ? probe_refusal(rec.path, options, file_provider) : "refused: " + why;
+            if (!why.empty()) {
+                refuse(why);
                 continue;
-            }
-            // A plugin that crashes, hangs or exits while loading is found
-            // out in a child process first (once per file version).
-            {
-                static const std::map<std::string, std::string> kNoOptions;
-                const auto oit = options.provider_options.find(file_provider);
-                const registry_detail::ProbeVerdict v = registry_detail::probe_plugin(rec.path, oit == options.provider_options.end() ? kNoOptions : oit->second);
-                if (!v.safe) {
-                    refuse(fmt::format("{}; skipped until the file changes (HETERO_PLUGIN_PROBE=0 loads it anyway)", v.reason));
-                    continue;
-                }
             }
             const auto t_open = std::chrono::steady_clock::now();
-            auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-                return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-            };
             std::unique_ptr<Provider> p(new Provider());
             p->lib_ = std::make_unique<Provider::Library>();
-            try {
-                p->lib_->lib.load(boost::dll::fs::path(file.string()),
-                                  boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-            } catch (const std::exception& e) {
-                refuse(fmt::format("cannot load shared object ({})", e.what()));
+            const hetero_ep_api* api = nullptr;
+            why = open_plugin(rec.path, p->lib_->lib, api, rec);
+            if (why.empty()) {
+                rec.provider = api->name;
+                rec.version = api->version ? api->version : "";
+                if (find(rec.provider)) why = fmt::format("provider '{}' already loaded from {}", rec.provider, find(rec.provider)->path());
+            }
+            if (!why.empty()) {
+                refuse(why);
                 continue;
             }
-            if (!p->lib_->lib.has(HETERO_EP_ENTRY_SYMBOL)) {
-                refuse(fmt::format("no entry symbol '{}' (not a hetero provider)", HETERO_EP_ENTRY_SYMBOL));
-                continue;
-            }
-            auto init = p->lib_->lib.get<const hetero_ep_api*(const hetero_host_api*, uint32_t, const char**)>(
-                HETERO_EP_ENTRY_SYMBOL);
-            const char* reason = nullptr;
-            const hetero_ep_api* api = init(&kHostApi, HETERO_ABI_VERSION, &reason);
-            if (!api) {
-                refuse(fmt::format("initialisation failed: {}", reason ? reason : "no reason given"));
-                continue;
-            }
-            rec.abi_version = api->abi_version;
-            if (HETERO_ABI_MAJOR_OF(api->abi_version) != HETERO_ABI_VERSION_MAJOR) {
-                refuse(fmt::format("built for ABI {}, this core speaks ABI {}", abi_str(api->abi_version),
-                                   abi_str(HETERO_ABI_VERSION)));
-                continue;
-            }
-            if (api->struct_size < kMinApiSize || !api->name || !api->create || !api->destroy || !api->last_error) {
-                refuse("function table is incomplete");
-                continue;
-            }
-            if (!valid_provider_name(api->name)) {
-                refuse(fmt::format("provider name '{}' is not [a-z0-9_]+ (at most 64 characters)", printable(api->name)));
-                continue;
-            }
-            rec.provider = api->name;
-            rec.version = api->version ? api->version : "";
-            if (find(rec.provider)) {
-                refuse(fmt::format("provider '{}' already loaded from {}", rec.provider, find(rec.provider)->path()));
-                continue;
-            }
-            const bool wanted = options.enabled.empty() ||
-                                std::find(options.enabled.begin(), options.enabled.end(), rec.provider) != options.enabled.end();
-            if (!wanted) {
+            if (!options.enabled.empty() && !on_list(options.enabled, rec.provider)) {
                 rec.status = "not enabled";
                 records_.push_back(rec);
                 continue;
             }
             rec.open_seconds = seconds_since(t_open);
-            const auto t_create = std::chrono::steady_clock::now();
-            std::vector<hetero_option> opts;
-            auto oit = options.provider_options.find(rec.provider);
-            if (oit != options.provider_options.end())
-                for (const auto& [k, v] : oit->second) opts.push_back({k.c_str(), v.c_str()});
             hetero_ep* ep = nullptr;
-            const hetero_status st = api->create(opts.data(), opts.size(), &ep);
-            rec.create_seconds = seconds_since(t_create);
-            if (st != HETERO_OK || !ep) {
-                const char* why = api->last_error();
-                refuse(fmt::format("create failed: {}", why && *why ? why : "no reason given"));
+            if (why = create_provider(*api, options, rec, ep); !why.empty()) {
+                refuse(why);
                 continue;
             }
             p->api_ = api;
