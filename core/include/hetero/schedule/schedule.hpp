@@ -39,8 +39,6 @@ struct ScheduledTask {
     // merge reads its shares (in row order) and writes the merged tensor.
     std::vector<int> inputs, outputs;
     std::vector<size_t> after;  // tasks whose results it reads, on any device
-
-    int first_layer(const ModelGraph& g) const { return g.nodes[nodes.front()].layer; }
 };
 
 // A tensor handed from one task to others through host memory.
