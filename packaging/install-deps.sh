@@ -20,6 +20,13 @@ if [[ "${1:-}" == "--test" ]]; then
   # packages only where no node/npm is installed (a NodeSource nodejs bundles
   # npm and conflicts with Debian's npm package).
   command -v npm >/dev/null || packages+=(nodejs npm)
+  # The runtime cross-built for aarch64 (core, CLI, cpu and npu_emu providers)
+  # links Debian's arm64 libraries, installed beside the host's (multiarch).
+  # Debian's mirrors carry arm64; Ubuntu's main archive does not (ports
+  # does), so elsewhere the aarch64 stage builds the providers alone.
+  if grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then
+    packages+=(libboost-filesystem-dev:arm64 libfmt-dev:arm64 libpcre2-dev:arm64 libcpp-httplib-dev:arm64)
+  fi
 fi
 
 SUDO=""
@@ -31,6 +38,9 @@ for p in "${packages[@]}"; do
 done
 if (( ${#missing[@]} )); then
   echo "installing: ${missing[*]}"
+  if [[ " ${missing[*]}" == *":arm64"* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

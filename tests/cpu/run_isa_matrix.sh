@@ -21,7 +21,12 @@ BUILD=$1
 ARM_BUILD=$2
 PLUGIN_REL=lib/hetero/plugins/libhetero-ep-cpu.so
 THREADS=${HETERO_TEST_THREADS:-2}
-AARCH64_SYSROOT=${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
+# The arm64 C library: Debian's multiarch one where it is installed (the
+# runtime's libraries come with it; mixing its libc with the cross
+# toolchain's loader hangs at the first thread), else the cross toolchain's.
+if [[ -z ${AARCH64_SYSROOT:-} ]]; then
+    if [[ -e /lib/ld-linux-aarch64.so.1 ]]; then AARCH64_SYSROOT=/; else AARCH64_SYSROOT=/usr/aarch64-linux-gnu; fi
+fi
 
 failures=()
 runs=0
@@ -153,6 +158,30 @@ if [[ $(uname -m) == x86_64 ]]; then
 fi
 expect_kernels "kernel tiles, qemu-x86_64 -cpu max (scalar, avx2)" qemu-x86_64 -cpu max "$BUILD/bin/hetero_cpu_kernels_test" scalar avx2
 expect_kernels "kernel tiles, qemu-aarch64 (scalar, neon)" qemu-aarch64 -L "$AARCH64_SYSROOT" "$ARM_BUILD/bin/hetero_cpu_kernels_test"
+
+# --- the runtime under qemu-aarch64: x86's greedy tokens -----------------
+# The default model through the whole aarch64 runtime (libhetero, the CLI,
+# the cpu provider on NEON) must write what the x86 build writes.
+if [[ -x "$ARM_BUILD/bin/hetero" && -x "$BUILD/bin/hetero" ]]; then
+    runs=$((runs + 1))
+    echo "=== qemu-aarch64 hetero run (greedy tokens against x86)"
+    run_args=(run --providers cpu --threads "$THREADS" -p "Once upon a time" -n 48 --temp 0 -q)
+    x86_text=$("$BUILD/bin/hetero" "${run_args[@]}" 2>&1)
+    x86_rc=$?
+    # No plugin probe: under qemu-user the probe, an aarch64 program, cannot
+    # be started as a child process (the host kernel cannot exec it).
+    arm_text=$(HETERO_PLUGIN_PROBE=0 qemu-aarch64 -L "$AARCH64_SYSROOT" "$ARM_BUILD/bin/hetero" "${run_args[@]}" 2>&1)
+    arm_rc=$?
+    echo "$arm_text" | tail -n 2
+    if [[ $x86_rc -ne 0 || $arm_rc -ne 0 || -z $arm_text || "$arm_text" != "$x86_text" ]]; then
+        echo "!!! FAILED: aarch64 hetero run (exit $arm_rc) wrote other text than x86 (exit $x86_rc):"
+        echo "    x86:     $x86_text"
+        echo "    aarch64: $arm_text"
+        failures+=("qemu-aarch64 hetero run: not x86's tokens")
+    fi
+else
+    echo "(no aarch64 hetero CLI in $ARM_BUILD: the runtime check is skipped)"
+fi
 
 echo
 if [[ ${#failures[@]} -ne 0 ]]; then
