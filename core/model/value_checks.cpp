@@ -1,11 +1,18 @@
 #include "value_checks.hpp"
 
+#include "block_scales.hpp"
+
 #include <hetero/error.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <optional>
+#include <thread>
+#include <vector>
 
 namespace hetero::model_detail {
 
@@ -33,7 +40,38 @@ void check_block(const ModelFile& m, const WeightView& w, uint64_t b, int64_t el
 
 }  // namespace
 
+void check_block_scales(const ModelFile& m) {
+    // One cache line per block is read, so the scan is bound by memory
+    // bandwidth: tensors are spread over threads (each takes the next).
+    std::vector<const WeightView*> weights;
+    uint64_t bytes = 0;
+    for (const auto& [name, w] : m.weights) {
+        weights.push_back(&w);
+        bytes += w.bytes;
+    }
+    std::vector<std::optional<BadScale>> found(weights.size());
+    std::atomic<size_t> next{0};
+    auto scan = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < weights.size();)
+            found[i] = first_non_finite_scale(weights[i]->dtype, weights[i]->data, weights[i]->bytes);
+    };
+    constexpr uint64_t kBytesPerThread = 64u << 20;  // below this a thread costs more than it saves
+    const unsigned n_threads = unsigned(std::clamp<uint64_t>(std::min<uint64_t>(std::thread::hardware_concurrency(), bytes / kBytesPerThread), 1, 8));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n_threads; ++t) pool.emplace_back(scan);
+    scan();
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < weights.size(); ++i) {  // the first in name order, whatever thread found it
+        if (!found[i]) continue;
+        const WeightView& w = *weights[i];
+        const BadScale& bad = *found[i];
+        throw Error(fmt::format("{}: tensor '{}' ({}) block {} of {} has a non-finite scale {} = {}: the file is damaged or was written wrong",
+                                m.path, w.name, sdk::dtype_name(w.dtype), bad.block, bad.blocks, bad.field, bad.value));
+    }
+}
+
 void check_weight_values(const ModelFile& m) {
+    check_block_scales(m);
     // Blocks sampled per matrix, spread over it.
     constexpr uint64_t kSamples = 64;
     for (const auto& [name, w] : m.weights) {

@@ -463,4 +463,18 @@ for other in opencl vulkan; do
   done
 done
 
+
+# A NaN or Inf scale in a late block of a K-quant (or 32-element block)
+# matrix, where the load-time sampler does not look: a load error naming
+# the tensor and block, never "<unk>" text with exit status 0.
+poke="$(dirname "$0")/gguf_poke.py"
+for spec in "q4_k 144 0 512" "q5_k 176 2 512" "q6_k 210 208 512" "q2_k 84 80 512" "q3_k 110 108 512" "q4_0 18 0 4096" "q8_0 34 0 4096"; do
+  set -- $spec
+  "$hetero" gen-model "$tmp/scale_$1.gguf" --shape tiny-k --type $1 --seed 3 >/dev/null 2>&1 &&
+    python3 "$poke" "$tmp/scale_$1.gguf" "$tmp/scale_bad.gguf" blk.1.ffn_down.weight $(($4 - 3)) $2 $3 7e00
+  "$hetero" run -m "$tmp/scale_bad.gguf" --providers cpu -p "Once upon a time" -n 8 --temp 0 -q >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc != 0 ]] && ! grep -q '<unk>' "$tmp/out" && grep -q "tensor 'blk.1.ffn_down.weight' (${1/_k/_K}) block $(($4 - 3)) of $4 has a non-finite scale" "$tmp/err"
+  check "a NaN scale in a late $1 block is a load error naming the tensor and block" $?
+done
+
 exit $fail
