@@ -1,5 +1,7 @@
 #include "arch_rules.hpp"
 
+#include "hparam_ranges.hpp"
+
 #include <hetero/ep_api.h>
 #include <hetero/error.hpp>
 
@@ -26,10 +28,8 @@ ArchRules arch_rules(const std::string& arch, const std::string& path) {
 
 namespace {
 
-float positive_float(const GgufFile& f, const std::string& key, float fallback) {
-    const double v = f.get_float(key).value_or(fallback);
-    if (!(v > 0.0) || !std::isfinite(v)) throw Error(fmt::format("{}: metadata key '{}' = {} must be a finite positive number", f.path(), key, v));
-    return float(v);
+float float_key(const GgufFile& f, const std::string& key, float fallback, double lo, double hi) {
+    return float(float_in_range(f, key, fallback, lo, hi));
 }
 
 // Layers attending through the window: every `pattern`-th layer (the last of
@@ -53,13 +53,15 @@ std::vector<bool> swa_pattern(const GgufFile& f, const std::string& key, int64_t
 void read_rope_scaling(const GgufFile& f, LlamaHParams& hp) {
     const std::string a = hp.arch + ".";
     const std::string type = f.get_string(a + "rope.scaling.type").value_or("");
+    check_rope_scaling_keys(f, hp.arch);
     std::string factor_key = a + "rope.scaling.factor";
     if (!f.has(factor_key) && f.has(a + "rope.scale_linear")) factor_key = a + "rope.scale_linear";
     if (type == "llama3") return;  // the factors feed rope_freqs (see the loader); no linear part
     if (type != "" && type != "none" && type != "linear")
         throw Error(fmt::format("{}: RoPE scaling '{}' ({}rope.scaling.type) is not supported (supported: none, linear, llama3)", f.path(), type, a));
     // A factor scales linearly unless the type is llama3 (GGUF's readers do the same with type none).
-    if (f.has(factor_key) && f.get_float(factor_key).value_or(0.0) != 0.0) hp.rope_freq_scale = 1.f / positive_float(f, factor_key, 1.f);
+    if (f.has(factor_key) && f.get_float(factor_key).value_or(0.0) != 0.0)
+        hp.rope_freq_scale = 1.f / float_key(f, factor_key, 1.f, kMinRopeFactor, kMaxRopeFactor);
 }
 
 }  // namespace
@@ -69,8 +71,8 @@ void read_arch_hparams(const GgufFile& f, LlamaHParams& hp) {
     read_rope_scaling(f, hp);
     const std::string window_key = a + "attention.sliding_window";
     const auto window = f.get_uint(window_key);
-    if (window && *window > uint64_t(1) << 30)
-        throw Error(fmt::format("{}: metadata key '{}' = {} is out of range", f.path(), window_key, *window));
+    // phi3 files carry 0 for "none" (Phi-4) and the window is not applied there.
+    if (window && hp.arch != "phi3") require_in_range(f, window_key, double(*window), 1, kMaxTokens, "leave the key out for no window");
     auto all_layers = [&] { return std::vector<bool>(size_t(hp.n_layer), true); };
     if (hp.arch == "llama" || hp.arch == "mistral") {
         if (window && *window > 0) {
@@ -80,19 +82,19 @@ void read_arch_hparams(const GgufFile& f, LlamaHParams& hp) {
     } else if (hp.arch == "gemma2") {
         hp.n_swa = window ? int64_t(*window) : 4096;
         hp.swa_layers = swa_pattern(f, a + "attention.sliding_window_pattern", hp.n_layer, 2);
-        hp.rope_freq_base_swa = positive_float(f, a + "rope.freq_base_swa", hp.rope_freq_base);
+        hp.rope_freq_base_swa = float_key(f, a + "rope.freq_base_swa", hp.rope_freq_base, kMinRopeBase, kMaxRopeBase);
         hp.rope_freq_scale_swa = hp.rope_freq_scale;
-        hp.attn_softcap = f.has(a + "attn_logit_softcapping") ? positive_float(f, a + "attn_logit_softcapping", 50.f) : 50.f;
-        hp.final_softcap = f.has(a + "final_logit_softcapping") ? positive_float(f, a + "final_logit_softcapping", 30.f) : 30.f;
+        hp.attn_softcap = float_key(f, a + "attn_logit_softcapping", 50.f, kMinSoftcap, kMaxSoftcap);
+        hp.final_softcap = float_key(f, a + "final_logit_softcapping", 30.f, kMinSoftcap, kMaxSoftcap);
         hp.embd_scale = hp.gelu_ffn = true;
     } else if (hp.arch == "gemma3") {
         if (window && *window > 0) {
             hp.n_swa = int64_t(*window);
             hp.swa_layers = swa_pattern(f, a + "attention.sliding_window_pattern", hp.n_layer, 6);
-            hp.rope_freq_base_swa = positive_float(f, a + "rope.freq_base_swa", 10000.f);
+            hp.rope_freq_base_swa = float_key(f, a + "rope.freq_base_swa", 10000.f, kMinRopeBase, kMaxRopeBase);
             hp.rope_freq_scale_swa = 1.f;  // local layers keep their frequencies
         }
-        if (f.has(a + "final_logit_softcapping")) hp.final_softcap = positive_float(f, a + "final_logit_softcapping", 30.f);
+        if (f.has(a + "final_logit_softcapping")) hp.final_softcap = float_key(f, a + "final_logit_softcapping", 30.f, kMinSoftcap, kMaxSoftcap);
         hp.embd_scale = hp.gelu_ffn = true;
     }
     // phi3's sliding_window is not applied: GGUF files carry the training

@@ -4,6 +4,7 @@
 #include <hetero/model/model.hpp>
 
 #include "arch_rules.hpp"
+#include "hparam_ranges.hpp"
 #include "value_checks.hpp"
 
 #include <hetero/ep_api.h>
@@ -75,6 +76,8 @@ LlamaHParams read_hparams(const GgufFile& f) {
         throw Error(fmt::format("{}: rope.freq_base {} must be a finite positive number", path, hp.rope_freq_base));
     if (!(hp.norm_eps >= 0.f) || !std::isfinite(hp.norm_eps) || hp.norm_eps > 1.f)
         throw Error(fmt::format("{}: layer_norm_rms_epsilon {} must be finite, in [0, 1]", path, hp.norm_eps));
+    if (f.has(a + "rope.freq_base"))
+        model_detail::require_in_range(f, a + "rope.freq_base", hp.rope_freq_base, model_detail::kMinRopeBase, model_detail::kMaxRopeBase);
     hp.rope_mode = rules.rope_mode;
     model_detail::read_arch_hparams(f, hp);
     return hp;
@@ -96,6 +99,18 @@ WeightView view_of(const GgufFile& f, const GgufTensorInfo& t, const std::vector
     return WeightView{t.name, *dtype, std::move(shape), t.data, t.bytes};
 }
 
+// rope_freqs.weight divides each rotated pair's frequency: a value outside
+// the range real models use (1 to a few dozen) is damage, not a model.
+void check_rope_factors(const GgufFile& f, const WeightView& w) {
+    for (uint64_t i = 0; i < w.bytes / sizeof(float); ++i) {
+        float x;
+        std::memcpy(&x, w.data + i * sizeof x, sizeof x);  // the mapping need not align it
+        if (!(x >= model_detail::kMinRopeFactor && x <= model_detail::kMaxRopeFactor))
+            throw Error(fmt::format("{}: tensor 'rope_freqs.weight' element {} = {} is out of range [{}, {}] (RoPE frequency divisors)",
+                                    f.path(), i, x, model_detail::kMinRopeFactor, model_detail::kMaxRopeFactor));
+    }
+}
+
 // A constant the graph needs that the file does not hold as a tensor.
 void add_derived(ModelFile& m, const std::string& name, std::vector<float> values) {
     auto owned = std::make_shared<const std::vector<float>>(std::move(values));
@@ -111,6 +126,7 @@ void add_derived_constants(ModelFile& m, const GgufFile& gguf) {
     const std::string a = hp.arch + ".", path = gguf.path();
     if (const GgufTensorInfo* t = gguf.find_tensor("rope_freqs.weight")) {
         m.weights["rope_freqs.weight"] = view_of(gguf, *t, {hp.rope_dims / 2}, true);
+        check_rope_factors(gguf, m.weights["rope_freqs.weight"]);
     } else if (gguf.get_string(a + "rope.scaling.type").value_or("") == "llama3") {
         auto need_float = [&](const std::string& key) {
             const auto v = gguf.get_float(a + key);
