@@ -324,6 +324,23 @@ void GgufFile::Impl::place_tensors() {
         if (order[i - 1]->offset + order[i - 1]->bytes > order[i]->offset)
             throw Error(fmt::format("{}: tensors '{}' and '{}' overlap in the data section (at byte {})", path,
                                     order[i - 1]->name, order[i]->name, data_offset + order[i]->offset));
+    // Each tensor's data runs to the next one (or the end of the file) but
+    // for the padding to the alignment: a larger gap means its type or
+    // shape describes fewer bytes than were written for it (a tensor
+    // retyped to a smaller block type would otherwise run as garbage).
+    for (size_t i = 0; i < order.size(); ++i) {
+        const GgufTensorInfo& t = *order[i];
+        const bool last = i + 1 == order.size();
+        const uint64_t extent = (last ? data_size : order[i + 1]->offset) - t.offset;
+        if (extent - t.bytes < alignment) continue;
+        std::string shape;
+        for (size_t d = t.ne.size(); d-- > 0;) shape += fmt::format("{}{}", shape.empty() ? "" : ", ", t.ne[d]);
+        throw Error(fmt::format("{}: tensor '{}' of type {} and shape [{}] should hold {} bytes, but {} bytes lie before {}: "
+                                "its type or shape does not match its data (the gap may be at most the alignment padding, {} bytes)",
+                                path, t.name, ggml_type_name(t.ggml_type), shape, t.bytes, extent,
+                                last ? std::string("the end of the file") : fmt::format("the next tensor '{}'", order[i + 1]->name),
+                                alignment - 1));
+    }
 }
 
 GgufFile::GgufFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
