@@ -8,16 +8,17 @@
 #include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>
 
+#include "../model/mapped_file.hpp"
+#include "../util/json_strict.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -44,6 +45,31 @@ std::string sanitise(const std::string& s, size_t max_len) {
     return out.empty() ? "x" : out;
 }
 
+// What a measured profile can hold. A cache file is input like any other:
+// a value past these bounds is damage or an edit, and taken as it is it
+// would move every plan made with it (1e308 s launches, negative compiles).
+constexpr uint64_t kMaxProfileBytes = 16u << 20;   // real ones are tens of KiB
+constexpr double kMaxOpSeconds = 3600;             // one op, one transfer, one compile
+constexpr double kMaxLaunchSeconds = 1;            // submission plus one synchronisation
+constexpr double kMaxBytesPerSecond = 1e13;        // 10 TB/s: above any memory or bus
+constexpr double kMaxProfileSeconds = 1e6;         // wall time of the measuring
+constexpr double kMaxLayerScale = 1e3;             // measured over predicted seconds
+constexpr int64_t kMaxGridX = int64_t(1) << 30;    // tokens or cache rows
+
+// `v` in [lo, hi] (finite), else hetero::Error naming `what` and the value;
+// `open_low` makes the lower bound exclusive.
+double checked(double v, double lo, double hi, const std::string& what, bool open_low = false) {
+    const bool low_ok = open_low ? v > lo : v >= lo;
+    if (!(low_ok && v <= hi && std::isfinite(v)))
+        throw Error(fmt::format("{} = {} is out of range {}{}, {}]", what, v, open_low ? "(" : "[", lo, hi));
+    return v;
+}
+
+int64_t checked_x(int64_t x, const std::string& what) {
+    if (x < 1 || x > kMaxGridX) throw Error(fmt::format("{} = {} is out of range [1, {}]", what, x, kMaxGridX));
+    return x;
+}
+
 json table_to_json(const ProfileTable& t) {
     json points = json::array(), held = json::array();
     for (const auto& p : t.points) points.push_back({p.x, p.seconds});
@@ -51,18 +77,20 @@ json table_to_json(const ProfileTable& t) {
     return {{"points", points}, {"held_out", held}};
 }
 
-// Throws hetero::Error (via the caller's catch) on anything malformed.
-ProfileTable table_from_json(const json& j, const std::string& where) {
+// Throws hetero::Error (via the caller's catch) on anything malformed;
+// `max_value` bounds the second column (seconds, or a ratio for layer_scale).
+ProfileTable table_from_json(const json& j, const std::string& where, double max_value = kMaxOpSeconds) {
     ProfileTable t;
     for (const auto& p : j.at("points")) {
-        ProfilePoint pt{p.at(0).get<int64_t>(), p.at(1).get<double>()};
-        if (pt.x < 1 || !(pt.seconds > 0)) throw Error(fmt::format("{}: bad point [{}, {}]", where, pt.x, pt.seconds));
+        const std::string what = fmt::format("{} point {}", where, t.points.size());
+        ProfilePoint pt{checked_x(p.at(0).get<int64_t>(), what + " x"), checked(p.at(1).get<double>(), 0, max_value, what + " value", true)};
         if (!t.points.empty() && pt.x <= t.points.back().x) throw Error(where + ": points are not in ascending order");
         t.points.push_back(pt);
     }
     for (const auto& h : j.at("held_out")) {
-        HeldOutPoint hp{h.at(0).get<int64_t>(), h.at(1).get<double>(), h.at(2).get<double>()};
-        if (hp.x < 1 || !(hp.seconds > 0)) throw Error(fmt::format("{}: bad held-out point [{}, {}]", where, hp.x, hp.seconds));
+        const std::string what = fmt::format("{} held-out point {}", where, t.held_out.size());
+        HeldOutPoint hp{checked_x(h.at(0).get<int64_t>(), what + " x"), checked(h.at(1).get<double>(), 0, max_value, what + " value", true),
+                        checked(h.at(2).get<double>(), -max_value, max_value, what + " prediction")};
         t.held_out.push_back(hp);
     }
     return t;
@@ -76,10 +104,10 @@ json fit_to_json(const TransferFit& f) {
 
 TransferFit fit_from_json(const json& j, const std::string& where) {
     TransferFit f;
-    f.latency_seconds = j.at("latency_seconds").get<double>();
-    f.bytes_per_second = j.at("bytes_per_second").get<double>();
-    if (f.latency_seconds < 0 || !(f.bytes_per_second > 0)) throw Error(where + ": bad transfer fit");
-    for (const auto& p : j.at("points")) f.points.emplace_back(p.at(0).get<uint64_t>(), p.at(1).get<double>());
+    f.latency_seconds = checked(j.at("latency_seconds").get<double>(), 0, kMaxLaunchSeconds, where + " latency_seconds");
+    f.bytes_per_second = checked(j.at("bytes_per_second").get<double>(), 0, kMaxBytesPerSecond, where + " bytes_per_second", true);
+    for (const auto& p : j.at("points"))
+        f.points.emplace_back(p.at(0).get<uint64_t>(), checked(p.at(1).get<double>(), 0, kMaxOpSeconds, where + " point seconds"));
     return f;
 }
 
@@ -170,28 +198,39 @@ std::string profile_path(const ProfileKey& key) {
     return (fs::path(profile_cache_dir()) / name).string();
 }
 
+// The file's text: a regular file of at most kMaxProfileBytes (a FIFO or a
+// link to /dev/zero must neither hang nor fill memory).
+std::string read_profile_text(const std::string& path) {
+    const model_detail::MappedFile map(path);
+    if (map.size() > kMaxProfileBytes)
+        throw Error(fmt::format("{}: {} bytes; a profile is at most {} bytes", path, map.size(), kMaxProfileBytes));
+    return std::string(reinterpret_cast<const char*>(map.data()), size_t(map.size()));
+}
+
 DeviceProfile read_profile_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("cannot open profile {}", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string text;
     try {
-        const json j = json::parse(ss.str());
+        text = read_profile_text(path);
+    } catch (const Error& e) {
+        throw Error(fmt::format("cannot read profile {}", e.what()));
+    }
+    // A repeated key is an error, not "the last one wins".
+    const json j = json_detail::parse_json_strict(text, fmt::format("profile {} is not valid", path));
+    try {
         if (j.at("format").get<std::string>() != kFormatName) throw Error("not a hetero profile");
         if (const int v = j.at("version").get<int>(); v != kFormatVersion)
             throw Error(fmt::format("format version {} (this build reads {})", v, kFormatVersion));
         DeviceProfile p;
         p.key = key_from_json(j.at("key"));
         p.date = j.at("date").get<std::string>();
-        p.n_ctx = j.at("n_ctx").get<int32_t>();
-        p.max_tokens = j.at("max_tokens").get<int32_t>();
-        p.profile_seconds = j.at("profile_seconds").get<double>();
-        p.launch_seconds = j.at("launch_seconds").get<double>();
-        if (!(p.launch_seconds > 0)) throw Error("bad launch_seconds");
+        p.n_ctx = int32_t(checked_x(j.at("n_ctx").get<int32_t>(), "n_ctx"));
+        p.max_tokens = int32_t(checked_x(j.at("max_tokens").get<int32_t>(), "max_tokens"));
+        p.profile_seconds = checked(j.at("profile_seconds").get<double>(), 0, kMaxProfileSeconds, "profile_seconds");
+        p.launch_seconds = checked(j.at("launch_seconds").get<double>(), 0, kMaxLaunchSeconds, "launch_seconds", true);
         p.write = fit_from_json(j.at("transfer").at("write"), "transfer.write");
         p.read = fit_from_json(j.at("transfer").at("read"), "transfer.read");
-        p.first_compile_seconds = j.at("first_compile_seconds").get<double>();
-        p.compile_seconds = j.at("compile_seconds").get<double>();
+        p.first_compile_seconds = checked(j.at("first_compile_seconds").get<double>(), 0, kMaxOpSeconds, "first_compile_seconds");
+        p.compile_seconds = checked(j.at("compile_seconds").get<double>(), 0, kMaxOpSeconds, "compile_seconds");
         for (const auto& [family, fj] : j.at("families").items()) {
             FamilyProfile f;
             f.by_n = table_from_json(fj.at("by_n"), family + " by_n");
@@ -200,11 +239,12 @@ DeviceProfile read_profile_file(const std::string& path) {
             p.families[family] = std::move(f);
         }
         if (p.families.empty()) throw Error("no op families");
-        if (j.contains("layer_scale")) p.layer_scale = table_from_json(j.at("layer_scale"), "layer_scale");
+        if (j.contains("layer_scale")) p.layer_scale = table_from_json(j.at("layer_scale"), "layer_scale", kMaxLayerScale);
         if (j.contains("session_fit")) {
             for (const auto& f : j.at("session_fit")) {
                 SessionFitPoint pt{f.at("n").get<int64_t>(), f.at("scale").get<double>(), f.at("overhead_seconds").get<double>()};
-                if (pt.n < 1 || !(pt.scale > 0) || !std::isfinite(pt.overhead_seconds) || std::abs(pt.overhead_seconds) > 1.0)
+                if (pt.n < 1 || pt.n > kMaxGridX || !(pt.scale > 0) || !(pt.scale <= kMaxLayerScale) || !std::isfinite(pt.overhead_seconds) ||
+                    std::abs(pt.overhead_seconds) > 1.0)
                     throw Error(fmt::format("session_fit: bad point n={} scale={} overhead={}", pt.n, pt.scale, pt.overhead_seconds));
                 if (!p.session_fit.empty() && pt.n <= p.session_fit.back().n) throw Error("session_fit: points are not in ascending order");
                 p.session_fit.push_back(pt);
@@ -223,7 +263,8 @@ std::optional<DeviceProfile> load_profile(const DeviceRef& device, const ModelFi
     const ProfileKey key = profile_key(device, model);
     const std::string path = profile_path(key);
     std::error_code ec;
-    if (!fs::exists(path, ec)) return std::nullopt;
+    // symlink_status: a dangling link is a bad file to report, not a missing one.
+    if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
     DeviceProfile p;
     try {
         p = read_profile_file(path);

@@ -13,15 +13,22 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <unistd.h>
+#include <thread>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -216,6 +223,99 @@ TEST_F(Profile, StaleKeyIsIgnoredWithOneWarning) {
     EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
     EXPECT_TRUE(mentions(w.lines, path)) << w.lines.size() << " warnings";
     EXPECT_TRUE(mentions(w.lines, "an older driver"));
+}
+
+// The cache is opened like every other input: a FIFO (which would block a
+// reader until a writer came) or a link to /dev/zero (which never ends) is
+// ignored with one warning naming it, at once.
+TEST_F(Profile, CacheFileThatIsNotARegularFileIsIgnoredAtOnce) {
+    const std::string path = save_profile(hand_made());
+    fs::remove(path);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    auto load_with_deadline = [&] {
+        auto done = std::make_shared<std::promise<bool>>();
+        std::future<bool> result = done->get_future();
+        std::thread([this, done] { done->set_value(load_profile(cpu_, *model_).has_value()); }).detach();
+        if (result.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+            // Release the blocked reader: a writer that opens and closes the FIFO.
+            const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+            if (fd >= 0) ::close(fd);
+            ADD_FAILURE() << "load_profile blocked on a FIFO";
+            result.wait();
+        }
+        return result.get();
+    };
+    {
+        Warnings w;
+        EXPECT_FALSE(load_with_deadline());
+        EXPECT_TRUE(mentions(w.lines, path)) << w.lines.size() << " warnings";
+        EXPECT_TRUE(mentions(w.lines, "not a regular file")) << (w.lines.empty() ? "" : w.lines[0]);
+    }
+    fs::remove(path);
+    fs::create_symlink("/dev/zero", path);
+    {
+        Warnings w;
+        EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+        EXPECT_TRUE(mentions(w.lines, path)) << w.lines.size() << " warnings";
+    }
+    // A file past the size limit is not read.
+    fs::remove(path);
+    write_all(path, std::string(17u << 20, ' '));
+    {
+        Warnings w;
+        EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+        EXPECT_TRUE(mentions(w.lines, "a profile is at most")) << (w.lines.empty() ? "" : w.lines[0]);
+    }
+    // Saving replaces the bad file with a good one.
+    fs::remove(path);
+    fs::create_symlink("/dev/zero", path);
+    EXPECT_EQ(save_profile(hand_made()), path);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
+    EXPECT_TRUE(load_profile(cpu_, *model_).has_value());
+}
+
+// Every value is range-checked and a repeated key refused: a file that
+// would move the plan (1e308 s launches, negative compile times) is
+// ignored with one warning naming the file and the value.
+TEST_F(Profile, OutOfRangeValuesAndDuplicateKeysAreIgnoredWithOneWarning) {
+    const std::string path = save_profile(hand_made());
+    const nlohmann::json good = nlohmann::json::parse(read_all(path));
+    const std::string family = "matmul f32 k=64 m=64";
+    struct Edit {
+        std::string what;  // expected in the warning
+        std::function<void(nlohmann::json&)> apply;
+    };
+    const std::vector<Edit> edits = {
+        {"launch_seconds = 1e+308", [](nlohmann::json& j) { j["launch_seconds"] = 1e308; }},
+        {"launch_seconds = -1", [](nlohmann::json& j) { j["launch_seconds"] = -1.0; }},
+        {"compile_seconds = -5", [](nlohmann::json& j) { j["compile_seconds"] = -5.0; }},
+        {"first_compile_seconds = 1e+308", [](nlohmann::json& j) { j["first_compile_seconds"] = 1e308; }},
+        {"profile_seconds = -1", [](nlohmann::json& j) { j["profile_seconds"] = -1.0; }},
+        {"transfer.write bytes_per_second = 1e+300", [](nlohmann::json& j) { j["transfer"]["write"]["bytes_per_second"] = 1e300; }},
+        {"transfer.read latency_seconds = -1", [](nlohmann::json& j) { j["transfer"]["read"]["latency_seconds"] = -1.0; }},
+        {"transfer.read point seconds = 1e+308", [](nlohmann::json& j) { j["transfer"]["read"]["points"][0][1] = 1e308; }},
+        {family + " by_n point 2 value = 1e+308", [&](nlohmann::json& j) { j["families"][family]["by_n"]["points"][2][1] = 1e308; }},
+        {family + " by_n point 0 x = 0", [&](nlohmann::json& j) { j["families"][family]["by_n"]["points"][0][0] = 0; }},
+        {"n_ctx = 0", [](nlohmann::json& j) { j["n_ctx"] = 0; }},
+    };
+    for (const Edit& e : edits) {
+        nlohmann::json j = good;
+        e.apply(j);
+        write_all(path, j.dump(1));
+        Warnings w;
+        EXPECT_FALSE(load_profile(cpu_, *model_).has_value()) << e.what;
+        EXPECT_TRUE(mentions(w.lines, path)) << e.what << ": " << w.lines.size() << " warnings";
+        EXPECT_TRUE(mentions(w.lines, e.what)) << e.what << ": " << (w.lines.empty() ? "" : w.lines[0]);
+    }
+    // A key written twice: the first value must not silently lose to the second.
+    std::string twice = good.dump(1);
+    const size_t at = twice.find("\"launch_seconds\"");
+    ASSERT_NE(at, std::string::npos);
+    twice.insert(at, "\"launch_seconds\": 1e-300,\n ");
+    write_all(path, twice);
+    Warnings w;
+    EXPECT_FALSE(load_profile(cpu_, *model_).has_value());
+    EXPECT_TRUE(mentions(w.lines, "duplicate key 'launch_seconds'")) << (w.lines.empty() ? "" : w.lines[0]);
 }
 
 TEST_F(Profile, TableIsPiecewiseLinear) {
