@@ -3,11 +3,15 @@
 #include "progress_bar.hpp"
 
 #include <hetero/error.hpp>
+#include <hetero/sdk/temp_files.hpp>
 
 #include <cstdio>
 #include <exception>
 
 int main(int argc, char** argv) {
+    // SIGINT / SIGTERM during a write (convert, gen-model, a cache) must not
+    // leave its temporary file; commands with their own handlers replace this.
+    hetero::sdk::remove_temp_files_on_signal();
     CLI::App app{"hetero: run large language models across heterogeneous execution providers"};
     app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
     app.require_subcommand(1);

@@ -477,4 +477,36 @@ for spec in "q4_k 144 0 512" "q5_k 176 2 512" "q6_k 210 208 512" "q2_k 84 80 512
   check "a NaN scale in a late $1 block is a load error naming the tensor and block" $?
 done
 
+# Interrupted writes leave no temporary file: gen-model ended by SIGINT or
+# SIGTERM while its output is being written (seen by its .tmp file).
+for sig in INT TERM; do
+  mkdir -p "$tmp/int_$sig"
+  python3 - "$hetero" "$tmp/int_$sig/m.gguf" "$sig" >"$tmp/int_out" 2>&1 <<'PY'
+import glob, signal, subprocess, sys, time
+hetero, out, name = sys.argv[1:4]
+sig = getattr(signal, "SIG" + name)
+p = subprocess.Popen([hetero, "gen-model", out, "--shape", "tinyllama-1.1b", "--layers", "8", "--type", "q4_0"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+seen = False
+deadline = time.time() + 300
+while p.poll() is None and time.time() < deadline:
+    if glob.glob(out + ".tmp.*"):
+        seen = True
+        p.send_signal(sig)
+        break
+    time.sleep(0.002)
+rc = p.wait()
+left = glob.glob(out + ".tmp.*")
+if not seen:
+    print("skip: the write finished before its temporary file was seen")
+    sys.exit(0)
+print(f"exit {rc}, left {left}")
+sys.exit(0 if rc == -sig and not left else 1)
+PY
+  rc=$?
+  cat "$tmp/int_out" | sed 's/^/     /'
+  check "gen-model ended by SIG$sig while writing leaves no temporary file" $rc
+  rm -rf "$tmp/int_$sig"
+done
+
 exit $fail

@@ -3,15 +3,20 @@
 // thread uses: pid, a counter, created with O_EXCL), which is then renamed
 // over the target. Readers see the old file or the new one; two processes
 // writing the same entry at once each rename a complete file, and the last
-// rename wins. Used by the core's GGUF writer, profile store and plugin-probe verdicts, the
+// rename wins. The temporary file is in the table of temp_files.hpp while it
+// exists, so a program that installs its handler loses none to SIGINT or
+// SIGTERM. Used by the core's GGUF writer, profile store and plugin-probe verdicts, the
 // OpenCL program cache, the Vulkan pipeline cache and npu_emu's caches.
 #pragma once
+
+#include <hetero/sdk/temp_files.hpp>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +55,10 @@ inline bool write_all(int fd, std::string_view bytes) {
 inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts, bool sync = false) {
     std::string tmp;
     int fd = -1;
+    std::optional<TempFileGuard> on_signal;  // registered before it exists: no moment a signal could leave it
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
         tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(detail::temp_counter().fetch_add(1));
+        on_signal.emplace(tmp);
         fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) return "cannot create " + tmp + ": " + std::strerror(errno);
     }
