@@ -97,11 +97,15 @@ Plan solve_plan(const ModelFile& model, const std::vector<DeviceRef>& devices, c
         return phase_repeat[p] * (cost.transfer_seconds(a, b, hidden_bytes * uint64_t(phase_n[p])) + cost.execute_seconds(b, phase_n[p]));
     };
     const uint64_t cache_bytes = uint64_t(req.n_ctx) * uint64_t(hp.n_head_kv * hp.head_dim) * 4 * 2;
+    // One prefill chunk's hidden states, Q/K/V, FFN intermediates and logits in f32.
+    prob.activation_bytes = uint64_t(chunk) * uint64_t(4 * hp.n_embd + 2 * hp.n_head * hp.head_dim + 2 * hp.n_head_kv * hp.head_dim +
+                                                       3 * hp.n_ff + hp.n_vocab) * 4;
 
     for (int l = 0; l <= n_layer; ++l) {
         SolverLayer sl;
         sl.home.assign(N, {0.0, 0.0});
         sl.home_bytes = l < n_layer ? cache_bytes : 0;
+        sl.cache_bytes = sl.home_bytes;
         for (size_t d = 0; d < N; ++d) {
             for (int p = 0; p < kPhases; ++p) {
                 const ModelGraph& g = graphs[d][size_t(p)];

@@ -25,6 +25,8 @@
 #include <hetero/error.hpp>
 #include <hetero/solver/solver.hpp>
 
+#include "memory_need.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -197,7 +199,7 @@ SolverResult solve(const SolverProblem& pb) {
 
     SolverResult best;
     best.objective = kInf;
-    std::string memory_reason;
+    bool memory_bound = false;  // some placement was refused for memory alone
     std::map<std::tuple<std::string, size_t, int, uint32_t>, Split> memo;
     for (uint32_t set = 1; set < (1u << N); ++set) {
         double compile = 0;
@@ -287,9 +289,7 @@ SolverResult solve(const SolverProblem& pb) {
                         s.bytes[i] += bytes_on(l, h, lim[i]);
                         if (s.bytes[i] > pb.devices[lim[i]].memory_bytes) {
                             fits = false;
-                            memory_reason = fmt::format("{} has {:.2f} GiB of memory; the placement needs {:.2f} GiB more there",
-                                                        pb.devices[lim[i]].label, double(pb.devices[lim[i]].memory_bytes) / (1 << 30),
-                                                        double(s.bytes[i] - pb.devices[lim[i]].memory_bytes) / (1 << 30));
+                            memory_bound = true;
                         }
                     }
                     if (!fits) continue;
@@ -324,7 +324,7 @@ SolverResult solve(const SolverProblem& pb) {
         }
     }
     if (best.objective == kInf) {
-        if (!memory_reason.empty()) throw Error("no placement fits in memory: " + memory_reason);
+        if (memory_bound) throw Error("no placement fits in memory: " + solver_detail::memory_shortfall(pb));
         for (size_t l = 0; l < L; ++l) {
             bool any = false;
             for (size_t h = 0; h < N; ++h) any = any || (pb.layers[l].home[h][0] >= 0 && pb.layers[l].home[h][1] >= 0);

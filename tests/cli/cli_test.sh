@@ -509,4 +509,16 @@ PY
   rm -rf "$tmp/int_$sig"
 done
 
+# The memory-fit error states the whole need and every device's memory,
+# growing with the context (the KV cache) rather than naming the first
+# overflow.
+prev=0
+for c in 400000000 1000000000 2000000000; do
+  "$hetero" plan -c $c --providers cpu >"$tmp/out" 2>"$tmp/err"; rc=$?
+  need=$(sed -n 's/.*the model needs \([0-9.]*\) GiB (weights [0-9.]* GiB, KV cache [0-9.]* GiB, activations about [0-9.]* GiB); the devices have [0-9.]* GiB (cpu:0 [0-9.]* GiB.*/\1/p' "$tmp/err")
+  [[ $rc != 0 && -n "$need" ]] && python3 -c "import sys; sys.exit(0 if $need > $prev else 1)"
+  check "plan -c $c: the memory error states the total need ($need GiB), more than at a smaller context" $?
+  prev=${need:-0}
+done
+
 exit $fail

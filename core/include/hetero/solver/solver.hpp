@@ -65,6 +65,7 @@ struct SolverLayer {
     // home[d][p]: seconds of the layer's non-matmul work on device d in phase p; < 0 = cannot.
     std::vector<std::array<double, kPhases>> home;
     uint64_t home_bytes = 0;  // memory the home holds: non-matmul weights + KV cache
+    uint64_t cache_bytes = 0; // the KV cache's part of home_bytes (for the out-of-memory message)
     std::vector<SolverMatmul> matmuls;
 };
 
@@ -76,6 +77,9 @@ struct SolverProblem {
     std::array<double, kPhases> weight{1.0, 1.0};  // how often each phase runs
     bool allow_splits = true;                       // false: each matmul on one device (home or another)
     bool allow_moves = true;                        // false: matmuls run on their layer's home (unless forced)
+    // Working buffers of one step (hidden states, scores, logits), estimated:
+    // stated in the out-of-memory message, not placed.
+    uint64_t activation_bytes = 0;
 };
 
 struct SolverLayerResult {
@@ -91,8 +95,9 @@ struct SolverResult {
     double compile_seconds = 0;
 };
 
-// Throws hetero::Error when no placement is feasible, naming the device and
-// the bytes missing when memory is what prevents it.
+// Throws hetero::Error when no placement is feasible; when memory is what
+// prevents it, the message states the whole need (weights, KV cache,
+// activations) and every limited device's memory.
 SolverResult solve(const SolverProblem& problem);
 
 // Evaluates the objective of a given assignment (the same formula solve()
