@@ -3,6 +3,7 @@
 #include <hetero/log.hpp>
 #include <hetero/registry.hpp>
 
+#include "device_claims.hpp"
 #include "plugin_probe.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -154,6 +155,7 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     make_utf8(p.name);
     make_utf8(p.driver);
     make_utf8(p.resource);
+    registry_detail::clamp_device_claims(name_, device, p);
     return p;
 }
 

@@ -4,6 +4,8 @@
 #include <hetero/sdk/roofline.hpp>
 #include <hetero/solver/prior_cost_model.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -145,11 +147,28 @@ double PriorCostModel::ask(size_t device, const OpShape& shape) const {
         }
         return -1.0;
     }
-    if (est >= 0.0 && std::isfinite(est)) return est;
+    const sdk::NodeWork work = sdk::node_work(g.node, g.tensors.data());
+    if (est >= 0.0 && std::isfinite(est)) return within_physics(device, shape, est, work, true);
     sdk::Roofline r = sdk::roofline_from_props(d.props);
     r.compute_efficiency = r.bandwidth_efficiency = kFallbackEfficiency;
     r.dispatch_seconds = d.props.kind == HETERO_DEVICE_CPU ? kFallbackDispatchCpu : kFallbackDispatchOther;
-    return sdk::roofline_seconds(sdk::node_work(g.node, g.tensors.data()), r);
+    return within_physics(device, shape, sdk::roofline_seconds(work, r), work, false);
+}
+
+double PriorCostModel::within_physics(size_t device, const OpShape& shape, double seconds, const sdk::NodeWork& work, bool estimate) const {
+    const double floor = std::max(work.bytes / kMaxBytesPerSecond, work.flops / kMaxFlopsPerSecond);
+    const double bounded = std::min(std::max(seconds, floor), std::max(floor, kMaxNodeSeconds));
+    if (bounded == seconds || !estimate) return bounded;
+    const DeviceRef& d = devices_.at(device);
+    const std::string provider = d.provider ? d.provider->name() : d.label();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!warned_.insert(provider).second) return bounded;
+    }
+    log(LogLevel::warn, fmt::format("provider {} estimates {} s for {} on {}, outside physical bounds ({:.3g} s at 10 TB/s and 10 PFLOP/s, "
+                                    "at most {} s): its estimates are clamped to them",
+                                    provider, seconds, shape.family(), d.label(), floor, kMaxNodeSeconds));
+    return bounded;
 }
 
 double PriorCostModel::launch_seconds(size_t device) const {

@@ -2,13 +2,17 @@
 // discovered its devices, for the tests of lazy device discovery. It
 // computes nothing. Options: devices=N (what discovery finds, default 1),
 // fail=1 (discovery fails with a known reason), discover_ms=T (discovery
-// takes T ms, so that concurrent first callers overlap).
+// takes T ms, so that concurrent first callers overlap). For the tests of
+// claims held to physical bounds: claim_memory=BYTES (its device's memory),
+// claim_gflops=G (its peak), estimate=S (op_supported accepts every node
+// and estimates S seconds for it).
 #include <hetero/sdk/host_memory.hpp>
 #include <hetero/sdk/provider.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -22,7 +26,10 @@ std::atomic<int> g_discoveries{0};
 class LazyTestProvider final : public sdk::HostMemoryProvider {
 public:
     explicit LazyTestProvider(const sdk::Options& o) {
-        sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings"}, "lazytest");
+        sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings", "claim_memory", "claim_gflops", "estimate"}, "lazytest");
+        claim_memory_ = uint64_t(sdk::option_int(o, "claim_memory", 0, 0, INT64_MAX));
+        claim_gflops_ = sdk::option_double(o, "claim_gflops", 0, 0, 1e300);
+        estimate_ = sdk::option_double(o, "estimate", -1, 0, 1e300);
         bad_strings_ = sdk::option_int(o, "bad_strings", 0, 0, 1) == 1;
         wanted_ = uint32_t(sdk::option_int(o, "devices", 1, 0, 8));
         fail_ = sdk::option_int(o, "fail", 0, 0, 1) == 1;
@@ -46,10 +53,13 @@ public:
             std::memset(p.driver, 'x', sizeof p.driver);
         }
         p.dtype_mask = HETERO_DTYPE_BIT(HETERO_DTYPE_F32);
+        p.memory_bytes = claim_memory_;
+        p.peak_gflops = claim_gflops_;
     }
 
-    void check_supported(uint32_t, const hetero_node&, const hetero_tensor_desc*, uint32_t, double*) override {
-        sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
+    void check_supported(uint32_t, const hetero_node&, const hetero_tensor_desc*, uint32_t, double* est_seconds) override {
+        if (estimate_ < 0) sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
+        if (est_seconds) *est_seconds = estimate_;
     }
     std::unique_ptr<sdk::Executable> compile(uint32_t, sdk::Graph, const std::vector<sdk::BoundTensor>&) override {
         sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
@@ -67,6 +77,8 @@ private:
     }
 
     bool bad_strings_ = false;
+    uint64_t claim_memory_ = 0;
+    double claim_gflops_ = 0, estimate_ = -1;
     uint32_t wanted_ = 1, found_ = 0;
     bool fail_ = false;
     int64_t delay_ms_ = 0;

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <hetero/runtime/cost_model.hpp>
+#include <hetero/sdk/roofline.hpp>
 
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <tuple>
 
 namespace hetero {
@@ -76,14 +79,25 @@ public:
     static constexpr double kFallbackEfficiency = 0.5;
     static constexpr double kFallbackDispatchCpu = 1e-6;
     static constexpr double kFallbackDispatchOther = 5e-6;
+    // Physical bounds on any answer (a provider's estimate or the roofline):
+    // no node moves its bytes faster than 10 TB/s or does its arithmetic
+    // faster than 10 PFLOP/s, and none takes more than an hour. An estimate
+    // outside them is clamped, with one warning per provider.
+    static constexpr double kMaxBytesPerSecond = 1e13;
+    static constexpr double kMaxFlopsPerSecond = 1e16;
+    static constexpr double kMaxNodeSeconds = 3600;
 
 private:
     using Key = std::tuple<size_t, uint32_t, uint32_t, int64_t, int64_t, int64_t, int64_t>;  // device, op, dtype, n, k, m, kv
     double ask(size_t device, const OpShape& shape) const;
+    // `seconds` held to the physical bounds of `work`; warns (once per
+    // provider) when a provider's own estimate had to be moved.
+    double within_physics(size_t device, const OpShape& shape, double seconds, const sdk::NodeWork& work, bool estimate) const;
 
     std::vector<DeviceRef> devices_;
     mutable std::mutex mutex_;
     mutable std::map<Key, double> cache_;
+    mutable std::set<std::string> warned_;  // providers whose estimates were clamped
 };
 
 }  // namespace hetero
