@@ -1,8 +1,12 @@
 #include <hetero/engine/planning.hpp>
 
+#include <hetero/error.hpp>
 #include <hetero/profile/profile.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <set>
 #include <string>
 
 namespace hetero {
@@ -27,8 +31,62 @@ PlannedRun plan_on_devices(const std::vector<DeviceRef>& all, const PlanConstrai
     return r;
 }
 
+namespace {
+
+std::string provider_of(const DeviceRef& d) { return d.provider ? d.provider->name() : d.label(); }
+
+// Why `d` cannot run a whole layer of `model` (its first refused node
+// outside the matmuls), or "" when it can.
+std::string layer_refusal(const DeviceRef& d, const ModelFile& model, int32_t n_ctx) {
+    const uint32_t cache = cache_dtype(CacheType::automatic, d.props);
+    const ModelGraph g = build_model_graph(model, 1, n_ctx, std::vector<uint32_t>(size_t(model.hparams.n_layer), cache));
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+        if ((g.nodes[i].layer == 0 || g.nodes[i].layer == g.n_layer) && !is_matmul_role(g.nodes[i].role))
+            if (std::string why = unsupported_reason(d, g, i); !why.empty()) return why;
+    return "";
+}
+
+// Why `provider` has no device in run.plan: the whole model pinned to its
+// first device that can run it, predicted with the same cost model, against
+// the plan; or why it cannot run the model.
+std::string why_unused(const std::string& provider, const PlannedRun& run, const ModelFile& model, const PlanRequest& request) {
+    const DeviceRef* own = nullptr;
+    for (const DeviceRef& d : run.plan.devices)
+        if (provider_of(d) == provider) {
+            own = &d;
+            break;
+        }
+    if (!own) return "none of its devices can run this model (see the warning above)";
+    auto per_token = [](const Plan& p) {
+        const double s = p.predicted_seconds[kDecode];
+        return fmt::format("{:.3f} ms per token ({:.0f} tok/s), prefill {:.1f} ms", s * 1e3, s > 0 ? 1.0 / s : 0.0, p.predicted_seconds[kPrefill] * 1e3);
+    };
+    PlanRequest alone = request;
+    alone.constraints = {};
+    alone.constraints.pins.push_back(PlanConstraints::Pin{0, -1, std::nullopt, own->label()});
+    try {
+        const Plan p = solve_plan(model, run.plan.devices, *run.cost, alone);
+        return fmt::format("predicted {} on {} alone, against {} for the plan", per_token(p), own->label(), per_token(run.plan));
+    } catch (const Error& e) {
+        if (const std::string why = layer_refusal(*own, model, request.n_ctx); !why.empty())
+            return fmt::format("it runs only this model's matmuls ({}), and handing it any is not predicted faster", why);
+        return fmt::format("it cannot run the model alone: {}", e.what());
+    }
+}
+
+}  // namespace
+
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request) {
-    return plan_on_devices(rt.devices, rt.config.plan, model, request);
+    PlannedRun run = plan_on_devices(rt.devices, rt.config.plan, model, request);
+    if (rt.config.providers.empty()) return run;  // nothing named: all found are offered, no note owed
+    std::set<std::string> used, asked;
+    for (size_t d : run.plan.used_devices()) used.insert(provider_of(run.plan.devices[d]));
+    for (const DeviceRef& d : rt.devices) {
+        const std::string p = provider_of(d);
+        if (used.count(p) || !asked.insert(p).second) continue;
+        run.unused.push_back({p, why_unused(p, run, model, request)});
+    }
+    return run;
 }
 
 Replanner replanner_for(const Runtime& rt, const ModelFile& model, const PlanRequest& request) {

@@ -521,4 +521,18 @@ for c in 400000000 1000000000 2000000000; do
   prev=${need:-0}
 done
 
+# A provider named in --providers that the plan leaves out gets a line
+# saying why (its prediction alone against the plan's).
+if "$hetero" providers 2>/dev/null | grep -q "provider npu_emu .*: loaded"; then
+  # Used (a home or a share of some matmul) or explained, never silently left out.
+  "$hetero" plan --providers cpu,npu_emu >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [[ $rc == 0 ]] && { grep -q "^note: npu_emu not used: " "$tmp/out" || grep -v "^note:" "$tmp/out" | grep -q "npu_emu:0"; }
+  check "plan --providers cpu,npu_emu: npu_emu is in the plan or a note says why not" $?
+  "$hetero" run --providers cpu,npu_emu -p "Once" -n 1 --temp 0 >/dev/null 2>"$tmp/err"; rc=$?
+  [[ $rc == 0 ]] && { grep -q "^note: npu_emu not used: " "$tmp/err" || grep -v "^note:" "$tmp/err" | grep -q "npu_emu:0"; }
+  check "run --providers cpu,npu_emu: npu_emu is in the plan or a note says why not" $?
+  "$hetero" plan --providers cpu >"$tmp/out" 2>&1 && ! grep -q "^note:" "$tmp/out"
+  check "plan --providers cpu: no note when every named provider is used" $?
+fi
+
 exit $fail

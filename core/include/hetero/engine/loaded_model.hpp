@@ -70,6 +70,8 @@ public:
     const Plan& initial_plan() const { return planned_.plan; }
     const Plan& plan() const { return session_->plan(); }
     const CostModel& cost_model() const { return *planned_.cost; }
+    // Providers the config or --providers named that the plan leaves out, and why.
+    const std::vector<UnusedProvider>& unused_providers() const { return planned_.unused; }
     ResilientSession& session() { return *session_; }
     const ResilientSession& session() const { return *session_; }
     PrefixCache& cache() { return *cache_; }

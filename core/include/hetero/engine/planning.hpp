@@ -12,14 +12,24 @@
 #include <hetero/solver/planner.hpp>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace hetero {
+
+// A provider the plan leaves out, and why (its prediction alone, or why it
+// cannot run the model).
+struct UnusedProvider {
+    std::string provider, reason;
+};
 
 // `cost` stays valid for traces' predicted times.
 struct PlannedRun {
     std::unique_ptr<CostModel> cost;
     Plan plan;
+    // Set by plan_model when the config or --providers names the providers:
+    // each named one none of whose devices the plan uses.
+    std::vector<UnusedProvider> unused;
 };
 
 // The plan request matching a session's options (context, chunk, cache type).
@@ -29,7 +39,8 @@ PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt
 // with `constraints` (pins and splits) applied.
 PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanConstraints& constraints, const ModelFile& model,
                            PlanRequest request);
-// The same on the runtime's devices with its config's constraints.
+// The same on the runtime's devices with its config's constraints (and,
+// where the providers are named, why a named one is left out).
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request);
 
 // Plans again on the devices left after a failure, keeping the config's pins
