@@ -57,7 +57,7 @@ ModelLoadOptions load_options(const hetero_model_params& p) {
         case HETERO_CACHE_AUTO: o.cache_type = CacheType::automatic; break;
         case HETERO_CACHE_F32: o.cache_type = CacheType::f32; break;
         case HETERO_CACHE_F16: o.cache_type = CacheType::f16; break;
-        default: throw ArgumentError(fmt::format("cache_type {} is not one of HETERO_CACHE_AUTO, _F32, _F16", int(p.cache_type)));
+        default: throw ArgumentError(fmt::format("cache_type {} is not one of HETERO_CACHE_AUTO, _F32, _F16", p.cache_type));
     }
     if (p.chat_template) {
         o.chat_template = p.chat_template;

@@ -75,7 +75,7 @@ TEST(EmbedApi, VersionAndNames) {
     EXPECT_EQ(hetero_api_version(), HETERO_API_VERSION);
     EXPECT_STRNE(hetero_version_string(), "");
     EXPECT_STREQ(hetero_result_name(HETERO_RESULT_BAD_MODEL), "bad model");
-    EXPECT_STREQ(hetero_result_name(hetero_result(1234)), "unknown result");
+    EXPECT_STREQ(hetero_result_name(hetero_result(15)), "unknown result");
 }
 
 TEST(EmbedApi, RuntimeListsTheNamedProvidersDevices) {
@@ -139,7 +139,7 @@ TEST(EmbedApi, BadModelInputGetsACodeAndAMessage) {
     std::remove(cut.c_str());
 
     hetero_model_params_init(&p);
-    p.cache_type = hetero_cache_type(9);
+    p.cache_type = 9;
     EXPECT_EQ(hetero_model_load(r.rt, &p, &m), HETERO_RESULT_INVALID_ARGUMENT);
     hetero_model_params_init(&p);
     p.n_ctx = -5;

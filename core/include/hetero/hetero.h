@@ -124,7 +124,9 @@ typedef struct hetero_model_params {
     const char* tokenizer_path;
     /* Context length in tokens; 0 = the model's training context, clamped to [512, 4096]. */
     int32_t n_ctx;
-    hetero_cache_type cache_type;
+    /* A hetero_cache_type (fields are fixed-width integers, never enums, so
+     * any value an app passes can be read and refused). */
+    int32_t cache_type;
     /* A Jinja chat template to use instead of the model's own; NULL = the
      * model's (ChatML when it has none). */
     const char* chat_template;
@@ -187,7 +189,7 @@ typedef struct hetero_generate_stats {
     int32_t n_generated; /* sampled tokens, the end token excluded */
     double prefill_seconds;
     double decode_seconds;
-    hetero_finish finish;
+    int32_t finish; /* a hetero_finish */
 } hetero_generate_stats;
 
 /* Raw generation as `hetero run` does it: BOS and the prompt evaluated from
