@@ -33,6 +33,12 @@ inline void check(hetero_result r, const char* what) {
         throw Error(r, std::string(what) + ": " + (msg && *msg ? msg : hetero_result_name(r)));
     }
 }
+// The library's own defaults, so the wrapper never keeps a second copy.
+inline hetero_generate_params default_generate_params() {
+    hetero_generate_params p;
+    hetero_generate_params_init(&p);
+    return p;
+}
 }  // namespace detail
 
 struct RuntimeOptions {
@@ -82,11 +88,11 @@ struct ModelOptions {
 };
 
 struct GenerateOptions {
-    int32_t max_tokens = 256;
-    float temperature = 0.8f;
-    int32_t top_k = 40;
-    float top_p = 0.95f;
-    uint64_t seed = 0;
+    int32_t max_tokens = detail::default_generate_params().max_tokens;
+    float temperature = detail::default_generate_params().temperature;
+    int32_t top_k = detail::default_generate_params().top_k;
+    float top_p = detail::default_generate_params().top_p;
+    uint64_t seed = detail::default_generate_params().seed;
     std::vector<std::string> stop;
 };
 
