@@ -101,7 +101,7 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
                 r.bandwidth_efficiency = f.matvec_stream[slot];
                 break;
             }
-            // The GEMM runs whole tiles of activation rows (cl_executable.cpp).
+            // The GEMM runs whole tiles of activation rows (cl_matmul.cpp).
             const bool tensor_cores = mma && mma_weight_type(wtype);
             const int64_t tile = tensor_cores ? mma_tiling().tile_n() : gemm.bn();
             w.flops *= double((n + tile - 1) / tile * tile) / double(n);

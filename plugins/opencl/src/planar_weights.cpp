@@ -1,5 +1,6 @@
 #include "planar_weights.hpp"
 
+#include "cl_kernel_signatures.hpp"
 #include "cl_util.hpp"
 
 #include <hetero/sdk/provider.hpp>
@@ -22,16 +23,12 @@ uint64_t planar_bytes(uint32_t dtype, int64_t m, int64_t k) { return uint64_t(m)
 void run_block_kernel(cl_command_queue queue, cl_program program, const char* name, cl_mem src, cl_ulong src_off, cl_mem dst,
                       cl_long blocks) {
     cl_int err = CL_SUCCESS;
-    cl_kernel kernel = clCreateKernel(program, name, &err);
+    const KernelPtr kernel(clCreateKernel(program, name, &err));
     cl_check(err, name, HETERO_ERR_COMPILE_FAILED);
-    err = clSetKernelArg(kernel, 0, sizeof src, &src);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 1, sizeof src_off, &src_off);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 2, sizeof dst, &dst);
-    if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 3, sizeof blocks, &blocks);
+    std::vector<BoundArg> none;  // no graph tensors here
+    set_args<BlockRepackParams>(kernel.get(), none, BufferAt{src, src_off}, dst, blocks);
     const size_t global = size_t(blocks);
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
-    clReleaseKernel(kernel);
-    cl_check(err, name);
+    cl_check(clEnqueueNDRangeKernel(queue, kernel.get(), 1, nullptr, &global, nullptr, 0, nullptr, nullptr), name);
 }
 
 // A scratch device buffer; released when it goes (enqueued work keeps it alive).
