@@ -87,6 +87,13 @@ void write_trace(const TraceRecorder& trace, const std::string& path) {
     for (const auto& a : trace.accuracy())
         fmt::print(stderr, "  {}: {} executables, {} {:.2f} ms, predicted {:.2f} ms, median |error| {:.1f} %\n", a.track, a.count,
                    a.simulated ? "simulated" : "measured", a.measured * 1e3, a.predicted * 1e3, a.median_abs_error * 100);
+    // One-off work: what the first forward of each chunk size paid before its executes.
+    const auto uploads = trace.totals("upload");
+    for (const auto& [track, c] : trace.totals("compile")) {
+        const auto u = uploads.find(track);
+        fmt::print(stderr, "  {}: {} compiles {:.1f} ms; {:.0f} MiB of weights uploaded in {:.1f} ms\n", track, c.count, c.seconds * 1e3,
+                   u == uploads.end() ? 0.0 : double(u->second.bytes) / (1 << 20), u == uploads.end() ? 0.0 : u->second.seconds * 1e3);
+    }
 }
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer) {

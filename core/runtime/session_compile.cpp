@@ -4,6 +4,7 @@
 // execute task becomes one graph compiled on its device.
 #include <hetero/progress.hpp>
 #include <hetero/runtime/graph_builder.hpp>
+#include <hetero/runtime/trace.hpp>
 #include <hetero/sdk/graph_check.hpp>
 
 #include "session_parts.hpp"
@@ -18,8 +19,8 @@ namespace {
 class ProgramCompiler {
 public:
     ProgramCompiler(const ModelFile& model, const Plan& plan, std::vector<std::unique_ptr<SessionDevice>>& devices,
-                    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches, SessionProgram& program)
-        : model_(model), plan_(plan), devices_(devices), kv_caches_(kv_caches), P_(program) {}
+                    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches, SessionProgram& program, TraceRecorder* trace)
+        : model_(model), plan_(plan), devices_(devices), kv_caches_(kv_caches), P_(program), trace_(trace) {}
 
     // Builds execute task `ti`'s graph, binds what it touches and compiles it.
     void compile(size_t ti);
@@ -35,6 +36,7 @@ private:
     std::vector<std::unique_ptr<SessionDevice>>& devices_;
     const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches_;
     SessionProgram& P_;
+    TraceRecorder* trace_;
 };
 
 // A device's binding of a hand-over: imported host memory, or its own buffer;
@@ -108,6 +110,9 @@ void ProgramCompiler::compile(size_t ti) {
     const ScheduledTask& t = P_.schedule.tasks[ti];
     CompiledTask& c = P_.compiled[ti];
     SessionDevice& dv = *devices_[t.device];
+    const auto t0 = TraceRecorder::Clock::now();
+    const uint64_t uploaded = dv.uploaded_bytes;
+    const double upload_seconds = dv.upload_seconds;
     GraphBuilder gb;
     std::map<int32_t, int32_t> local;
     std::vector<hetero_binding> constants;
@@ -123,8 +128,16 @@ void ProgramCompiler::compile(size_t ti) {
         if (P_.exchanges[size_t(x)]->alias_of >= 0) bind_on(x, t.device);
     const hetero_graph view = gb.view();
     if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
+    const auto tc = TraceRecorder::Clock::now();
     dv.check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &c.exe),
              fmt::format("compiling {} for {} tokens on {}", t.name, P_.n, dv.ref.label()));
+    if (!trace_) return;
+    // One-off work, apart from the executes: the weights this task uploaded
+    // first, then the provider's compile.
+    if (dv.uploaded_bytes > uploaded)
+        trace_->add({dv.ref.label(), fmt::format("upload {} MiB for {}", (dv.uploaded_bytes - uploaded) >> 20, t.name), "upload", t0,
+                     dv.upload_seconds - upload_seconds, -1, false, -1, dv.uploaded_bytes - uploaded});
+    trace_->add({dv.ref.label(), fmt::format("compile {} ({} tokens)", t.name, P_.n), "compile", tc, seconds_since(tc), -1});
 }
 
 // Releases the executables compiled so far unless the program was built.
@@ -156,7 +169,7 @@ SessionProgram& Session::program(int32_t n) {
     P.compiled.resize(P.schedule.tasks.size());
 
     ReleaseOnFailure release_on_failure{devices_, P};
-    ProgramCompiler compiler(model_, plan_, devices_, kv_caches_, P);
+    ProgramCompiler compiler(model_, plan_, devices_, kv_caches_, P, options_.trace);
     // The first program uploads the weights and compiles kernels: seconds to
     // minutes on a discrete GPU or a cold kernel cache.
     ProgressTask progress(fmt::format("preparing the {}-token program (weights, kernels)", n), P.schedule.tasks.size(), "tasks");

@@ -2,6 +2,8 @@
 // the host side of a hand-over.
 #include "session_parts.hpp"
 
+#include <chrono>
+
 #include <cstdlib>
 
 namespace hetero {
@@ -63,8 +65,11 @@ hetero_buffer* SessionDevice::weight(const WeightView& w, int64_t r0, int64_t r1
     // Constants are never written, so read-only mapped pages are fine.
     hetero_buffer* b = import(const_cast<uint8_t*>(w.data + offset), bytes);
     if (!b) {
+        const auto t0 = std::chrono::steady_clock::now();
         b = alloc(bytes, w.name);
         check(api->buffer_write(p->ep(), b, 0, w.data + offset, bytes), "uploading " + w.name);
+        uploaded_bytes += bytes;
+        upload_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     weights[key] = b;
     return b;

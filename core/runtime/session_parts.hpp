@@ -48,6 +48,9 @@ struct SessionDevice {
     std::vector<hetero_buffer*> buffers;            // released in the destructor
     std::map<std::string, hetero_buffer*> weights;  // "name rows a-b" -> uploaded or imported rows
     SegmentStats stats;
+    // Weight uploads so far (for the trace: the first program pays them all).
+    uint64_t uploaded_bytes = 0;
+    double upload_seconds = 0;
 
     // Worker: runs `job` once per `go` increment.
     std::thread thread;

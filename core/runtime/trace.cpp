@@ -53,6 +53,18 @@ std::vector<TraceRecorder::Accuracy> TraceRecorder::accuracy(const std::string& 
     return out;
 }
 
+std::map<std::string, TraceRecorder::Total> TraceRecorder::totals(const std::string& category) const {
+    std::map<std::string, Total> out;
+    for (const Slice& s : slices()) {
+        if (s.category != category) continue;
+        Total& t = out[s.track];
+        t.count += 1;
+        t.seconds += s.seconds;
+        t.bytes += s.bytes;
+    }
+    return out;
+}
+
 std::string TraceRecorder::to_json() const {
     using nlohmann::json;
     const std::vector<Slice> all = slices();
@@ -78,6 +90,7 @@ std::string TraceRecorder::to_json() const {
             args["simulated"] = true;
             if (s.host_seconds >= 0) args["host_us"] = s.host_seconds * 1e6;
         }
+        if (s.bytes) args["bytes"] = s.bytes;
         if (s.predicted_seconds >= 0) args["predicted_us"] = s.predicted_seconds * 1e6;
         e["args"] = args;
         events.push_back(e);

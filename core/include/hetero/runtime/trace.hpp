@@ -18,7 +18,7 @@ public:
     struct Slice {
         std::string track;  // device label, or "host"
         std::string name;   // e.g. "layers 0-4", "transfer blk.0.attn_in -> opencl:0"
-        std::string category;  // "execute", "transfer", "wait", "merge", "forward"
+        std::string category;  // "execute", "transfer", "wait", "merge", "forward", "compile", "upload"
         Clock::time_point start;
         double seconds = 0;
         double predicted_seconds = -1;  // < 0 = no prediction
@@ -26,6 +26,7 @@ public:
         // device's modelled seconds (host_seconds keeps the emulation's wall time).
         bool simulated = false;
         double host_seconds = -1;
+        uint64_t bytes = 0;  // what an "upload" moved
     };
 
     TraceRecorder() : origin_(Clock::now()) {}
@@ -43,6 +44,13 @@ public:
         bool simulated = false;  // the track's times are simulated
     };
     std::vector<Accuracy> accuracy(const std::string& category = "execute") const;
+    // Per track: how many slices of a category, their seconds and bytes.
+    struct Total {
+        int count = 0;
+        double seconds = 0;
+        uint64_t bytes = 0;
+    };
+    std::map<std::string, Total> totals(const std::string& category) const;
     std::string to_json() const;
     // Writes to_json() to `path`; throws hetero::Error naming the file on failure.
     void write(const std::string& path) const;
