@@ -63,8 +63,10 @@ void run(const RunOptions& o) {
     LoadedModel model(rt, lo);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!o.quiet) fmt::print(stderr, "plan:\n{}\n", model.initial_plan().describe());
-    if (!o.quiet)
+    if (!o.quiet) {
+        for (const std::string& n : model.planning_notes()) fmt::print(stderr, "note: {}\n", n);
         for (const UnusedProvider& u : model.unused_providers()) fmt::print(stderr, "note: {} not used: {}\n", u.provider, u.reason);
+    }
     const ResilientSession& session = model.session();
 
     Sampler sampler(o.sampling);

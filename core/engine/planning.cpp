@@ -1,6 +1,7 @@
 #include <hetero/engine/planning.hpp>
 
 #include <hetero/error.hpp>
+#include <hetero/profile/calibration.hpp>
 #include <hetero/profile/profile.hpp>
 
 #include <fmt/format.h>
@@ -25,7 +26,7 @@ PlannedRun plan_on_devices(const std::vector<DeviceRef>& all, const PlanConstrai
                            PlanRequest request) {
     PlannedRun r;
     const std::vector<DeviceRef> devices = devices_for_model(model, all, request.n_ctx);
-    r.cost = make_cost_model(devices, model);
+    r.cost = make_cost_model(devices, model, calibration_policy_from_env(), &r.notes);
     request.constraints = constraints;
     r.plan = solve_plan(model, devices, *r.cost, request);
     return r;

@@ -1,5 +1,7 @@
 // Which cost model a run plans with: measured where a profile exists, the
-// a-priori model elsewhere.
+// a-priori model corrected by a calibration probe elsewhere, the bare prior
+// where neither is.
+#include <hetero/profile/calibration.hpp>
 #include <hetero/profile/profile.hpp>
 #include <hetero/solver/prior_cost_model.hpp>
 
@@ -17,8 +19,9 @@ namespace {
 // make the solver hand work to a device that only slows the shared cores.
 class ProfiledWithPrior final : public CostModel {
 public:
-    ProfiledWithPrior(const std::vector<DeviceRef>& devices, std::vector<std::optional<DeviceProfile>> profiles)
-        : reference_(devices.size(), -1), prior_(devices), profiled_(devices, profiles, &prior_) {
+    ProfiledWithPrior(const std::vector<DeviceRef>& devices, std::vector<std::optional<DeviceProfile>> profiles,
+                      std::unique_ptr<CostModel> prior)
+        : reference_(devices.size(), -1), prior_(std::move(prior)), profiled_(devices, profiles, prior_.get()) {
         const std::vector<int> resource = resource_ids(devices);
         for (size_t d = 0; d < devices.size(); ++d)
             for (size_t r = 0; r < devices.size() && !profiles[d]; ++r)
@@ -31,7 +34,7 @@ public:
         const double own = profiled_.node_seconds(d, s);
         if (reference_[d] < 0 || own < 0) return own;
         const size_t r = size_t(reference_[d]);
-        const double measured = profiled_.node_seconds(r, s), prior = prior_.node_seconds(r, s);
+        const double measured = profiled_.node_seconds(r, s), prior = prior_->node_seconds(r, s);
         return measured > 0 && prior > 0 ? own * std::max(1.0, measured / prior) : own;
     }
     double launch_seconds(size_t d) const override { return profiled_.launch_seconds(d); }
@@ -42,21 +45,29 @@ public:
 
 private:
     std::vector<long> reference_;  // per device: a profiled device on its silicon, or -1
-    PriorCostModel prior_;
+    std::unique_ptr<CostModel> prior_;  // the fallback of profiled_
     ProfiledCostModel profiled_;
 };
 
 }  // namespace
 
-std::unique_ptr<CostModel> make_cost_model(const std::vector<DeviceRef>& devices, const ModelFile& model) {
+std::unique_ptr<CostModel> make_cost_model(const std::vector<DeviceRef>& devices, const ModelFile& model, CalibrationPolicy policy,
+                                           std::vector<std::string>* notes) {
     std::vector<std::optional<DeviceProfile>> profiles;
+    std::vector<bool> profiled;
     bool any = false;
     for (const DeviceRef& d : devices) {
         profiles.push_back(d.provider ? load_profile(d, model) : std::nullopt);
+        profiled.push_back(profiles.back().has_value());
         any = any || profiles.back().has_value();
     }
-    if (!any) return std::make_unique<PriorCostModel>(devices);
-    return std::make_unique<ProfiledWithPrior>(devices, std::move(profiles));
+    std::unique_ptr<CostModel> prior = make_calibrated_prior(devices, calibrations_for(devices, model, profiled, policy, notes));
+    if (!any) return prior;
+    return std::make_unique<ProfiledWithPrior>(devices, std::move(profiles), std::move(prior));
+}
+
+std::unique_ptr<CostModel> make_cost_model(const std::vector<DeviceRef>& devices, const ModelFile& model) {
+    return make_cost_model(devices, model, calibration_policy_from_env(), nullptr);
 }
 
 }  // namespace hetero

@@ -5,6 +5,8 @@
 #include <hetero/profile/profile.hpp>
 #include <hetero/sdk/quant.hpp>
 
+#include "profile_files.hpp"
+
 #include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>
 
@@ -27,11 +29,7 @@ namespace hetero {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-// Bumped when the layout below changes; older files are then reported stale.
-constexpr int kFormatVersion = 3;  // 2: layer_scale; 3: session_fit
-constexpr const char* kFormatName = "hetero-profile";
+namespace profile_files {
 
 std::string sanitise(const std::string& s, size_t max_len) {
     std::string out;
@@ -44,6 +42,60 @@ std::string sanitise(const std::string& s, size_t max_len) {
     while (!out.empty() && out.back() == '_') out.pop_back();
     return out.empty() ? "x" : out;
 }
+
+json key_to_json(const ProfileKey& k) {
+    return {{"provider", k.provider},   {"provider_version", k.provider_version}, {"device_name", k.device_name},
+            {"driver", k.driver},       {"compute_units", k.compute_units},       {"model_shape", k.model_shape}};
+}
+
+ProfileKey key_from_json(const json& j) {
+    ProfileKey k;
+    k.provider = j.at("provider").get<std::string>();
+    k.provider_version = j.at("provider_version").get<std::string>();
+    k.device_name = j.at("device_name").get<std::string>();
+    k.driver = j.at("driver").get<std::string>();
+    k.compute_units = j.at("compute_units").get<uint32_t>();
+    k.model_shape = j.at("model_shape").get<std::string>();
+    return k;
+}
+
+std::string key_difference(const ProfileKey& stored, const ProfileKey& now) {
+    std::string out;
+    auto cmp = [&](const char* field, const std::string& a, const std::string& b) {
+        if (a != b) out += fmt::format("{}{} was '{}', now '{}'", out.empty() ? "" : "; ", field, a, b);
+    };
+    cmp("provider", stored.provider, now.provider);
+    cmp("provider version", stored.provider_version, now.provider_version);
+    cmp("device", stored.device_name, now.device_name);
+    cmp("driver", stored.driver, now.driver);
+    cmp("compute units", std::to_string(stored.compute_units), std::to_string(now.compute_units));
+    cmp("model shape", stored.model_shape, now.model_shape);
+    return out;
+}
+
+std::string read_small_file(const std::string& path, uint64_t max_bytes, const char* what) {
+    const model_detail::MappedFile map(path);
+    if (map.size() > max_bytes) throw Error(fmt::format("{}: {} bytes; a {} is at most {} bytes", path, map.size(), what, max_bytes));
+    return std::string(reinterpret_cast<const char*>(map.data()), size_t(map.size()));
+}
+
+std::string cache_subdir(const char* name) {
+    fs::path base;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
+    else throw Error(fmt::format("no cache directory for {}: neither XDG_CACHE_HOME nor HOME is set", name));
+    return (base / "hetero" / name).string();
+}
+
+}  // namespace profile_files
+
+using namespace profile_files;
+
+namespace {
+
+// Bumped when the layout below changes; older files are then reported stale.
+constexpr int kFormatVersion = 3;  // 2: layer_scale; 3: session_fit
+constexpr const char* kFormatName = "hetero-profile";
 
 // What a measured profile can hold. A cache file is input like any other:
 // a value past these bounds is damage or an edit, and taken as it is it
@@ -111,37 +163,6 @@ TransferFit fit_from_json(const json& j, const std::string& where) {
     return f;
 }
 
-json key_to_json(const ProfileKey& k) {
-    return {{"provider", k.provider},   {"provider_version", k.provider_version}, {"device_name", k.device_name},
-            {"driver", k.driver},       {"compute_units", k.compute_units},       {"model_shape", k.model_shape}};
-}
-
-ProfileKey key_from_json(const json& j) {
-    ProfileKey k;
-    k.provider = j.at("provider").get<std::string>();
-    k.provider_version = j.at("provider_version").get<std::string>();
-    k.device_name = j.at("device_name").get<std::string>();
-    k.driver = j.at("driver").get<std::string>();
-    k.compute_units = j.at("compute_units").get<uint32_t>();
-    k.model_shape = j.at("model_shape").get<std::string>();
-    return k;
-}
-
-// "driver was 'a', now 'b'; ..." for every field that differs.
-std::string key_difference(const ProfileKey& stored, const ProfileKey& now) {
-    std::string out;
-    auto cmp = [&](const char* field, const std::string& a, const std::string& b) {
-        if (a != b) out += fmt::format("{}{} was '{}', now '{}'", out.empty() ? "" : "; ", field, a, b);
-    };
-    cmp("provider", stored.provider, now.provider);
-    cmp("provider version", stored.provider_version, now.provider_version);
-    cmp("device", stored.device_name, now.device_name);
-    cmp("driver", stored.driver, now.driver);
-    cmp("compute units", std::to_string(stored.compute_units), std::to_string(now.compute_units));
-    cmp("model shape", stored.model_shape, now.model_shape);
-    return out;
-}
-
 }  // namespace
 
 std::string ProfileKey::str() const {
@@ -182,13 +203,7 @@ ProfileKey profile_key(const DeviceRef& d, const ModelFile& model) {
     return k;
 }
 
-std::string profile_cache_dir() {
-    fs::path base;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
-    else throw Error("no cache directory for profiles: neither XDG_CACHE_HOME nor HOME is set");
-    return (base / "hetero" / "profiles").string();
-}
+std::string profile_cache_dir() { return cache_subdir("profiles"); }
 
 std::string profile_path(const ProfileKey& key) {
     const std::string identity = key.provider + '\n' + key.device_name + '\n' + key.model_shape;
@@ -200,12 +215,7 @@ std::string profile_path(const ProfileKey& key) {
 
 // The file's text: a regular file of at most kMaxProfileBytes (a FIFO or a
 // link to /dev/zero must neither hang nor fill memory).
-std::string read_profile_text(const std::string& path) {
-    const model_detail::MappedFile map(path);
-    if (map.size() > kMaxProfileBytes)
-        throw Error(fmt::format("{}: {} bytes; a profile is at most {} bytes", path, map.size(), kMaxProfileBytes));
-    return std::string(reinterpret_cast<const char*>(map.data()), size_t(map.size()));
-}
+std::string read_profile_text(const std::string& path) { return read_small_file(path, kMaxProfileBytes, "profile"); }
 
 DeviceProfile read_profile_file(const std::string& path) {
     std::string text;

@@ -33,9 +33,6 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// A prefill point whose one forward is predicted to take longer than this is
-// not measured (the fit keeps the largest point's values beyond it).
-constexpr double kMaxForwardSeconds = 1.0;
 // Decode: the prompt before the timed steps, and the steps' bounds.
 constexpr int32_t kDecodePrompt = 16;
 constexpr int kMinDecodeSteps = 16, kMaxDecodeSteps = 128;
@@ -90,21 +87,19 @@ std::vector<int64_t> session_fit_points(int64_t cap) {
     return out;
 }
 
-void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile& profile, const ProfileOptions& options,
-                 const std::function<void(int64_t n)>& progress) {
-    profile.session_fit.clear();
+std::vector<SessionFitPoint> measure_session_fit(const DeviceRef& device, const ModelFile& model, const CostModel& cost,
+                                                double launch_seconds, const SessionFitOptions& fo, const std::function<void(int64_t n)>& progress) {
+    std::vector<SessionFitPoint> out;
     const std::vector<DeviceRef> devices{device};
-    PriorCostModel prior(devices);
-    ProfiledCostModel cost(devices, {profile}, &prior);
     TraceRecorder trace;
     SessionOptions so;
-    so.n_ctx = profile.n_ctx;
-    so.max_batch = std::max(1, profile.max_tokens);  // chunks as large as the points, as a long prompt's are
+    so.n_ctx = fo.n_ctx;
+    so.max_batch = std::max(1, fo.max_tokens);  // chunks as large as the points, as a long prompt's are
     so.cost = &cost;
     so.trace = &trace;
     Session session(model, plan_single_device(model.hparams.n_layer, devices, 0), so);
     const int32_t n_ctx = session.n_ctx();
-    const int32_t cap = std::min<int32_t>({profile.max_tokens, so.max_batch, n_ctx});
+    const int32_t cap = std::min<int32_t>({fo.max_tokens, so.max_batch, n_ctx});
     std::mt19937 rng(20261125);
     std::uniform_int_distribution<int32_t> token(0, model.hparams.n_vocab - 1);
     auto tokens = [&](int64_t n) {
@@ -112,7 +107,8 @@ void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile&
         for (auto& x : t) x = token(rng);
         return t;
     };
-    for (int64_t n : session_fit_points(cap)) {
+    for (int64_t n : fo.points.empty() ? session_fit_points(cap) : fo.points) {
+        if (n > cap) break;
         if (progress) progress(n);
         const double execute = cost.execute_seconds(0, n);
         Samples samples;
@@ -123,7 +119,7 @@ void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile&
             const int32_t last = std::min(prompt + 1 + kMaxDecodeSteps, n_ctx);
             const auto t0 = Clock::now();
             for (int32_t pos = prompt + 1, steps = 0; pos < last; ++pos, ++steps) {
-                if (steps >= kMinDecodeSteps && since(t0) > options.target_seconds) break;
+                if (steps >= kMinDecodeSteps && since(t0) > fo.target_seconds) break;
                 const size_t mark = trace.size();
                 session.forward(tokens(1), pos);
                 collect(trace, mark, execute, samples);
@@ -134,18 +130,34 @@ void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile&
             double predicted = 0;
             for (const auto& s : trace.slices(warm))
                 if (s.category == "execute") predicted += std::max(0.0, s.predicted_seconds);
-            if (predicted > kMaxForwardSeconds) break;
+            if (predicted > fo.max_forward_seconds) break;
             const auto t0 = Clock::now();
-            for (int run = 0; run < options.max_runs; ++run) {
-                if (run >= options.min_runs && since(t0) > options.target_seconds) break;
+            for (int run = 0; run < fo.max_runs; ++run) {
+                if (run >= fo.min_runs && since(t0) > fo.target_seconds) break;
                 const size_t mark = trace.size();
                 session.forward(tokens(n), 0);
                 collect(trace, mark, execute, samples);
             }
         }
         if (samples.empty()) throw Error(fmt::format("{}: the session recorded no executables at n={}", device.label(), n));
-        profile.session_fit.push_back(fit_point(n, samples, profile.launch_seconds));
+        out.push_back(fit_point(n, samples, launch_seconds));
     }
+    return out;
+}
+
+void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile& profile, const ProfileOptions& options,
+                 const std::function<void(int64_t n)>& progress) {
+    profile.session_fit.clear();
+    const std::vector<DeviceRef> devices{device};
+    PriorCostModel prior(devices);
+    ProfiledCostModel cost(devices, {profile}, &prior);
+    SessionFitOptions fo;
+    fo.n_ctx = profile.n_ctx;
+    fo.max_tokens = profile.max_tokens;
+    fo.target_seconds = options.target_seconds;
+    fo.min_runs = options.min_runs;
+    fo.max_runs = options.max_runs;
+    profile.session_fit = measure_session_fit(device, model, cost, profile.launch_seconds, fo, progress);
 }
 
 }  // namespace hetero

@@ -72,6 +72,7 @@ public:
     const CostModel& cost_model() const { return *planned_.cost; }
     // Providers the config or --providers named that the plan leaves out, and why.
     const std::vector<UnusedProvider>& unused_providers() const { return planned_.unused; }
+    const std::vector<std::string>& planning_notes() const { return planned_.notes; }
     ResilientSession& session() { return *session_; }
     const ResilientSession& session() const { return *session_; }
     PrefixCache& cache() { return *cache_; }

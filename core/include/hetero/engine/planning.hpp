@@ -30,6 +30,9 @@ struct PlannedRun {
     // Set by plan_model when the config or --providers names the providers:
     // each named one none of whose devices the plan uses.
     std::vector<UnusedProvider> unused;
+    // Calibration probes this planning ran, and devices it left uncalibrated
+    // for a reason a user can act on (calibration.hpp), one line each.
+    std::vector<std::string> notes;
 };
 
 // The plan request matching a session's options (context, chunk, cache type).

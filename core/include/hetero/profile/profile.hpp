@@ -228,7 +228,14 @@ private:
 
 // The cost model a run plans with: each device's cached profile where one
 // exists for this model (a corrupt or stale one is ignored with one warning),
-// the a-priori model (prior_cost_model.hpp) for the rest.
+// the a-priori model (prior_cost_model.hpp) corrected by each device's
+// calibration (calibration.hpp) for the rest. The policy says whether
+// devices without a stored calibration are probed now; the overload without
+// it reads HETERO_CALIBRATE. Probes run and devices left uncalibrated are
+// added to `notes` (may be null).
+enum class CalibrationPolicy;
+std::unique_ptr<CostModel> make_cost_model(const std::vector<DeviceRef>& devices, const ModelFile& model, CalibrationPolicy policy,
+                                           std::vector<std::string>* notes);
 std::unique_ptr<CostModel> make_cost_model(const std::vector<DeviceRef>& devices, const ModelFile& model);
 
 // For `hetero profile --show`: launch and transfer figures, one row of

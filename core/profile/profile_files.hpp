@@ -1,0 +1,26 @@
+// What the profile and calibration caches share: file names, keys in JSON,
+// bounded reads, the cache directory.
+#pragma once
+
+#include <hetero/profile/profile.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace hetero::profile_files {
+
+// [A-Za-z0-9.-] kept, runs of anything else one '_', at most max_len characters.
+std::string sanitise(const std::string& s, size_t max_len);
+nlohmann::json key_to_json(const ProfileKey& k);
+ProfileKey key_from_json(const nlohmann::json& j);
+// "driver was 'a', now 'b'; ..." for every field that differs.
+std::string key_difference(const ProfileKey& stored, const ProfileKey& now);
+// A regular file of at most max_bytes (a FIFO or a link to /dev/zero must
+// neither hang nor fill memory); throws hetero::Error naming it.
+std::string read_small_file(const std::string& path, uint64_t max_bytes, const char* what);
+// $XDG_CACHE_HOME/hetero/<name>, else ~/.cache/hetero/<name>.
+std::string cache_subdir(const char* name);
+
+}  // namespace hetero::profile_files

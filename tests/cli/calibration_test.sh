@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The calibration probe as a user meets it: the first plan of a quantized
+# model probes the cpu provider and says so; the next one reads the stored
+# fit; HETERO_CALIBRATE=off plans with the bare prior; a corrupt calibration
+# file is named and measured again; a bad HETERO_CALIBRATE value is refused.
+# Usage: calibration_test.sh HETERO_BINARY
+set -uo pipefail
+hetero="$1"
+fail=0
+check() {  # check NAME CONDITION-EXIT-CODE
+  if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
+m="$tmp/tiny-q4_0.gguf"
+"$hetero" gen-model --shape tiny --type q4_0 "$m" >/dev/null 2>&1; check "gen-model tiny q4_0" $?
+
+HETERO_CALIBRATE=probe "$hetero" plan -m "$m" --providers cpu >"$tmp/out1" 2>&1; rc=$?
+check "first plan runs" $rc
+grep -q '^note: cpu:0 calibrated in' "$tmp/out1"; check "first plan probes the cpu and says so" $?
+grep -q 'prior calibrated by a probe' "$tmp/out1"; check "first plan uses the probe" $?
+files=("$XDG_CACHE_HOME"/hetero/calibration/cpu-*-q4_0-*.json)
+[[ -s ${files[0]} ]]; check "the fit is stored under the cache" $?
+! ls "$XDG_CACHE_HOME"/hetero/calibration | grep -q '\.gguf'; check "the probe model is removed" $?
+
+HETERO_CALIBRATE=probe "$hetero" plan -m "$m" --providers cpu >"$tmp/out2" 2>&1
+! grep -q 'calibrated in' "$tmp/out2" && grep -q 'prior calibrated by a probe' "$tmp/out2"; check "second plan reads the stored fit" $?
+HETERO_CALIBRATE=cached "$hetero" plan -m "$m" --providers cpu 2>&1 | grep -q 'prior calibrated by a probe'; check "cached reads it too" $?
+HETERO_CALIBRATE=off "$hetero" plan -m "$m" --providers cpu 2>&1 | grep -q 'prior (roofline'; check "off plans with the bare prior" $?
+
+echo '{"format": "hetero-calibration", "version": 1, "key": {' >"${files[0]}"
+HETERO_CALIBRATE=probe "$hetero" plan -m "$m" --providers cpu >"$tmp/out3" 2>&1
+grep -q "calibration ${files[0]} is not valid.*ignoring it" "$tmp/out3" && grep -q '^note: cpu:0 calibrated in' "$tmp/out3"
+check "a corrupt file is named and measured again" $?
+
+HETERO_CALIBRATE=sometimes "$hetero" plan -m "$m" --providers cpu >"$tmp/out4" 2>&1; rc=$?
+[[ $rc != 0 ]] && grep -q "HETERO_CALIBRATE='sometimes'" "$tmp/out4"; check "a bad HETERO_CALIBRATE is refused by name" $?
+
+# The shipped f32 model is a small reference model: never probed.
+HETERO_CALIBRATE=probe "$hetero" plan --providers cpu >"$tmp/out5" 2>&1
+! grep -q 'calibrat' "$tmp/out5"; check "the f32 default model is not probed" $?
+exit $fail
