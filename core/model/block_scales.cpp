@@ -69,6 +69,8 @@ bool any_non_finite(const uint8_t* data, uint64_t block_bytes, size_t offset, ui
 
 }  // namespace
 
+bool scales_bound_values(uint32_t dtype) { return layout_of(dtype).count > 0; }
+
 std::optional<BadScale> first_non_finite_scale(uint32_t dtype, const uint8_t* data, uint64_t bytes) {
     const ScaleLayout l = layout_of(dtype);
     if (l.count == 0 || !data) return std::nullopt;

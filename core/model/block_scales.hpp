@@ -21,4 +21,9 @@ struct BadScale {
 };
 std::optional<BadScale> first_non_finite_scale(uint32_t dtype, const uint8_t* data, uint64_t bytes);
 
+// Whether every value of `dtype` is a small integer times the f16 fields the
+// scan above checks (all quantized types): then finite scales mean finite
+// values, and decoding the blocks again would find nothing new.
+bool scales_bound_values(uint32_t dtype);
+
 }  // namespace hetero::model_detail

@@ -80,7 +80,11 @@ void check_weight_values(const ModelFile& m) {
         block_of(w.dtype, elems, block_bytes);
         if (block_bytes == 0 || !w.data) continue;
         const uint64_t blocks = w.bytes / block_bytes;
-        const bool whole = ends_with(name, "norm.weight") || ends_with(name, ".bias") || name == "token_embd.weight";
+        // Vectors and the embedding table (its rows are read by token id) are
+        // decoded whole, unless the scale scan has already bounded every value
+        // (a 7B's quantized table decoded block by block took most of its load).
+        const bool whole =
+            ends_with(name, "norm.weight") || ends_with(name, ".bias") || (name == "token_embd.weight" && !scales_bound_values(w.dtype));
         if (whole || blocks <= kSamples) {
             for (uint64_t b = 0; b < blocks; ++b) check_block(m, w, b, elems, block_bytes);
         } else {
