@@ -149,6 +149,71 @@ void bench(const BenchOptions& o) {
     fmt::print(stderr, "memory: peak host RSS {:.1f} MiB; allocated on devices: {}\n", double(peak_rss_bytes()) / (1 << 20), alloc);
 }
 
+// The preset with every shape option given on the command line in place.
+RandomModelShape apply_shape_options(const CLI::App& gen, RandomModelShape s, const RandomModelShape& given) {
+    auto take = [&](const char* name, int64_t& field, int64_t value) {
+        if (gen.get_option(name)->count() > 0) field = value;
+    };
+    take("--dim", s.n_embd, given.n_embd);
+    take("--ffn", s.n_ff, given.n_ff);
+    take("--heads", s.n_head, given.n_head);
+    take("--kv-heads", s.n_head_kv, given.n_head_kv);
+    take("--head-size", s.head_dim, given.head_dim);
+    take("--layers", s.n_layer, given.n_layer);
+    take("--vocab", s.n_vocab, given.n_vocab);
+    take("--ctx", s.n_ctx, given.n_ctx);
+    return s;
+}
+
+// --dim, --ffn, ... : each one given replaces that field of the preset.
+void add_shape_options(CLI::App& gen, RandomModelShape& s) {
+    const RandomModelShape& m = kRandomModelLimits;
+    auto field = [&](const char* name, int64_t& v, int64_t lo, int64_t hi, const std::string& what) {
+        gen.add_option(name, v, what + " (default: the shape's)")->check(CLI::Range(lo, hi));
+    };
+    field("--dim", s.n_embd, 1, m.n_embd, "embedding width");
+    field("--ffn", s.n_ff, 1, m.n_ff, "feed-forward width");
+    field("--heads", s.n_head, 1, m.n_head, "attention heads; without --head-size they must divide --dim");
+    field("--kv-heads", s.n_head_kv, 1, m.n_head_kv, "KV heads (grouped-query attention); must divide --heads");
+    field("--head-size", s.head_dim, 2, m.head_dim,
+          "values per head, even (RoPE); where it is not --dim / --heads the file carries attention.key_length and "
+          "Q and attn_output are heads x head-size wide");
+    field("--layers", s.n_layer, 1, m.n_layer, "decoder layers");
+    field("--vocab", s.n_vocab, 1, m.n_vocab, "vocabulary size, at least the synthetic tokenizer's control and byte tokens");
+    field("--ctx", s.n_ctx, 1, m.n_ctx, "trained context length written to the file");
+}
+
+void add_gen_model_command(CLI::App& app) {
+    struct GenOpts {
+        std::string out, shape = "tinyllama-1.1b", type = "q4_0", arch = "llama";
+        uint64_t seed = 1;
+        RandomModelShape given;  // the fields of the shape options, where given
+    };
+    auto g = std::make_shared<GenOpts>();
+    CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape or any other (for benchmarks)");
+    gen->add_option("output", g->out, "GGUF file to write")->required();
+    gen->add_option("--shape", g->shape,
+                    "preset the other shape options change: tinyllama-1.1b (default), llama-7b, mistral-7b, stories15m, tiny or tiny-k");
+    gen->add_option("--type", g->type,
+                    "matrix type: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k or q6_k. The 32-value block types "
+                    "need every row width a multiple of 32 (else an error). K-quant rows that are not a multiple of 256 fall back per "
+                    "matrix, as llama-quantize does: q2_k, q3_k to iq4_nl, q4_k to q5_0, q5_k to q5_1, q6_k to q8_0, or f16 where the "
+                    "row is not a multiple of 32 either; a note on stderr names them")
+        ->check(CLI::IsMember(kGenWeightTypeNames));
+    gen->add_option("--arch", g->arch, std::string("architecture: ") + random_model_archs());
+    add_shape_options(*gen, g->given);
+    add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");
+    gen->callback([g, gen] {
+        const RandomModelShape shape = apply_shape_options(*gen, random_model_preset(g->shape), g->given);
+        const uint32_t dtype = weight_type_from_name(g->type);
+        check_random_model_shape(shape, dtype);
+        for (const std::string& line : random_model_fallbacks(shape, dtype)) fmt::print(stderr, "note: {}\n", line);
+        write_random_model(g->out, shape, dtype, g->seed, g->arch);
+        fmt::print(stderr, "wrote {}: layers {}, embedding {}, feed-forward {}, heads {} / kv heads {} of size {}, vocab {}, context {}\n", g->out,
+                   shape.n_layer, shape.n_embd, shape.n_ff, shape.n_head, shape.n_head_kv, shape.head_size(), shape.n_vocab, shape.n_ctx);
+    });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -170,25 +235,7 @@ void add_bench_command(CLI::App& app) {
     o->providers.add_to(*cmd);
     cmd->callback([o] { bench(*o); });
 
-    struct GenOpts {
-        std::string out, shape = "tinyllama-1.1b", type = "q4_0", arch = "llama";
-        uint64_t seed = 1;
-        int64_t layers = 0;
-    };
-    auto g = std::make_shared<GenOpts>();
-    CLI::App* gen = app.add_subcommand("gen-model", "write a GGUF with random weights at a real model's shape (for benchmarks)");
-    gen->add_option("output", g->out, "GGUF file to write")->required();
-    gen->add_option("--shape", g->shape, "tinyllama-1.1b, llama-7b, mistral-7b, stories15m, tiny or tiny-k");
-    gen->add_option("--type", g->type, "f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k or q6_k")->check(CLI::IsMember(kGenWeightTypeNames));
-    gen->add_option("--arch", g->arch, std::string("architecture: ") + random_model_archs());
-    gen->add_option("--layers", g->layers, "decoder layers (default: the shape's)")->check(CLI::Range(1, 1024));
-    add_seed_option(*gen, "--seed", g->seed, "random seed (0 .. 2^64-1)");
-    gen->callback([g] {
-        RandomModelShape shape = random_model_preset(g->shape);
-        if (g->layers > 0) shape.n_layer = g->layers;
-        write_random_model(g->out, shape, weight_type_from_name(g->type), g->seed, g->arch);
-        fmt::print(stderr, "wrote {}\n", g->out);
-    });
+    add_gen_model_command(app);
 }
 
 }  // namespace hetero::cli

@@ -65,8 +65,8 @@ void add_plan_command(CLI::App& app) {
             fmt::print("{}\n", planned.plan.to_json());
             return;
         }
-        fmt::print("model: {} ({}, {} layers, embedding {}, {} heads / {} kv heads, vocab {})\n", m.path, hp.arch, hp.n_layer,
-                   hp.n_embd, hp.n_head, hp.n_head_kv, hp.n_vocab);
+        fmt::print("model: {} ({}, {} layers, embedding {}, feed-forward {}, {} heads / {} kv heads of {}, vocab {})\n", m.path, hp.arch,
+                   hp.n_layer, hp.n_embd, hp.n_ff, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_vocab);
         fmt::print("{}\n", planned.plan.describe());
         for (const Schedule& s : schedules) fmt::print("\n{}", describe_schedule(s, planned.plan));
         for (const UnusedProvider& u : planned.unused) fmt::print("note: {} not used: {}\n", u.provider, u.reason);

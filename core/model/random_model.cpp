@@ -29,6 +29,68 @@ RandomModelShape random_model_preset(const std::string& name) {
 
 namespace {
 
+void check_range(const char* what, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi) throw Error(fmt::format("random model: {} {} is out of range ({} .. {})", what, v, lo, hi));
+}
+
+// Every distinct row width of the matrices, with the matrices that have it.
+std::vector<std::pair<int64_t, std::string>> row_widths(const RandomModelShape& s) {
+    std::vector<std::pair<int64_t, std::string>> w = {{s.n_embd, "the embedding width: token_embd, output, attn_q/k/v, ffn_gate/up"}};
+    if (const int64_t q = s.n_head * s.head_size(); q != s.n_embd) w.emplace_back(q, "heads x head size: attn_output");
+    if (s.n_ff != s.n_embd) w.emplace_back(s.n_ff, "the feed-forward width: ffn_down");
+    return w;
+}
+
+}  // namespace
+
+void check_random_model_shape(const RandomModelShape& s, uint32_t dtype) {
+    const RandomModelShape& m = kRandomModelLimits;
+    check_range("embedding width", s.n_embd, 1, m.n_embd);
+    check_range("feed-forward width", s.n_ff, 1, m.n_ff);
+    check_range("layer count", s.n_layer, 1, m.n_layer);
+    check_range("head count", s.n_head, 1, m.n_head);
+    check_range("kv head count", s.n_head_kv, 1, m.n_head_kv);
+    if (s.n_vocab < kRandomModelMinVocab)
+        throw Error(fmt::format("random model: vocabulary {} is smaller than the synthetic tokenizer's {} tokens (3 control, 256 bytes)",
+                                s.n_vocab, kRandomModelMinVocab));
+    check_range("vocabulary", s.n_vocab, kRandomModelMinVocab, m.n_vocab);
+    check_range("context length", s.n_ctx, 1, m.n_ctx);
+    if (s.head_dim != 0) check_range("head size", s.head_dim, 2, m.head_dim);
+    if (s.head_dim == 0 && s.n_embd % s.n_head)
+        throw Error(fmt::format("random model: {} heads do not divide the embedding width {} (give a head size to decouple them)", s.n_head,
+                                s.n_embd));
+    if (s.n_head % s.n_head_kv)
+        throw Error(fmt::format("random model: {} kv heads do not divide the {} heads (each kv head serves a whole group)", s.n_head_kv, s.n_head));
+    if (s.head_size() % 2) throw Error(fmt::format("random model: head size {} is odd; RoPE rotates pairs of values", s.head_size()));
+    if (!sdk::is_block32_dtype(dtype)) return;  // f32, f16 take any row; K-quants fall back
+    for (const auto& [w, what] : row_widths(s))
+        if (w % 32)
+            throw Error(fmt::format("random model: {} stores rows in blocks of 32 values, but rows of {} values ({}) do not fill them; "
+                                    "use f16, f32 or a K-quant (which falls back per matrix)",
+                                    sdk::dtype_name(dtype), w, what));
+}
+
+uint32_t random_model_matrix_dtype(uint32_t dtype, int64_t cols) {
+    if (!sdk::is_kquant_dtype(dtype) || cols % sdk::kKBlock == 0) return dtype;
+    // llama-quantize's table (llama_tensor_get_type, convert_incompatible_tensor).
+    uint32_t legacy = HETERO_DTYPE_IQ4_NL;
+    if (dtype == HETERO_DTYPE_Q4_K) legacy = HETERO_DTYPE_Q5_0;
+    if (dtype == HETERO_DTYPE_Q5_K) legacy = HETERO_DTYPE_Q5_1;
+    if (dtype == HETERO_DTYPE_Q6_K) legacy = HETERO_DTYPE_Q8_0;
+    return cols % 32 == 0 ? legacy : uint32_t(HETERO_DTYPE_F16);
+}
+
+std::vector<std::string> random_model_fallbacks(const RandomModelShape& s, uint32_t dtype) {
+    std::vector<std::string> out;
+    for (const auto& [w, what] : row_widths(s))
+        if (const uint32_t dt = random_model_matrix_dtype(dtype, w); dt != dtype)
+            out.push_back(fmt::format("rows of {} values ({}) are not a multiple of 256: written as {} instead of {}, as llama-quantize does",
+                                      w, what, sdk::dtype_name(dt), sdk::dtype_name(dtype)));
+    return out;
+}
+
+namespace {
+
 // rows x cols uniform(-a, a) values encoded as `dtype`, generated in parallel
 // from per-row seeds so the result does not depend on the thread count.
 std::vector<uint8_t> random_matrix(int64_t rows, int64_t cols, uint32_t dtype, float a, uint64_t seed) {
@@ -95,11 +157,12 @@ void add_hparams(GgufWriter& w, const std::string& arch, const std::string& gguf
     w.add_uint32(a + "rope.dimension_count", uint32_t(hd));
     w.add_float32(a + "rope.freq_base", arch == "gemma3" ? 1000000.f : 10000.f);
     w.add_float32(a + "attention.layer_norm_rms_epsilon", arch.starts_with("gemma") ? 1e-6f : 1e-5f);
-    if (arch == "gemma2" || arch == "gemma3") {
+    // Gemma files always carry the head size; others where it is not n_embd / n_head.
+    if (arch.starts_with("gemma") || hd * s.n_head != s.n_embd) {
         w.add_uint32(a + "attention.key_length", uint32_t(hd));
         w.add_uint32(a + "attention.value_length", uint32_t(hd));
-        w.add_uint32(a + "attention.sliding_window", kSlidingWindow);
     }
+    if (arch == "gemma2" || arch == "gemma3") w.add_uint32(a + "attention.sliding_window", kSlidingWindow);
     if (arch == "gemma2") {
         w.add_float32(a + "attn_logit_softcapping", 4.f);  // small enough to bend this model's scores
         w.add_float32(a + "final_logit_softcapping", 8.f);
@@ -124,13 +187,9 @@ void add_hparams(GgufWriter& w, const std::string& arch, const std::string& gguf
 void write_random_model(const std::string& path, const RandomModelShape& s, uint32_t dtype, uint64_t seed, const std::string& arch) {
     if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && !sdk::is_quant_dtype(dtype))
         throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K or q6_K");
-    if (s.n_embd % s.n_head || s.n_head % s.n_head_kv || s.n_vocab < 259)
-        throw Error("random model: inconsistent shape (heads must divide the embedding, kv heads the heads, vocab >= 259)");
-    if (sdk::is_block32_dtype(dtype) && (s.n_embd % 32 || s.n_ff % 32)) throw Error("random model: block types need widths divisible by 32");
-    if (sdk::is_kquant_dtype(dtype) && (s.n_embd % sdk::kKBlock || s.n_ff % sdk::kKBlock))
-        throw Error("random model: K-quant types need widths divisible by 256");
+    check_random_model_shape(s, dtype);
     const ArchVariant av = variant_of(arch);
-    const int64_t hd = s.n_embd / s.n_head, kv = hd * s.n_head_kv;
+    const int64_t hd = s.head_size(), q = hd * s.n_head, kv = hd * s.n_head_kv;
     GgufWriter w;
     w.add_string("general.architecture", av.gguf_arch);
     w.add_string("general.name", "random");
@@ -155,12 +214,19 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     w.add_uint32("tokenizer.ggml.eos_token_id", 2);
     w.add_uint32("tokenizer.ggml.unknown_token_id", 0);
 
-    const uint32_t gtype = *ggml_type_from_hetero(dtype);
     uint64_t salt = seed;
     auto progress = std::make_unique<ProgressTask>("generating " + path, uint64_t(s.n_layer + 2), "steps");
+    // Each matrix in its own dtype: K-quants fall back on rows they cannot hold.
+    auto matrix_data = [&](int64_t rows, int64_t cols, float a) {
+        const uint32_t dt = random_model_matrix_dtype(dtype, cols);
+        return std::pair{random_matrix(rows, cols, dt, a, ++salt), dt};
+    };
+    auto add_matrix = [&](const std::string& name, int64_t rows, int64_t cols, uint32_t dt, const std::vector<uint8_t>& data) {
+        w.add_tensor(name, *ggml_type_from_hetero(dt), {cols, rows}, data.data(), data.size());
+    };
     auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
-        const auto data = random_matrix(rows, cols, dtype, 1.f / std::sqrt(float(cols)), ++salt);
-        w.add_tensor(name, gtype, {cols, rows}, data.data(), data.size());
+        const auto [data, dt] = matrix_data(rows, cols, 1.f / std::sqrt(float(cols)));
+        add_matrix(name, rows, cols, dt, data);
     };
     auto vector = [&](const std::string& name, int64_t n, float center, float spread) {
         std::vector<float> v(size_t(n), center);
@@ -177,8 +243,8 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     {
         // Gemma scales embeddings up by sqrt(n_embd): keep their product near 1.
         const float a = av.gguf_arch.starts_with("gemma") ? 1.f / std::sqrt(float(s.n_embd)) : 1.f;
-        const auto emb = random_matrix(s.n_vocab, s.n_embd, dtype, a, ++salt);
-        w.add_tensor("token_embd.weight", gtype, {s.n_embd, s.n_vocab}, emb.data(), emb.size());
+        const auto [emb, dt] = matrix_data(s.n_vocab, s.n_embd, a);
+        add_matrix("token_embd.weight", s.n_vocab, s.n_embd, dt, emb);
         progress->advance(1);
     }
     if (arch == "llama3") {
@@ -189,14 +255,14 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
         const std::string b = fmt::format("blk.{}.", l);
         norm(b + "attn_norm.weight", s.n_embd);
         if (av.fused) {
-            matrix(b + "attn_qkv.weight", s.n_embd + 2 * kv, s.n_embd);
+            matrix(b + "attn_qkv.weight", q + 2 * kv, s.n_embd);
         } else {
-            matrix(b + "attn_q.weight", s.n_embd, s.n_embd);
+            matrix(b + "attn_q.weight", q, s.n_embd);
             matrix(b + "attn_k.weight", kv, s.n_embd);
             matrix(b + "attn_v.weight", kv, s.n_embd);
         }
         if (av.qkv_bias) {
-            vector(b + "attn_q.bias", s.n_embd, 0.f, 0.2f);
+            vector(b + "attn_q.bias", q, 0.f, 0.2f);
             vector(b + "attn_k.bias", kv, 0.f, 0.2f);
             vector(b + "attn_v.bias", kv, 0.f, 0.2f);
         }
@@ -204,7 +270,7 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
             norm(b + "attn_q_norm.weight", hd);
             norm(b + "attn_k_norm.weight", hd);
         }
-        matrix(b + "attn_output.weight", s.n_embd, s.n_embd);
+        matrix(b + "attn_output.weight", s.n_embd, q);
         if (av.post_norms) norm(b + "post_attention_norm.weight", s.n_embd);
         norm(b + "ffn_norm.weight", s.n_embd);
         if (av.fused) {
@@ -222,12 +288,12 @@ void write_random_model(const std::string& path, const RandomModelShape& s, uint
     if (!av.tied && !av.plain) {
         // Zero classifier rows for <unk> and <s>: greedy decoding never picks
         // them (runtimes differ on whether <s> ends a generation).
-        std::vector<uint8_t> data = random_matrix(s.n_vocab, s.n_embd, dtype, 8.f / std::sqrt(float(s.n_embd)), ++salt);
-        std::vector<uint8_t> zero_row(sdk::row_bytes(dtype, s.n_embd));
+        auto [data, dt] = matrix_data(s.n_vocab, s.n_embd, 8.f / std::sqrt(float(s.n_embd)));
+        std::vector<uint8_t> zero_row(sdk::row_bytes(dt, s.n_embd));
         const std::vector<float> zeros(size_t(s.n_embd), 0.f);
-        sdk::row_from_f32(dtype, zeros.data(), zero_row.data(), s.n_embd);
+        sdk::row_from_f32(dt, zeros.data(), zero_row.data(), s.n_embd);
         for (int r = 0; r < 2; ++r) std::copy(zero_row.begin(), zero_row.end(), data.begin() + ptrdiff_t(r * zero_row.size()));
-        w.add_tensor("output.weight", gtype, {s.n_embd, s.n_vocab}, data.data(), data.size());
+        add_matrix("output.weight", s.n_vocab, s.n_embd, dt, data);
     }
     progress->advance(1);
     progress.reset();
