@@ -93,7 +93,10 @@ public:
         return prior_.launch_seconds(d) + (c ? std::max(0.0, session_fit_at(*c, n).overhead_seconds) : 0.0);
     }
     double transfer_seconds(size_t a, size_t b, uint64_t bytes) const override { return prior_.transfer_seconds(a, b, bytes); }
-    double compile_seconds(size_t d) const override { return prior_.compile_seconds(d); }
+    double compile_seconds(size_t d) const override {
+        const auto& c = calibrations_.at(d);
+        return c && c->built_now ? 0.0 : prior_.compile_seconds(d);
+    }
     std::string source(size_t d) const override {
         if (!fit(d)) return prior_.source(d);
         const DeviceCalibration& c = *calibrations_[d];
@@ -283,6 +286,7 @@ std::vector<std::optional<DeviceCalibration>> calibrations_for(const std::vector
         try {
             DeviceCalibration c = calibrate_device(devices[d], *dtype);
             c.file = save_calibration(c);
+            c.built_now = true;
             if (c.fit.empty())
                 note(fmt::format("{} cannot run the calibration probe ({}); it plans with the bare prior", devices[d].label(), c.note));
             else

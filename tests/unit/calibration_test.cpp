@@ -174,6 +174,13 @@ TEST_F(Calibration, CalibratedPriorScalesTheNodesAndAddsTheOverhead) {
     EXPECT_DOUBLE_EQ(cost->node_seconds(0, prefill), 0.5 * prior.node_seconds(0, prefill));
     EXPECT_DOUBLE_EQ(cost->execute_seconds(0, 1), prior.launch_seconds(0) + 1e-5);
     EXPECT_NE(cost->source(0).find("calibrated"), std::string::npos) << cost->source(0);
+    // A probe that ran in this process built the device's kernels: no compile cost is owed.
+    DeviceRef slow_build = cpu_;
+    slow_build.props.compile_seconds_hint = 7.0;
+    DeviceCalibration fresh = made_up({{1, 2.0, 0}});
+    EXPECT_EQ(make_calibrated_prior({slow_build}, {fresh})->compile_seconds(0), 7.0);
+    fresh.built_now = true;
+    EXPECT_EQ(make_calibrated_prior({slow_build}, {fresh})->compile_seconds(0), 0.0);
     // Without a calibration: the bare prior.
     const auto bare = make_calibrated_prior(devices, {std::nullopt});
     EXPECT_DOUBLE_EQ(bare->node_seconds(0, decode), prior.node_seconds(0, decode));

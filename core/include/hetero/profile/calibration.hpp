@@ -40,6 +40,9 @@ struct DeviceCalibration {
     std::vector<SessionFitPoint> fit;
     std::string note;
     std::string file;  // where it was loaded from or saved to
+    // The probe ran in this process: the device's kernels are built and held
+    // by its provider now, so a plan made after it owes no compile cost.
+    bool built_now = false;
 };
 
 // The dtype the probe model uses for `model`: the matmul dtype holding the
