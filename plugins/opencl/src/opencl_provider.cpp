@@ -9,11 +9,13 @@
 #include "cl_executable.hpp"
 #include "cl_util.hpp"
 #include "program_cache.hpp"
+#include "pinned_uploads.hpp"
 #include "staged_writes.hpp"
 
 #include <hetero/sdk/provider.hpp>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -142,6 +144,10 @@ public:
         // Imported host memory must hold the bytes when this returns.
         if (size <= StagedWrites::kMaxBytes && !static_cast<ClBuffer&>(dst).host())
             return staged_writes_.write(queue_of(dst), cl_buffer(&dst).mem(), cl_buffer(&dst).base() + offset, src, size);
+        const ClDevice& d = *devices()[dst.device()];
+        if (size >= PinnedUploads::kMinBytes && !static_cast<ClBuffer&>(dst).host() && !d.info().unified_memory && pinned_enabled() &&
+            pinned_uploads(dst.device()).write(d.context(), d.queue(), cl_buffer(&dst).mem(), cl_buffer(&dst).base() + offset, src, size))
+            return;
         cl_check(clEnqueueWriteBuffer(queue_of(dst), cl_buffer(&dst).mem(), CL_TRUE, cl_buffer(&dst).base() + offset, size, src, 0, nullptr,
                                       nullptr),
                  "buffer_write", HETERO_ERR_DEVICE_LOST);
@@ -196,6 +202,20 @@ private:
     }
 
     cl_command_queue queue_of(const sdk::Buffer& b) { return devices()[b.device()]->queue(); }
+    // HETERO_CL_PINNED=0 writes straight from the caller's pages (for A/B timing).
+    static bool pinned_enabled() {
+        static const bool on = [] {
+            const char* e = std::getenv("HETERO_CL_PINNED");
+            return !(e && std::string(e) == "0");
+        }();
+        return on;
+    }
+    PinnedUploads& pinned_uploads(uint32_t device) {
+        std::lock_guard<std::mutex> lock(pinned_mutex_);
+        if (pinned_.size() <= device) pinned_.resize(device + 1);
+        if (!pinned_[device]) pinned_[device] = std::make_unique<PinnedUploads>();
+        return *pinned_[device];
+    }
     const GemmConfig* gemm_override() const { return gemm_tiling_ ? &*gemm_tiling_ : nullptr; }
 
     DeviceTypes types_ = DeviceTypes::All;
@@ -205,6 +225,8 @@ private:
     sdk::DiscoverOnce discovery_;
     std::vector<std::unique_ptr<ClDevice>> devices_;  // written once, by discovery_
     StagedWrites staged_writes_;  // after devices_: its copies land before the queues go
+    std::mutex pinned_mutex_;
+    std::vector<std::unique_ptr<PinnedUploads>> pinned_;  // per device; after devices_, as staged_writes_
 };
 
 }  // namespace hetero::opencl
