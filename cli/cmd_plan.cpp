@@ -68,6 +68,7 @@ void add_plan_command(CLI::App& app) {
         fmt::print("model: {} ({}, {} layers, embedding {}, feed-forward {}, {} heads / {} kv heads of {}, vocab {})\n", m.path, hp.arch,
                    hp.n_layer, hp.n_embd, hp.n_ff, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_vocab);
         fmt::print("{}\n", planned.plan.describe());
+        if (planned.plan.devices.size() > 1) fmt::print("{}", describe_candidates(single_device_candidates(planned, m.file, req), planned, req));
         for (const Schedule& s : schedules) fmt::print("\n{}", describe_schedule(s, planned.plan));
         for (const std::string& n : planned.notes) fmt::print("note: {}\n", n);
         for (const UnusedProvider& u : planned.unused) fmt::print("note: {} not used: {}\n", u.provider, u.reason);

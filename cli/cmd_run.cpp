@@ -26,6 +26,7 @@ struct RunOptions {
     std::string cache_type = "auto";
     SamplerOptions sampling;
     bool quiet = false;
+    bool verbose = false;
     std::string trace;
     std::string logprobs;
     int32_t top_logprobs = 5;
@@ -66,6 +67,7 @@ void run(const RunOptions& o) {
     if (!o.quiet) {
         for (const std::string& n : model.planning_notes()) fmt::print(stderr, "note: {}\n", n);
         for (const UnusedProvider& u : model.unused_providers()) fmt::print(stderr, "note: {} not used: {}\n", u.provider, u.reason);
+        if (o.verbose) fmt::print(stderr, "{}", model.describe_candidates());
     }
     const ResilientSession& session = model.session();
 
@@ -134,6 +136,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
     add_seed_option(*cmd, "-s,--seed", o->sampling.seed, "random seed (0 .. 2^64-1)");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
+    cmd->add_flag("-v,--verbose", o->verbose, "also print each device alone against the plan (predicted prefill, decode, builds)");
     cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
     cmd->add_option("--logprobs", o->logprobs,
                     "write one JSON line per sampled token to FILE: its id, piece, log-probability and the --top-logprobs most likely tokens");

@@ -65,6 +65,7 @@ LoadedModel::LoadedModel(const Runtime& runtime, const ModelLoadOptions& o) {
     int32_t prompt_len = o.expected_prompt > 0 ? o.expected_prompt : std::max(1, n_ctx / 4);
     if (o.plan_prompt) prompt_len = int32_t(model_.tokenizer->encode(*o.plan_prompt, true).size());
     const PlanRequest req = plan_request(so, n_ctx, prompt_len, o.expected_reply);
+    request_ = req;
     try {
         planned_ = plan_model(runtime, model_.file, req);
     } catch (const ProviderError&) {
@@ -97,6 +98,10 @@ CompletionResult LoadedModel::complete(const std::vector<int32_t>& prompt, const
 const ChatPrompt& LoadedModel::chat() const {
     if (!prompt_) throw Error(fmt::format("{} was loaded without its chat template", name_));
     return *prompt_;
+}
+
+std::string LoadedModel::describe_candidates() const {
+    return hetero::describe_candidates(single_device_candidates(planned_, model_.file, request_), planned_, request_);
 }
 
 }  // namespace hetero

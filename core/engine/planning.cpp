@@ -77,6 +77,52 @@ std::string why_unused(const std::string& provider, const PlannedRun& run, const
 
 }  // namespace
 
+std::vector<Candidate> single_device_candidates(const PlannedRun& run, const ModelFile& model, const PlanRequest& request) {
+    std::vector<Candidate> out;
+    const std::vector<size_t> used = run.plan.used_devices();
+    for (size_t d = 0; d < run.plan.devices.size(); ++d) {
+        Candidate c;
+        c.device = run.plan.devices[d].label();
+        c.chosen = used.size() == 1 && used[0] == d;
+        PlanRequest alone = request;
+        alone.constraints = {};
+        alone.constraints.pins.push_back(PlanConstraints::Pin{0, -1, std::nullopt, c.device});
+        try {
+            const Plan p = solve_plan(model, run.plan.devices, *run.cost, alone);
+            c.prefill_seconds = p.predicted_seconds[kPrefill];
+            c.decode_seconds = p.predicted_seconds[kDecode];
+            c.compile_seconds = request.count_compile ? run.cost->compile_seconds(d) : 0.0;
+            c.objective = c.prefill_seconds + double(request.n_generate) * c.decode_seconds + c.compile_seconds;
+        } catch (const Error& e) {
+            c.why_not = e.what();
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::string describe_candidates(const std::vector<Candidate>& candidates, const PlannedRun& run, const PlanRequest& request) {
+    std::string out = fmt::format("each device alone, for a {}-token prompt and {} tokens generated (objective: prefill + {} x decode{}):\n",
+                                  request.prompt_len, request.n_generate, request.n_generate,
+                                  request.count_compile ? " + one-off builds" : "");
+    for (const Candidate& c : candidates) {
+        if (c.objective < 0) {
+            out += fmt::format("  {:<10} cannot run the model alone: {}\n", c.device, c.why_not);
+            continue;
+        }
+        out += fmt::format("  {:<10} prefill {:8.2f} ms  decode {:7.3f} ms/token ({:6.0f} tok/s)  builds {:5.1f} s  objective {:8.3f} s{}\n", c.device,
+                           c.prefill_seconds * 1e3, c.decode_seconds * 1e3, c.decode_seconds > 0 ? 1.0 / c.decode_seconds : 0.0, c.compile_seconds,
+                           c.objective, c.chosen ? "  <- chosen" : "");
+    }
+    const auto used = run.plan.used_devices();
+    if (used.size() > 1) {
+        const double objective = run.plan.predicted_seconds[kPrefill] + double(request.n_generate) * run.plan.predicted_seconds[kDecode];
+        out += fmt::format("  chosen: a plan over {} devices, prefill {:.2f} ms, decode {:.3f} ms/token, objective {:.3f} s before builds\n",
+                           used.size(), run.plan.predicted_seconds[kPrefill] * 1e3, run.plan.predicted_seconds[kDecode] * 1e3, objective);
+    }
+    return out;
+}
+
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request) {
     PlannedRun run = plan_on_devices(rt.devices, rt.config.plan, model, request);
     if (rt.config.providers.empty()) return run;  // nothing named: all found are offered, no note owed

@@ -2,7 +2,8 @@
 # The calibration probe as a user meets it: the first plan of a quantized
 # model probes the cpu provider and says so; the next one reads the stored
 # fit; HETERO_CALIBRATE=off plans with the bare prior; a corrupt calibration
-# file is named and measured again; a bad HETERO_CALIBRATE value is refused.
+# file is named and measured again; a bad HETERO_CALIBRATE value is refused;
+# plan and run -v show the single-device candidates the plan was chosen from.
 # Usage: calibration_test.sh HETERO_BINARY
 set -uo pipefail
 hetero="$1"
@@ -26,8 +27,10 @@ files=("$XDG_CACHE_HOME"/hetero/calibration/cpu-*-q4_0-*.json)
 
 HETERO_CALIBRATE=probe "$hetero" plan -m "$m" --providers cpu >"$tmp/out2" 2>&1
 ! grep -q 'calibrated in' "$tmp/out2" && grep -q 'prior calibrated by a probe' "$tmp/out2"; check "second plan reads the stored fit" $?
-HETERO_CALIBRATE=cached "$hetero" plan -m "$m" --providers cpu 2>&1 | grep -q 'prior calibrated by a probe'; check "cached reads it too" $?
-HETERO_CALIBRATE=off "$hetero" plan -m "$m" --providers cpu 2>&1 | grep -q 'prior (roofline'; check "off plans with the bare prior" $?
+HETERO_CALIBRATE=cached "$hetero" plan -m "$m" --providers cpu >"$tmp/cached" 2>&1
+grep -q 'prior calibrated by a probe' "$tmp/cached"; check "cached reads it too" $?
+HETERO_CALIBRATE=off "$hetero" plan -m "$m" --providers cpu >"$tmp/off" 2>&1
+grep -q 'prior (roofline' "$tmp/off"; check "off plans with the bare prior" $?
 
 echo '{"format": "hetero-calibration", "version": 1, "key": {' >"${files[0]}"
 HETERO_CALIBRATE=probe "$hetero" plan -m "$m" --providers cpu >"$tmp/out3" 2>&1
@@ -36,6 +39,13 @@ check "a corrupt file is named and measured again" $?
 
 HETERO_CALIBRATE=sometimes "$hetero" plan -m "$m" --providers cpu >"$tmp/out4" 2>&1; rc=$?
 [[ $rc != 0 ]] && grep -q "HETERO_CALIBRATE='sometimes'" "$tmp/out4"; check "a bad HETERO_CALIBRATE is refused by name" $?
+
+# The candidates a plan was chosen from: each device alone, predicted.
+HETERO_CALIBRATE=off "$hetero" plan -m "$m" --providers cpu,npu_emu >"$tmp/out6" 2>&1
+grep -qE '^  cpu:0 +prefill .* decode .*<- chosen' "$tmp/out6" && grep -qE '^  npu_emu:0 +cannot run the model alone' "$tmp/out6"
+check "plan lists each device alone, the chosen one marked" $?
+HETERO_CALIBRATE=off "$hetero" run -m "$m" --providers cpu -p hi -n 2 -v >/dev/null 2>"$tmp/out7"
+grep -q '^each device alone' "$tmp/out7"; check "run -v lists them too" $?
 
 # The shipped f32 model is a small reference model: never probed.
 HETERO_CALIBRATE=probe "$hetero" plan --providers cpu >"$tmp/out5" 2>&1

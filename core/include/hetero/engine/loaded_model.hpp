@@ -73,6 +73,8 @@ public:
     // Providers the config or --providers named that the plan leaves out, and why.
     const std::vector<UnusedProvider>& unused_providers() const { return planned_.unused; }
     const std::vector<std::string>& planning_notes() const { return planned_.notes; }
+    // Each device alone against the plan, for the same request (`run -v`).
+    std::string describe_candidates() const;
     ResilientSession& session() { return *session_; }
     const ResilientSession& session() const { return *session_; }
     PrefixCache& cache() { return *cache_; }
@@ -102,6 +104,7 @@ private:
     std::unique_ptr<ChatPrompt> prompt_;
     bool template_fallback_ = false;
     PlannedRun planned_;
+    PlanRequest request_;  // what planned_ was planned for
     std::unique_ptr<ResilientSession> session_;
     std::unique_ptr<PrefixCache> cache_;
 };

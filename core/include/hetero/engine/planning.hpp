@@ -46,6 +46,23 @@ PlannedRun plan_on_devices(const std::vector<DeviceRef>& devices, const PlanCons
 // where the providers are named, why a named one is left out).
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request);
 
+// One device alone, as the solver would cost it for the same request: the
+// alternative a user compares the chosen plan with.
+struct Candidate {
+    std::string device;  // "opencl:0"
+    bool chosen = false;  // the plan is this device alone
+    double prefill_seconds = -1, decode_seconds = -1;  // predicted; < 0 when it cannot run the model alone
+    double compile_seconds = 0;  // one-off builds the request counts
+    double objective = -1;       // prefill + n_generate x decode + builds, as the solver weighs them
+    std::string why_not;         // when it cannot run the model alone
+};
+// Every device of run.plan.devices alone, in their order (at most one per
+// device, pinned as `config.plan` pins would be ignored).
+std::vector<Candidate> single_device_candidates(const PlannedRun& run, const ModelFile& model, const PlanRequest& request);
+// "chosen opencl:0: predicted 3.10 ms a token against vulkan:0's 5.64 ...",
+// one table row per candidate, for `hetero plan` and `run -v`.
+std::string describe_candidates(const std::vector<Candidate>& candidates, const PlannedRun& run, const PlanRequest& request);
+
 // Plans again on the devices left after a failure, keeping the config's pins
 // and splits that still apply. `rt` and `model` must outlive the replanner.
 Replanner replanner_for(const Runtime& rt, const ModelFile& model, const PlanRequest& request);
