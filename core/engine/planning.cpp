@@ -123,6 +123,30 @@ std::string describe_candidates(const std::vector<Candidate>& candidates, const 
     return out;
 }
 
+std::vector<bool> worth_profiling(const PlannedRun& run, const ModelFile& model, const PlanRequest& request,
+                                  std::vector<std::string>* skipped) {
+    const std::vector<Candidate> c = single_device_candidates(run, model, request);
+    double best_prefill = -1, best_decode = -1;
+    for (const Candidate& x : c) {
+        if (x.objective < 0) continue;
+        if (best_prefill < 0 || x.prefill_seconds < best_prefill) best_prefill = x.prefill_seconds;
+        if (best_decode < 0 || x.decode_seconds < best_decode) best_decode = x.decode_seconds;
+    }
+    std::vector<bool> out(c.size(), true);
+    for (size_t d = 0; d < c.size(); ++d) {
+        const Candidate& x = c[d];
+        if (x.objective < 0 || best_prefill <= 0 || best_decode <= 0) continue;
+        const double prefill_x = x.prefill_seconds / best_prefill, decode_x = x.decode_seconds / best_decode;
+        if (prefill_x <= kHopelessFactor || decode_x <= kHopelessFactor) continue;
+        out[d] = false;
+        if (skipped)
+            skipped->push_back(fmt::format("{} not profiled: predicted {:.0f}x the best device's prefill and {:.0f}x its decode, so no plan "
+                                           "would use it ({})",
+                                           x.device, prefill_x, decode_x, run.cost->source(d)));
+    }
+    return out;
+}
+
 PlannedRun plan_model(const Runtime& rt, const ModelFile& model, const PlanRequest& request) {
     PlannedRun run = plan_on_devices(rt.devices, rt.config.plan, model, request);
     if (rt.config.providers.empty()) return run;  // nothing named: all found are offered, no note owed

@@ -63,6 +63,16 @@ std::vector<Candidate> single_device_candidates(const PlannedRun& run, const Mod
 // one table row per candidate, for `hetero plan` and `run -v`.
 std::string describe_candidates(const std::vector<Candidate>& candidates, const PlannedRun& run, const PlanRequest& request);
 
+// Devices a profile is worth measuring on for this request: not one whose
+// prediction alone (the calibrated prior) is over kHopelessFactor times the
+// best device's at both prefill and decode (the CPU beside an H100): the
+// plan could not use it, and profiling a 7B on 16 host cores took minutes.
+// Devices that cannot run the model alone are kept (they may take matmul
+// shares). `skipped` gets one line per device left out, saying why.
+inline constexpr double kHopelessFactor = 4.0;
+std::vector<bool> worth_profiling(const PlannedRun& run, const ModelFile& model, const PlanRequest& request,
+                                  std::vector<std::string>* skipped);
+
 // Plans again on the devices left after a failure, keeping the config's pins
 // and splits that still apply. `rt` and `model` must outlive the replanner.
 Replanner replanner_for(const Runtime& rt, const ModelFile& model, const PlanRequest& request);

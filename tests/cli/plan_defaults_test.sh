@@ -4,7 +4,9 @@
 # fit; HETERO_CALIBRATE=off plans with the bare prior; a corrupt calibration
 # file is named and measured again; a bad HETERO_CALIBRATE value is refused;
 # plan and run -v show the single-device candidates the plan was chosen from.
-# Usage: calibration_test.sh HETERO_BINARY
+# `hetero profile` without --providers measures only devices a plan could
+# use and names each one it leaves out.
+# Usage: plan_defaults_test.sh HETERO_BINARY
 set -uo pipefail
 hetero="$1"
 fail=0
@@ -46,6 +48,17 @@ grep -qE '^  cpu:0 +prefill .* decode .*<- chosen' "$tmp/out6" && grep -qE '^  n
 check "plan lists each device alone, the chosen one marked" $?
 HETERO_CALIBRATE=off "$hetero" run -m "$m" --providers cpu -p hi -n 2 -v >/dev/null 2>"$tmp/out7"
 grep -q '^each device alone' "$tmp/out7"; check "run -v lists them too" $?
+
+# profile: every device found is either measured or named as left out, the cpu measured.
+HETERO_CALIBRATE=off "$hetero" profile -m "$m" --max-tokens 16 >"$tmp/prof" 2>"$tmp/prof.err"; rc=$?
+[[ $rc == 0 ]] && grep -qE '^cpu:0 .*measured [0-9]+ op families' "$tmp/prof"; check "profile measures the cpu" $?
+HETERO_CALIBRATE=off "$hetero" plan -m "$m" >"$tmp/devs" 2>&1
+ok=0
+for d in $(grep -oE '^  [a-z_]+:[0-9]+' "$tmp/devs" | tr -d ' '); do
+  n=$(grep -cE "^$d (\(.*\): measured|not profiled: predicted [0-9]+x)" "$tmp/prof")
+  [[ $n == 1 ]] || { echo "  $d: $n lines in profile's output"; ok=1; }
+done
+check "profile names each device once: measured or left out, with why" $ok
 
 # The shipped f32 model is a small reference model: never probed.
 HETERO_CALIBRATE=probe "$hetero" plan --providers cpu >"$tmp/out5" 2>&1
