@@ -30,6 +30,13 @@ ResilientSession::ResilientSession(const ModelFile& model, const Plan& plan, con
 
 ResilientSession::~ResilientSession() = default;
 
+void ResilientSession::prepare(int32_t n) {
+    try {
+        session_->prepare(n);
+    } catch (const DeviceFault&) {
+    }
+}
+
 const std::vector<float>& ResilientSession::forward(const std::vector<int32_t>& tokens, int32_t pos) {
     if (pos < 0 || size_t(pos) > history_.size())
         throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history_.size()));

@@ -154,6 +154,12 @@ struct ReleaseOnFailure {
 
 }  // namespace
 
+void Session::prepare(int32_t n) {
+    if (n < 1 || n > options_.max_batch || n > n_ctx_)
+        throw Error(fmt::format("prepare: {} tokens outside 1..{} (chunk size and context)", n, std::min(options_.max_batch, n_ctx_)));
+    program(n);
+}
+
 SessionProgram& Session::program(int32_t n) {
     auto found = programs_.find(n);
     if (found != programs_.end()) return *found->second;

@@ -54,6 +54,9 @@ public:
     // run the model.
     const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override;
     int32_t n_ctx() const override { return n_ctx_; }
+    // Session::prepare; a device failing here is left to the first forward,
+    // which recovers from it as from any failure.
+    void prepare(int32_t n);
 
     const Session& session() const { return *session_; }  // the one running now
     const Plan& plan() const { return session_->plan(); }

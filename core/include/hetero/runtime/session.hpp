@@ -112,6 +112,10 @@ public:
     int32_t n_ctx() const override { return n_ctx_; }
     const Plan& plan() const { return plan_; }
     std::vector<SegmentStats> stats() const;
+    // Builds the n-token program now (uploading the weights it reads and
+    // compiling its executables), so that the first forward of n tokens does
+    // not pay them. Throws as forward does.
+    void prepare(int32_t n);
 
 private:
     SessionProgram& program(int32_t n);  // the schedule for n tokens, compiled (once per n)
