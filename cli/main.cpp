@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "progress_bar.hpp"
 
+#include <hetero/crash_report.hpp>
 #include <hetero/error.hpp>
 #include <hetero/sdk/temp_files.hpp>
 
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
     // SIGINT / SIGTERM during a write (convert, gen-model, a cache) must not
     // leave its temporary file; commands with their own handlers replace this.
     hetero::sdk::remove_temp_files_on_signal();
+    // A provider plugin that crashes is named before the process dies.
+    hetero::report_plugin_crashes();
     CLI::App app{"hetero: run large language models across heterogeneous execution providers"};
     app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
     app.require_subcommand(1);

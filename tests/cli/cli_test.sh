@@ -240,6 +240,15 @@ if [[ -d "$hostile" ]]; then
   [[ $rc == 0 ]] && grep -q "^Once upon a time" "$tmp/hrun" && [[ ! -d "$tmp/probe2/hetero/plugin-probes" || $(ls "$tmp/probe2/hetero/plugin-probes" | wc -l) == 1 ]]
   check "run --providers cpu opens only the cpu plugin file" $?
 fi
+# A plugin that passes the probe and crashes later, in the process itself:
+# the process still dies (its code ran in it), but names the plugin first.
+lazy="$(dirname "$hetero")/../tests/lazy_plugins"
+if [[ -f "$lazy/libhetero-ep-lazytest.so" ]]; then
+  echo '{"providers": [{"name": "lazytest", "options": {"crash_outside_probe": 1}}, {"name": "cpu"}]}' >"$tmp/crash.json"
+  XDG_CACHE_HOME="$tmp/crash" HETERO_PLUGIN_PATH="$lazy" timeout 60 "$hetero" providers --config "$tmp/crash.json" >/dev/null 2>"$tmp/crash.err"; rc=$?
+  [[ $rc == 139 ]] && grep -q "provider plugin .*libhetero-ep-lazytest.so crashed (SIGSEGV" "$tmp/crash.err"
+  check "a plugin crashing after the probe is named before the process dies" $?
+fi
 mkdir -p "$tmp/open_dir" && chmod 777 "$tmp/open_dir"
 HETERO_PLUGIN_PATH="$tmp/open_dir" "$hetero" providers >"$tmp/ww" 2>&1; rc=$?
 [[ $rc == 0 ]] && grep -q "open_dir (not searched: .*writable by anyone (fix: chmod o-w" "$tmp/ww"; check "a world-writable plugin directory is not searched, with the fix" $?

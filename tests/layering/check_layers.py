@@ -46,7 +46,7 @@ TOP_FLOORS = [
 # Rooms inside core/ (each with its sources and its public headers).
 CORE_FLOORS = [
     (0, "util",      ["core/util/", "core/include/hetero/error.hpp", "core/include/hetero/log.hpp",
-                      "core/include/hetero/progress.hpp"]),
+                      "core/include/hetero/progress.hpp", "core/include/hetero/crash_report.hpp"]),
     (1, "model",     ["core/model/", "core/include/hetero/model/"]),       # files: GGUF, llama2c, ModelFile
     (1, "registry",  ["core/registry/", "core/probe/", "core/include/hetero/registry.hpp"]),  # plugins, devices
     (2, "tokenizer", ["core/tokenizer/", "core/include/hetero/tokenizer/"]),  # reads vocabularies from model files

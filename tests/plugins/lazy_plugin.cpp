@@ -26,7 +26,10 @@ std::atomic<int> g_discoveries{0};
 class LazyTestProvider final : public sdk::HostMemoryProvider {
 public:
     explicit LazyTestProvider(const sdk::Options& o) {
-        sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings", "claim_memory", "claim_gflops", "estimate"}, "lazytest");
+        sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings", "claim_memory", "claim_gflops", "estimate",
+                                       "crash_outside_probe"},
+                                   "lazytest");
+        crash_outside_probe_ = sdk::option_int(o, "crash_outside_probe", 0, 0, 1) == 1;
         claim_memory_ = uint64_t(sdk::option_int(o, "claim_memory", 0, 0, INT64_MAX));
         claim_gflops_ = sdk::option_double(o, "claim_gflops", 0, 0, 1e300);
         estimate_ = sdk::option_double(o, "estimate", -1, 0, 1e300);
@@ -43,6 +46,7 @@ public:
     }
 
     void device_props(uint32_t device, hetero_device_props& p) override {
+        if (crash_outside_probe_ && !in_probe()) *static_cast<volatile int*>(nullptr) = 1;  // a crash the probe cannot see
         p.kind = HETERO_DEVICE_CPU;
         p.flags = HETERO_DEVICE_FLAG_UNIFIED_MEMORY;
         std::snprintf(p.name, sizeof p.name, "lazy test device %u", device);
@@ -76,6 +80,17 @@ private:
         found_ = wanted_;
     }
 
+    // The registry's probe runs the plugin in hetero-plugin-probe (comm is cut at 15 characters).
+    static bool in_probe() {
+        char comm[32] = {};
+        if (FILE* f = std::fopen("/proc/self/comm", "r")) {
+            if (!std::fgets(comm, sizeof comm, f)) comm[0] = 0;
+            std::fclose(f);
+        }
+        return std::strncmp(comm, "hetero-plugin-p", 15) == 0;
+    }
+
+    bool crash_outside_probe_ = false;
     bool bad_strings_ = false;
     uint64_t claim_memory_ = 0;
     double claim_gflops_ = 0, estimate_ = -1;
