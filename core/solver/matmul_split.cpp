@@ -2,7 +2,8 @@
 // (solve() in solver.cpp memoises it by key, home, phase and device set):
 //   - rows are cut in units of the coarsest row_align in the set (coarsened
 //     so there are at most kMaxUnits units); rows beyond the last whole unit
-//     stay with the home;
+//     stay with the home (or the last device that can run the matmul, where
+//     the home cannot);
 //   - per resource group, G_g(u) = the least summed time of u units spread
 //     over the group's devices (a min-plus convolution, since devices of one
 //     resource do not overlap);
@@ -57,14 +58,18 @@ Split best_split(const SolverProblem& pb, const SolverMatmul& m, size_t home, in
     if (devs.size() < 2 || m.rows < 2 * align) return best;
     while (m.rows / align > kMaxUnits) align *= 2;
     const int64_t U = m.rows / align, rest = m.rows - U * align;
-    // Per device: seconds of u units (the home also takes the rest), asked
-    // once per u rather than inside the convolutions.
+    // The rows beyond the last whole unit go to the home, or, where the home
+    // cannot run this matmul, to the last device that can (else they would
+    // belong to no share).
+    const size_t rest_owner = std::find(devs.begin(), devs.end(), home) != devs.end() ? home : devs.back();
+    // Per device: seconds of u units (the rest's owner also takes the rest),
+    // asked once per u rather than inside the convolutions.
     std::map<size_t, std::vector<double>> unit_cost;
     for (size_t d : devs) {
         std::vector<double>& c = unit_cost[d];
         c.resize(size_t(U + 1));
         for (int64_t u = 0; u <= U; ++u) {
-            const int64_t rows = u * align + (d == home ? rest : 0);
+            const int64_t rows = u * align + (d == rest_owner ? rest : 0);
             double t = rows == 0 ? 0.0 : or_inf(m.seconds(d, phase, rows));
             if (rows != 0 && d != home) t += m.copy_seconds(home, d, phase, rows);
             c[size_t(u)] = t;
@@ -113,7 +118,7 @@ Split best_split(const SolverProblem& pb, const SolverMatmul& m, size_t home, in
     std::vector<std::vector<int64_t>> cross(gs.size() - 1);
     for (size_t k = 1; k < gs.size(); ++k) F = convolve(F, gs[k].g, false, cross[k - 1]);
     if (!(F[size_t(U)] < best.seconds)) return best;
-    // Units per device -> contiguous rows in ascending device order; the home's rest last in its range.
+    // Units per device -> contiguous rows in ascending device order; the rest last in its owner's range.
     std::map<size_t, int64_t> units;
     const std::vector<int64_t> per_group = unwind(cross, U);
     for (size_t k = 0; k < gs.size(); ++k) {
@@ -123,7 +128,7 @@ Split best_split(const SolverProblem& pb, const SolverMatmul& m, size_t home, in
     std::vector<Share> shares;
     int64_t begin = 0;
     for (auto& [d, u] : units) {
-        const int64_t rows = u * align + (d == home ? rest : 0);
+        const int64_t rows = u * align + (d == rest_owner ? rest : 0);
         if (rows == 0) continue;
         shares.push_back(Share{d, begin, begin + rows});
         begin += rows;

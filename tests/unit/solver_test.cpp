@@ -185,6 +185,36 @@ TEST(Solver, SplitsOnlyWhereItPays) {
     EXPECT_EQ(r.layers[0].placement[kDecode][0].size(), 1u);
 }
 
+// The home cannot run the matmul and its rows are not a multiple of the
+// devices' row alignment: the rows left over after whole units still belong
+// to a share (they were dropped, and solve() failed with "shares ... must
+// cover rows 0-99" although moving the matmul whole was possible).
+TEST(Solver, LeftoverRowsFollowTheMatmulWhenTheHomeCannotRunIt) {
+    SolverProblem pb;
+    pb.devices = {{"a:0", 0, 0, 0.0, 32}, {"b:0", 1, 0, 0.0, 32}, {"c:0", 2, 0, 0.0, 32}};
+    SolverLayer ly;
+    ly.home = {{1e-3, 1e-3}, {1.0, 1.0}, {1.0, 1.0}};  // only a is a cheap home
+    SolverMatmul m;
+    m.role = Role::q;
+    m.key = "q";
+    m.rows = 100;
+    m.seconds = [](size_t d, int, int64_t rows) { return d == 0 ? -1.0 : 1e-4 * double(rows); };  // a cannot run it
+    m.copy_seconds = [](size_t, size_t, int, int64_t) { return 1e-6; };
+    ly.matmuls.push_back(m);
+    pb.layers.push_back(ly);
+    const SolverResult r = solve(pb);
+    EXPECT_EQ(r.layers[0].home, 0u);
+    for (int phase = 0; phase < kPhases; ++phase) {
+        const std::vector<Share>& shares = r.layers[0].placement[size_t(phase)][0];
+        int64_t covered = 0;
+        for (const Share& s : shares) {
+            EXPECT_NE(s.device, 0u) << "the home cannot run it";
+            covered += s.row_end - s.row_begin;
+        }
+        EXPECT_EQ(covered, 100) << "phase " << phase;
+    }
+}
+
 TEST(Solver, ForcedSharesAreKept) {
     SolverProblem pb = two_devices(1.0, 1.0, 200.0);
     pb.layers[0].matmuls[0].forced = {{0, 0, 64}, {1, 64, 256}};
