@@ -1,6 +1,7 @@
 // The calibration probe (see calibration.hpp): a fixed small model run on one
 // device, its executables timed against the prior, and the prior corrected
 // by the fit.
+#include "profile_files.hpp"
 #include "session_fit.hpp"
 
 #include <hetero/error.hpp>
@@ -152,15 +153,6 @@ std::vector<bool> hopeless_devices(const std::vector<DeviceRef>& devices, uint32
     return out;
 }
 
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 }  // namespace
 
 CalibrationPolicy calibration_policy_from_env() {
@@ -188,12 +180,7 @@ std::optional<uint32_t> probe_dtype(const ModelFile& model) {
 }
 
 ProfileKey calibration_key(const DeviceRef& d, uint32_t dtype) {
-    ProfileKey k;
-    k.provider = d.provider ? d.provider->name() : "?";
-    k.provider_version = d.provider && d.provider->api().version ? d.provider->api().version : "";
-    k.device_name = d.props.name;
-    k.driver = d.props.driver;
-    k.compute_units = d.props.compute_units;
+    ProfileKey k = profile_files::device_key(d);
     k.model_shape = fmt::format("{} {}", kProbeName, sdk::dtype_name(dtype));
     return k;
 }
@@ -223,7 +210,7 @@ DeviceCalibration calibrate_device(const DeviceRef& device, uint32_t dtype) {
     const auto t0 = std::chrono::steady_clock::now();
     DeviceCalibration c;
     c.key = calibration_key(device, dtype);
-    c.date = utc_now();
+    c.date = profile_files::utc_now();
     std::error_code ec;
     fs::create_directories(calibration_dir(), ec);
     if (ec) throw Error(fmt::format("cannot create {}: {}", calibration_dir(), ec.message()));

@@ -5,7 +5,6 @@
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
 #include <hetero/profile/calibration.hpp>
-#include <hetero/sdk/atomic_file.hpp>
 #include <hetero/sdk/hash.hpp>
 
 #include "../util/json_strict.hpp"
@@ -74,8 +73,7 @@ std::string calibration_dir() { return cache_subdir("calibration"); }
 std::optional<DeviceCalibration> load_calibration(const DeviceRef& device, uint32_t dtype) {
     const ProfileKey key = calibration_key(device, dtype);
     const std::string path = calibration_path(key);
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
+    if (!cache_file_present(path)) return std::nullopt;
     DeviceCalibration c;
     try {
         c = read_calibration_file(path);
@@ -98,10 +96,7 @@ std::string save_calibration(const DeviceCalibration& c) {
               {"date", c.date},        {"probe_seconds", c.probe_seconds}, {"fit", fit}};
     if (!c.note.empty()) j["note"] = c.note;
     const std::string path = calibration_path(c.key);
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
-    if (std::string e = sdk::write_file_atomically(path, j.dump(1) + "\n"); !e.empty()) throw Error(e);
+    write_cache_file(path, j.dump(1) + "\n");
     return path;
 }
 

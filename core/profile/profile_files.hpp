@@ -22,5 +22,17 @@ std::string key_difference(const ProfileKey& stored, const ProfileKey& now);
 std::string read_small_file(const std::string& path, uint64_t max_bytes, const char* what);
 // $XDG_CACHE_HOME/hetero/<name>, else ~/.cache/hetero/<name>.
 std::string cache_subdir(const char* name);
+// The identity fields of a device (provider, version, name, driver, compute
+// units); model_shape left empty for the caller.
+ProfileKey device_key(const DeviceRef& device);
+// Whether `path` names anything, a dangling link included (a bad file to
+// report, not a missing one).
+bool cache_file_present(const std::string& path);
+// Creates the file's directory and writes it atomically (a reader, or
+// another process saving the same file, never sees it half-written); throws
+// hetero::Error naming the problem.
+void write_cache_file(const std::string& path, const std::string& text);
+// Now, UTC, ISO 8601 ("2026-11-27T21:43:35Z").
+std::string utc_now();
 
 }  // namespace hetero::profile_files

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -85,6 +86,37 @@ std::string cache_subdir(const char* name) {
     else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
     else throw Error(fmt::format("no cache directory for {}: neither XDG_CACHE_HOME nor HOME is set", name));
     return (base / "hetero" / name).string();
+}
+
+ProfileKey device_key(const DeviceRef& d) {
+    ProfileKey k;
+    k.provider = d.provider ? d.provider->name() : "?";
+    k.provider_version = d.provider && d.provider->api().version ? d.provider->api().version : "";
+    k.device_name = d.props.name;
+    k.driver = d.props.driver;
+    k.compute_units = d.props.compute_units;
+    return k;
+}
+
+bool cache_file_present(const std::string& path) {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(path, ec));
+}
+
+void write_cache_file(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
+    if (std::string e = sdk::write_file_atomically(path, text); !e.empty()) throw Error(e);
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 }  // namespace profile_files
@@ -193,12 +225,7 @@ std::string model_shape_summary(const ModelFile& model) {
 }
 
 ProfileKey profile_key(const DeviceRef& d, const ModelFile& model) {
-    ProfileKey k;
-    k.provider = d.provider ? d.provider->name() : "?";
-    k.provider_version = d.provider && d.provider->api().version ? d.provider->api().version : "";
-    k.device_name = d.props.name;
-    k.driver = d.props.driver;
-    k.compute_units = d.props.compute_units;
+    ProfileKey k = device_key(d);
     k.model_shape = model_shape_summary(model);
     return k;
 }
@@ -272,9 +299,7 @@ DeviceProfile read_profile_file(const std::string& path) {
 std::optional<DeviceProfile> load_profile(const DeviceRef& device, const ModelFile& model) {
     const ProfileKey key = profile_key(device, model);
     const std::string path = profile_path(key);
-    std::error_code ec;
-    // symlink_status: a dangling link is a bad file to report, not a missing one.
-    if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
+    if (!cache_file_present(path)) return std::nullopt;
     DeviceProfile p;
     try {
         p = read_profile_file(path);
@@ -315,12 +340,7 @@ std::string save_profile(const DeviceProfile& p) {
         j["session_fit"] = fit;
     }
     const std::string path = profile_path(p.key);
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
-    // A reader, or another process saving the same profile, never sees a
-    // half-written file: written beside it, then renamed.
-    if (std::string e = sdk::write_file_atomically(path, j.dump(1) + "\n"); !e.empty()) throw Error(e);
+    write_cache_file(path, j.dump(1) + "\n");
     return path;
 }
 

@@ -6,6 +6,7 @@
 // bound buffers filled with plausible data. Nodes that read weights or a KV
 // cache are timed with the device's caches evicted first, as they are in a
 // forward pass.
+#include "profile_files.hpp"
 #include "session_fit.hpp"
 
 #include <hetero/error.hpp>
@@ -65,15 +66,6 @@ std::vector<int64_t> held_out_below(const int64_t* pts, size_t n, int64_t cap) {
     for (size_t i = 0; i < n; ++i)
         if (pts[i] < cap) out.push_back(pts[i]);
     return out;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 // A graph of one node (the profiler measures nodes one at a time).
@@ -402,7 +394,7 @@ public:
         const auto t0 = Clock::now();
         DeviceProfile p;
         p.key = profile_key(d_, model_);
-        p.date = utc_now();
+        p.date = profile_files::utc_now();
         p.n_ctx = context_length(model_.hparams, o_.n_ctx);
         p.max_tokens = profile_token_cap(model_, o_);
         const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), cache_dtype(CacheType::automatic, d_.props));
