@@ -27,6 +27,7 @@ struct RunOptions {
     SamplerOptions sampling;
     bool quiet = false;
     bool verbose = false;
+    int32_t verify = 0;
     std::string trace;
     std::string logprobs;
     int32_t top_logprobs = 5;
@@ -58,6 +59,7 @@ void run(const RunOptions& o) {
     lo.plan_prompt = o.prompt;
     lo.expected_reply = o.n_predict;
     lo.load_chat_template = false;
+    lo.verify_every = o.verify;
     if (!o.trace.empty()) lo.trace = &trace;
     // A device that fails mid-run is dropped: the model is planned again on
     // the devices left and generation goes on.
@@ -93,6 +95,7 @@ void run(const RunOptions& o) {
         fmt::print(stderr, "stopped after {} of {} tokens: the context ({} tokens) is full\n", r.stats.n_generated, o.n_predict, session.n_ctx());
     if (!o.trace.empty()) write_trace(trace, o.trace);
     if (o.quiet) return;
+    if (const std::string v = model.describe_spot_checks(); !v.empty()) fmt::print(stderr, "verify: {}\n", v);
     const auto& s = r.stats;
     fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);
     fmt::print(stderr, "prefill: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_prompt, s.prefill_seconds * 1e3,
@@ -136,6 +139,10 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
     add_seed_option(*cmd, "-s,--seed", o->sampling.seed, "random seed (0 .. 2^64-1)");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
+    cmd->add_option("--verify", o->verify,
+                    "every N decode steps, check the step's logits against the cpu provider; a provider that disagrees is "
+                    "dropped and the model re-planned without it")
+        ->check(CLI::PositiveNumber);
     cmd->add_flag("-v,--verbose", o->verbose, "also print each device alone against the plan (predicted prefill, decode, builds)");
     cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
     cmd->add_option("--logprobs", o->logprobs,

@@ -82,6 +82,7 @@ LoadedModel::LoadedModel(const Runtime& runtime, const ModelLoadOptions& o) {
     // chat's first request pays only its prompt (0.3-0.4 s of a 7B's upload
     // and builds on an H100 otherwise).
     session_->prepare(1);
+    if (o.verify_every > 0) add_spot_check(runtime, so, o.verify_every);
     cache_ = std::make_unique<PrefixCache>(*session_);
 }
 
@@ -106,6 +107,33 @@ const ChatPrompt& LoadedModel::chat() const {
 
 std::string LoadedModel::describe_candidates() const {
     return hetero::describe_candidates(single_device_candidates(planned_, model_.file, request_), planned_, request_);
+}
+
+void LoadedModel::add_spot_check(const Runtime& runtime, const SessionOptions& so, int32_t every) {
+    const DeviceRef* reference = nullptr;
+    for (const DeviceRef& d : runtime.devices)
+        if (d.provider && d.provider->name() == "cpu") {
+            reference = &d;
+            break;
+        }
+    if (!reference) throw Error("--verify checks against the cpu provider, which is not among the providers (add cpu to --providers)");
+    bool only_reference = true;
+    for (size_t d : planned_.plan.used_devices())
+        only_reference = only_reference && planned_.plan.devices[d].label() == reference->label();
+    if (only_reference) {
+        spot_note_ = fmt::format("no spot checks: the plan runs on {}, the reference itself", reference->label());
+        return;
+    }
+    session_->set_spot_check(std::make_unique<SpotCheck>(model_.file, *reference, every, so));
+}
+
+std::string LoadedModel::describe_spot_checks() const {
+    if (!spot_note_.empty()) return spot_note_;
+    const SpotCheck* c = session_->spot_check();
+    if (!c) return "";
+    const size_t failed = session_->recoveries().size();
+    return fmt::format("{} spot checks against {}{}", c->checks(), c->reference().label(),
+                       failed ? fmt::format("; {} device(s) dropped (see the warnings)", failed) : std::string(", all agreed"));
 }
 
 }  // namespace hetero

@@ -20,6 +20,17 @@ std::string used_labels(const Plan& plan) {
     return labels(used);
 }
 
+// The device a spot check blames: the head's home unless that is the
+// reference itself, else the first device the plan uses besides it.
+size_t checked_device(const Plan& plan, const DeviceRef& reference) {
+    auto same = [&](size_t d) { return plan.devices[d].provider == reference.provider && plan.devices[d].index == reference.index; };
+    const size_t head = plan.layers.back().home;
+    if (!same(head)) return head;
+    for (size_t d : plan.used_devices())
+        if (!same(d)) return d;
+    return head;
+}
+
 }  // namespace
 
 ResilientSession::ResilientSession(const ModelFile& model, const Plan& plan, const SessionOptions& options, Replanner replan)
@@ -53,6 +64,14 @@ const std::vector<float>& ResilientSession::forward(const std::vector<int32_t>& 
             const std::vector<float>& logits = session_->forward(tokens, pos);
             history_.resize(size_t(pos));
             history_.insert(history_.end(), tokens.begin(), tokens.end());
+            if (spot_) {
+                if (std::string why = spot_->after_forward(history_, pos, tokens.size(), logits); !why.empty()) {
+                    const size_t blamed = checked_device(plan, spot_->reference());
+                    throw DeviceFault(blamed, plan.devices[blamed].label(),
+                                      ProviderError(plan.devices[blamed].provider ? plan.devices[blamed].provider->name() : "?", HETERO_ERR_INTERNAL,
+                                                    fmt::format("wrong results: a spot check against {} found that {}", spot_->reference().label(), why)));
+                }
+            }
             return logits;
         } catch (const DeviceFault& f) {
             Recovery r;
@@ -79,6 +98,13 @@ const std::vector<float>& ResilientSession::forward(const std::vector<int32_t>& 
             cost_ = std::move(next.cost);
             if (options_.cost) options_.cost = cost_.get();
             plan = next.plan;
+            if (spot_) {
+                bool only_reference = true;
+                for (size_t d : plan.used_devices())
+                    only_reference = only_reference && plan.devices[d].provider == spot_->reference().provider &&
+                                     plan.devices[d].index == spot_->reference().index;
+                if (only_reference) spot_->stop();
+            }
             r.plan = std::move(next.plan);
             recoveries_.push_back(std::move(r));
             rebuild = true;

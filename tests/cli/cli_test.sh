@@ -249,6 +249,25 @@ if [[ -f "$lazy/libhetero-ep-lazytest.so" ]]; then
   [[ $rc == 139 ]] && grep -q "provider plugin .*libhetero-ep-lazytest.so crashed (SIGSEGV" "$tmp/crash.err"
   check "a plugin crashing after the probe is named before the process dies" $?
 fi
+# --verify: a provider returning wrong results (the conformance kit's
+# selftest provider with a deliberate attention bug) is caught by the spot
+# check, named, and dropped; the text is then the cpu's. A correct one passes.
+selftest="$(dirname "$hetero")/../tests/conformance/selftest"
+if [[ -f "$selftest/libhetero-ep-selftest.so" ]]; then
+  "$hetero" run --providers cpu -p "Once upon a time" -n 24 --temp 0 -q >"$tmp/cpu_text" 2>/dev/null
+  for fault in none attention_short; do
+    echo "{\"providers\": [{\"name\": \"selftest\", \"options\": {\"fault\": \"$fault\"}}, {\"name\": \"cpu\"}], \"plan\": {\"pin\": [{\"layers\": \"all\", \"device\": \"selftest:0\"}, {\"layers\": \"head\", \"device\": \"selftest:0\"}]}}" >"$tmp/selftest_$fault.json"
+    HETERO_PLUGIN_PATH="$selftest" "$hetero" run --config "$tmp/selftest_$fault.json" -p "Once upon a time" -n 24 --temp 0 --verify 4 >"$tmp/v_$fault" 2>"$tmp/v_$fault.err"
+    echo "rc=$?" >>"$tmp/v_$fault.err"
+  done
+  grep -q "rc=0" "$tmp/v_none.err" && grep -qE "^verify: [0-9]+ spot checks against cpu:0, all agreed" "$tmp/v_none.err" && ! grep -q "wrong results" "$tmp/v_none.err"
+  check "--verify: a correct provider passes its spot checks" $?
+  grep -q "rc=0" "$tmp/v_attention_short.err" && grep -q "selftest:0 failed at position [0-9]*: wrong results: a spot check against cpu:0" "$tmp/v_attention_short.err" &&
+    grep -q "re-planned onto cpu:0" "$tmp/v_attention_short.err" && cmp -s "$tmp/cpu_text" <(head -c "$(wc -c <"$tmp/cpu_text")" "$tmp/v_attention_short")
+  check "--verify: a provider with wrong results is named, dropped, and the text ends as the cpu's" $?
+  HETERO_PLUGIN_PATH="$selftest" "$hetero" run --providers selftest -p hi -n 2 --verify 1 >/dev/null 2>"$tmp/v_nocpu"; rc=$?
+  [[ $rc != 0 ]] && grep -q "add cpu to --providers" "$tmp/v_nocpu"; check "--verify without the cpu provider is refused, saying why" $?
+fi
 mkdir -p "$tmp/open_dir" && chmod 777 "$tmp/open_dir"
 HETERO_PLUGIN_PATH="$tmp/open_dir" "$hetero" providers >"$tmp/ww" 2>&1; rc=$?
 [[ $rc == 0 ]] && grep -q "open_dir (not searched: .*writable by anyone (fix: chmod o-w" "$tmp/ww"; check "a world-writable plugin directory is not searched, with the fix" $?

@@ -46,6 +46,11 @@ struct ModelLoadOptions {
 
     // Every task, transfer and wait recorded, with the cost model's predictions beside.
     TraceRecorder* trace = nullptr;
+
+    // > 0: every verify_every-th decode step is checked against the cpu
+    // provider (spot_check.hpp); a provider that disagrees is dropped and the
+    // model re-planned without it. Needs the cpu provider among the runtime's.
+    int32_t verify_every = 0;
 };
 
 class LoadedModel {
@@ -75,6 +80,8 @@ public:
     const std::vector<std::string>& planning_notes() const { return planned_.notes; }
     // Each device alone against the plan, for the same request (`run -v`).
     std::string describe_candidates() const;
+    // "12 spot checks against cpu:0, all agreed", or why none ran; "" without --verify.
+    std::string describe_spot_checks() const;
     ResilientSession& session() { return *session_; }
     const ResilientSession& session() const { return *session_; }
     PrefixCache& cache() { return *cache_; }
@@ -98,6 +105,8 @@ public:
     bool chat_template_is_fallback() const { return template_fallback_; }
 
 private:
+    void add_spot_check(const Runtime& runtime, const SessionOptions& so, int32_t every);
+
     OpenedModel model_;
     std::string name_, stem_;
     std::unique_ptr<ChatTemplate> template_;
@@ -105,6 +114,7 @@ private:
     bool template_fallback_ = false;
     PlannedRun planned_;
     PlanRequest request_;  // what planned_ was planned for
+    std::string spot_note_;  // why no spot check runs, when one was asked for
     std::unique_ptr<ResilientSession> session_;
     std::unique_ptr<PrefixCache> cache_;
 };

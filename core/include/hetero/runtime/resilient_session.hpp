@@ -10,6 +10,7 @@
 #include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/plan.hpp>
 #include <hetero/runtime/session.hpp>
+#include <hetero/runtime/spot_check.hpp>
 
 #include <functional>
 #include <memory>
@@ -57,6 +58,11 @@ public:
     // Session::prepare; a device failing here is left to the first forward,
     // which recovers from it as from any failure.
     void prepare(int32_t n);
+    // Every forward is followed by the spot check; a disagreement is a
+    // failure of the device that computed the logits (the head's home, or
+    // the first device the plan uses besides the reference).
+    void set_spot_check(std::unique_ptr<SpotCheck> check) { spot_ = std::move(check); }
+    const SpotCheck* spot_check() const { return spot_.get(); }
 
     const Session& session() const { return *session_; }  // the one running now
     const Plan& plan() const { return session_->plan(); }
@@ -71,6 +77,7 @@ private:
     int32_t n_ctx_ = 0;
     std::vector<int32_t> history_;  // tokens at positions 0, 1, ...
     std::vector<Recovery> recoveries_;
+    std::unique_ptr<SpotCheck> spot_;
 };
 
 }  // namespace hetero
