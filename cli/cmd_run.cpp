@@ -1,5 +1,6 @@
 // hetero run: generate text, streaming it to stdout; timings and the plan to stderr.
 #include "commands.hpp"
+#include "background_profile.hpp"
 #include "common.hpp"
 #include "logprobs.hpp"
 
@@ -28,6 +29,7 @@ struct RunOptions {
     bool quiet = false;
     bool verbose = false;
     int32_t verify = 0;
+    std::string profile = "off";
     std::string trace;
     std::string logprobs;
     int32_t top_logprobs = 5;
@@ -94,6 +96,8 @@ void run(const RunOptions& o) {
     if (r.stats.context_full)
         fmt::print(stderr, "stopped after {} of {} tokens: the context ({} tokens) is full\n", r.stats.n_generated, o.n_predict, session.n_ctx());
     if (!o.trace.empty()) write_trace(trace, o.trace);
+    if (o.profile == "auto")
+        if (const std::string note = start_background_profile(model); !note.empty() && !o.quiet) fmt::print(stderr, "note: {}\n", note);
     if (o.quiet) return;
     if (const std::string v = model.describe_spot_checks(); !v.empty()) fmt::print(stderr, "verify: {}\n", v);
     const auto& s = r.stats;
@@ -143,6 +147,10 @@ void add_run_command(CLI::App& app) {
                     "every N decode steps, check the step's logits against the cpu provider; a provider that disagrees is "
                     "dropped and the model re-planned without it")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--profile", o->profile,
+                    "auto: after the answer, profile in the background the devices the plan used that have no profile for this "
+                    "model (later runs plan with it); off (default)")
+        ->check(CLI::IsMember({"off", "auto"}));
     cmd->add_flag("-v,--verbose", o->verbose, "also print each device alone against the plan (predicted prefill, decode, builds)");
     cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) of every device's work to FILE");
     cmd->add_option("--logprobs", o->logprobs,

@@ -5,7 +5,8 @@
 # file is named and measured again; a bad HETERO_CALIBRATE value is refused;
 # plan and run -v show the single-device candidates the plan was chosen from.
 # `hetero profile` without --providers measures only devices a plan could
-# use and names each one it leaves out.
+# use and names each one it leaves out; run --profile auto profiles in the
+# background.
 # Usage: plan_defaults_test.sh HETERO_BINARY
 set -uo pipefail
 hetero="$1"
@@ -59,6 +60,16 @@ for d in $(grep -oE '^  [a-z_]+:[0-9]+' "$tmp/devs" | tr -d ' '); do
   [[ $n == 1 ]] || { echo "  $d: $n lines in profile's output"; ok=1; }
 done
 check "profile names each device once: measured or left out, with why" $ok
+
+# run --profile auto: the answer first, then a detached profile of the used
+# device; a later run plans with it.
+XDG_CACHE_HOME="$tmp/bg" HETERO_CALIBRATE=off "$hetero" run -m "$m" --providers cpu -p hi -n 2 --profile auto >/dev/null 2>"$tmp/bg.err"; rc=$?
+[[ $rc == 0 ]] && grep -q '^note: profiling cpu:0 in the background (pid [0-9]*, log ' "$tmp/bg.err"; check "run --profile auto starts a background profile after the answer" $?
+for i in $(seq 120); do ls "$tmp"/bg/hetero/profiles/cpu-*.json >/dev/null 2>&1 && break; sleep 0.5; done
+sleep 0.5
+XDG_CACHE_HOME="$tmp/bg" HETERO_CALIBRATE=off "$hetero" run -m "$m" --providers cpu -p hi -n 2 --profile auto >/dev/null 2>"$tmp/bg2.err"
+grep -q 'predicted (cpu:0: profile ' "$tmp/bg2.err" && ! grep -q 'in the background' "$tmp/bg2.err"
+check "the next run plans with that profile and starts none" $?
 
 # The shipped f32 model is a small reference model: never probed.
 HETERO_CALIBRATE=probe "$hetero" plan --providers cpu >"$tmp/out5" 2>&1
