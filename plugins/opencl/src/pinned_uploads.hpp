@@ -7,12 +7,13 @@
 
 #include "cl_util.hpp"
 
+#include <hetero/sdk/parallel_copy.hpp>
+
 #include <CL/cl.h>
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 namespace hetero::opencl {
 
@@ -47,7 +48,7 @@ public:
             Slot& s = slots_[i];
             retire(s);
             const uint64_t n = std::min(kSlotBytes, size - done);
-            copy_in_parallel(static_cast<unsigned char*>(s.host), from + done, n);
+            sdk::copy_in_parallel(s.host, from + done, n);
             cl_check(clEnqueueWriteBuffer(q, dst, CL_FALSE, offset + done, n, s.host, 0, nullptr, &s.busy), "buffer_write (pinned)",
                      HETERO_ERR_DEVICE_LOST);
         }
@@ -56,19 +57,6 @@ public:
     }
 
 private:
-    // One thread's copy out of mapped file pages runs near 6 GB/s, below the
-    // bus: a few threads share each chunk.
-    static void copy_in_parallel(unsigned char* dst, const unsigned char* src, uint64_t n) {
-        constexpr unsigned kThreads = 4;
-        const uint64_t part = (n / kThreads + 4095) & ~uint64_t(4095);
-        std::thread helpers[kThreads - 1];
-        unsigned used = 0;
-        for (uint64_t at = part; at < n && used < kThreads - 1; at += part, ++used)
-            helpers[used] = std::thread([=] { std::memcpy(dst + at, src + at, std::min(part, n - at)); });
-        std::memcpy(dst, src, std::min(part, n));
-        for (unsigned t = 0; t < used; ++t) helpers[t].join();
-    }
-
     struct Slot {
         cl_mem mem = nullptr;
         void* host = nullptr;

@@ -1,5 +1,7 @@
 #include "vk_device.hpp"
 
+#include <hetero/sdk/parallel_copy.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -446,7 +448,7 @@ void Device::write(DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t
     const auto* s = static_cast<const uint8_t*>(src);
     for (uint64_t done = 0; done < size; done += kStagingBytes) {
         const uint64_t n = std::min(kStagingBytes, size - done);
-        std::memcpy(staging_->mapped(), s + done, n);
+        sdk::copy_in_parallel(staging_->mapped(), s + done, n);
         run_transfer([&](VkCommandBuffer cb) {
             VkBufferCopy c{0, offset + done, n};
             vkCmdCopyBuffer(cb, staging_->handle(), dst.handle(), 1, &c);
@@ -469,7 +471,7 @@ void Device::read(DeviceBuffer& src, uint64_t offset, void* dst, uint64_t size) 
             VkBufferCopy c{offset + done, 0, n};
             vkCmdCopyBuffer(cb, src.handle(), staging_->handle(), 1, &c);
         });
-        std::memcpy(d + done, staging_->mapped(), n);
+        sdk::copy_in_parallel(d + done, staging_->mapped(), n);
     }
 }
 
