@@ -14,6 +14,7 @@
 #   PP (default 512), TG (default 64), CPU_OPTIONS (more cpu provider options
 #   as JSON members, e.g. '"decode_streams":4')
 set -uo pipefail
+source "$(dirname "$0")/shape_args.sh"
 build=$1
 peer=${2:-}
 if [[ -z $peer ]]; then
@@ -48,7 +49,7 @@ record() { # shape type engine
 for shape in ${SHAPES:-tinyllama-1.1b}; do
   for t in ${TYPES:-q4_0 q8_0 q4_k}; do
     m=$models/$shape-$t.gguf
-    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
+    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" $(shape_args "$shape") --type "$t" >/dev/null; }
     engines=(hetero llama.cpp)
     for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
       for ((i = 0; i < 2; i++)); do

@@ -15,6 +15,7 @@
 # than the model's own context); SKIP_CPU_LONG=1
 # leaves out the cpu-only bench at prompts above 512.
 set -uo pipefail
+source "$(dirname "$0")/shape_args.sh"
 hetero=$1
 models=${2:-/tmp/hetero-models}
 stage=${3:-prior}
@@ -24,7 +25,7 @@ echo "== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,nohea
 for shape in ${SHAPES:-tinyllama-1.1b llama-7b}; do
   for t in ${TYPES:-q4_0}; do
     m=$models/$shape-$t.gguf
-    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
+    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" $(shape_args "$shape") --type "$t" >/dev/null; }
     if [[ $stage == profile ]]; then
       echo "== profile $shape $t"; /usr/bin/time -f "profile wall %e s" "$hetero" profile ${PROFILE_CONFIG:+--config "$PROFILE_CONFIG"} ${PROFILE_CTX:+-c "$PROFILE_CTX"} -m "$m" --max-tokens "${PROFILE_MAX_TOKENS:-4096}" 2>&1 | grep -E "saved|held-out|error|wall"
     fi

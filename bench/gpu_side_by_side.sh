@@ -16,13 +16,16 @@
 #   peer's vulkan/ folder); empty or left out: the peer in
 #   HETERO_BUILD_DIR/peer, built there by tests/peer/setup_peer.sh (from npm)
 #   when it is not there yet; where that cannot be done, llama-vulkan is left out.
-#   SHAPES  (default "tinyllama-1.1b llama-7b mistral-7b")   gen-model shapes
+#   SHAPES  (default "tinyllama-1.1b llama-7b mistral-7b")   names from
+#           bench/shapes.txt (16 published models' shapes, 0.5B to 14B) or
+#           gen-model presets
 #   TYPES   (default "q4_0 q8_0")
 #   ROUNDS  (default 2), REPS (default 3; pp4096 runs REPS-1 times, at least once)
 #   ENGINES (default "hetero-vulkan hetero-opencl llama-vulkan llama-cuda")
 #   CHECKS=0 skips conformance and the token check; OPENCL_DEVICE (default NVIDIA)
 #   PEAK_TBS (default 3.35, HBM), PEAK_TFLOPS (default 989, dense f16 tensor cores of an H100 SXM)
 set -uo pipefail
+source "$(dirname "$0")/shape_args.sh"
 build=$1
 lvk=${2:-}
 if [[ -z $lvk ]]; then
@@ -104,7 +107,7 @@ run_engine() { # engine shape type model
 for shape in ${SHAPES:-tinyllama-1.1b llama-7b mistral-7b}; do
   for t in ${TYPES:-q4_0 q8_0}; do
     m=$models/$shape-$t.gguf
-    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" --shape "$shape" --type "$t" >/dev/null; }
+    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" $(shape_args "$shape") --type "$t" >/dev/null; }
     engines=(${ENGINES:-hetero-vulkan hetero-opencl llama-vulkan llama-cuda})
     for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
       for ((i = 0; i < ${#engines[@]}; i++)); do
