@@ -2,6 +2,9 @@
 // plan in one arena, one descriptor set per dispatch, and a command buffer
 // recorded once. execute() rewrites only the descriptors of bound tensors
 // whose buffer or offset changed, then re-submits.
+//
+//   vk_executable.cpp  compiling: lowering every node, memory, barriers, descriptor sets
+//   vk_run.cpp         placing tensors, recording, execute() and its event
 #pragma once
 
 #include "vk_device.hpp"
@@ -15,6 +18,10 @@
 #include <mutex>
 
 namespace hetero::vk {
+
+// Words of the meta buffer's header (shaders/common.glsl, Meta): err_code,
+// err_node, err_value, pad.
+inline constexpr uint32_t kMetaHeaderWords = 4;
 
 // State shared by an executable and the events of its runs (an event may be
 // waited on after the executable is gone).
@@ -63,6 +70,15 @@ private:
         VkDeviceSize desc_offset = 0, desc_range = 0;
         uint32_t rem = 0;  // offset - desc_offset: pushed to the shaders
     };
+    // Compiling (vk_executable.cpp), in this order.
+    void check_nodes();
+    // Fills dispatches_ (node groups and residual ADDs fused); returns the
+    // plan of the internal tensors.
+    sdk::MemoryPlan lower_graph();
+    void place_tensors(const sdk::MemoryPlan& plan, const std::vector<sdk::BoundTensor>& constants);
+    void create_descriptor_sets();
+    void create_command_buffer();
+
     // Returns true when the tensor's in-range offset changed (push constants must be re-recorded).
     bool place(uint32_t tensor, const DeviceBuffer& buf, uint64_t offset);
     void write_descriptors(const std::vector<bool>& tensors);

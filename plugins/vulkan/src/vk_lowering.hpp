@@ -1,25 +1,23 @@
 // Lowers graph nodes to compute dispatches (shader, specialization constants,
-// push constants, grid, operand tensors) and decides which nodes this
-// device can run.
+// push constants, grid, operand tensors: Dispatch, vk_kernel_args.hpp) and
+// decides which nodes this device can run.
+//
+//   vk_lowering.cpp     support checks, the node -> dispatch switch, node groups, grids
+//   vk_matmul.cpp       matvec, tiled GEMM, coopmat GEMM; multi-matvec and multi GEMM groups
+//   vk_attention.cpp    tensor-core, tiled, per-row and compact attention
+//   vk_elementwise.cpp  EMBEDDING, RMSNORM / SOFTMAX, elementwise ops, CONVERT
+//   vk_rope_store.cpp   ROPE, ROPE_SCALED, STORE_ROWS, their pairs, the rope + K/V store
+// Which nodes one dispatch runs together: vk_fusion.hpp.
 #pragma once
 
-#include "vk_device.hpp"
-#include "vk_pipelines.hpp"
+#include "vk_device_info.hpp"
+#include "vk_kernel_args.hpp"
 
 #include <hetero/sdk/fusion.hpp>
 
-#include <string>
 #include <vector>
 
 namespace hetero::vk {
-
-struct Dispatch {
-    std::string shader;
-    std::vector<uint32_t> spec;
-    PushConstants push;
-    uint32_t groups[3] = {1, 1, 1};
-    int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1, -1};  // in0..in3, out0..out2, in4
-};
 
 // Decode-sized batches use the matrix-vector shader (weights read once per
 // token, reductions across invocations); larger ones the tiled GEMM, in
@@ -43,52 +41,55 @@ using sdk::ResidualFusion;
 std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node, uint32_t node_index,
                                  const hetero_tensor_desc* tensors, const ResidualFusion& fusion = {});
 
-// Consecutive independent nodes of one kind that one dispatch can run
-// together, which saves the fixed cost of a dispatch (large for decode):
-// up to three MATMULs reading the same activations with quantized
-// weights of one type and row width (the Q, K and V projections; gate and
-// up; multi-matvec for decode, a multi coopmat GEMM for prefill), two ROPEs with the same positions and parameters (Q and K), two
-// STORE_ROWS with the same positions into caches of one shape (K and V).
-constexpr size_t kMaxGroup = 3;
-size_t max_group_size(const hetero_node& first);
-bool can_join_group(const DeviceInfo& dev, const hetero_node& first, const hetero_node& next, const hetero_tensor_desc* tensors);
-// `norm`: the RMSNORM producing the members' x, run inside the dispatch
-// (see can_fuse_norm), or null; `swiglu`: the SWIGLU of the two members'
-// outputs, likewise (see can_fuse_swiglu), or null.
-// Internal f32 activations written by an RMSNORM, an elementwise op or the
-// coopmat attention and read only as x by coopmat GEMMs are stored as f16
-// instead (the producer's "_h" shader, the GEMMs' "xh" shaders): the GEMMs
-// round x to f16 anyway, so results do not change, and every GEMM workgroup
-// reads half the bytes and converts nothing. HETERO_VK_XH=0 turns it off.
-void store_gemm_inputs_in_f16(const DeviceInfo& dev, const hetero_tensor_desc* tensors, size_t n_tensors, std::vector<Dispatch>& ds);
-
-// `stores`: for a rope pair, the STORE_ROWS pair it also runs (see
-// can_fuse_rope_store), or empty.
+// The dispatch of a node group (vk_fusion.hpp: can_join_group). `norm`: the
+// RMSNORM producing the members' x, run inside the dispatch (can_fuse_norm),
+// or null; `swiglu`: the SWIGLU of the two members' outputs, likewise
+// (can_fuse_swiglu), or null; `stores`: for a rope pair, the STORE_ROWS pair
+// it also runs (can_fuse_rope_store), or empty.
 Dispatch lower_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
                      const hetero_tensor_desc* tensors, const hetero_node* norm = nullptr, const hetero_node* swiglu = nullptr,
                      const std::vector<hetero_node>& stores = {});
 
-// Can a Q/K rope pair (`ropes`) also store the rotated K rows and V into the
-// caches, saving the dispatch of the STORE_ROWS pair (`stores`: K's, then
-// V's)? The caller checks that nothing else reads the rotated K.
-bool can_fuse_rope_store(const DeviceInfo& dev, const std::vector<hetero_node>& ropes, const std::vector<hetero_node>& stores,
-                         const hetero_tensor_desc* tensors);
+// ---------------------------------------------------------------- shared by the lowering files
 
-// Can a decode gate/up pair (`members`) write silu(gate) * up itself, saving
-// the dispatch of `swiglu`? The caller checks that nothing else reads the
-// members' outputs.
-bool can_fuse_swiglu(const std::vector<hetero_node>& members, const hetero_node& swiglu, const hetero_tensor_desc* tensors);
+// One node being lowered.
+struct NodeLowering {
+    const DeviceInfo& dev;
+    const hetero_node& node;
+    uint32_t index;               // the node's index (push.node: error reports name it)
+    const hetero_tensor_desc* t;  // the graph's tensors
+    int32_t out;                  // the tensor the dispatch writes: the node's output, or its fused ADD's
+    const int32_t* in() const { return node.inputs; }
+};
 
-// Can a decode multi-matvec starting with `first` normalise its x itself,
-// saving the dispatch of `norm` (the RMSNORM writing that x)? The caller
-// checks that nothing else reads the norm's output.
-bool can_fuse_norm(const DeviceInfo& dev, const hetero_node& norm, const hetero_node& first, const hetero_tensor_desc* tensors);
-// The most output rows (all members together) of a group that normalises its
-// own x: on an H100 the Q/K/V group gained (15.0 -> 11.5 us with the norm's
-// dispatch) but a gate/up group of 11,264 rows lost (23.1 -> 25.1 us), since
-// every workgroup re-reads x and the norm weight; with SwiGLU fused too the
-// gate/up group gained in GPU time (23.7 -> 21.4 us) yet decode of a Q8_0
-// model measured 3 % slower, so it stays unfused (HETERO_VK_NORM_ROWS).
-uint64_t norm_fusion_max_rows();
+inline uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+
+// `count` workgroups as a 2-D grid (one dimension is limited to maxComputeWorkGroupCount[0]).
+void grid(Dispatch& d, const DeviceInfo& dev, uint64_t count);
+
+// Tensor-core kernels where the device has them; HETERO_VK_COOPMAT=0 keeps
+// the f32 GEMM and attention (for comparisons).
+bool coopmat_enabled(const DeviceInfo& dev);
+// The coopmat GEMM takes quantized weights of the types coop_gemm_weights lists.
+bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype);
+
+// vk_matmul.cpp
+Dispatch lower_matmul(const NodeLowering& n, const ResidualFusion& fusion);
+Dispatch lower_matmul_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                            const hetero_tensor_desc* t, const hetero_node* norm, const hetero_node* swiglu);
+// vk_attention.cpp: ATTENTION, ATTENTION_EXT.
+Dispatch lower_attention(const NodeLowering& n);
+// vk_elementwise.cpp
+Dispatch lower_embedding(const NodeLowering& n);
+Dispatch lower_norm(const NodeLowering& n);  // RMSNORM, SOFTMAX
+Dispatch lower_elementwise(const NodeLowering& n);  // ADD, MUL, SWIGLU, GEGLU, SOFTCAP
+Dispatch lower_convert(const NodeLowering& n);
+// vk_rope_store.cpp
+Dispatch lower_rope(const NodeLowering& n);  // ROPE, ROPE_SCALED
+Dispatch lower_store_rows(const NodeLowering& n);
+Dispatch lower_rope_pair(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                         const hetero_tensor_desc* t, const std::vector<hetero_node>& stores);
+Dispatch lower_store_rows_pair(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
+                               const hetero_tensor_desc* t);
 
 }  // namespace hetero::vk
