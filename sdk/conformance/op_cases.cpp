@@ -292,6 +292,52 @@ void attention_long_cases(std::vector<Case>& out) {
         }
 }
 
+// Prefill over f16 caches at the head dims models have beside 64 and 128,
+// and between them (odd ones too): GPU kernels built for a few head dims
+// that pad the others (OpenCL's tensor-core attention: 32, 64, 96, 128 and
+// 256) must zero the padding and write only the real columns, also where
+// rows are not 16-byte aligned (head dims not multiples of 8). MHA and GQA;
+// 16 to 48 query rows (tensor-core kernels take 16 and more), caches ending
+// in a partial key tile; positions consecutive up to the cache's end, or
+// with the cache rows after them NaN (the tail), or scattered. Windows and
+// soft-caps (ATTENTION_EXT) at some.
+void attention_head_dim_cases(std::vector<Case>& out) {
+    enum class Positions { Prefill, Tail, Scattered };
+    struct Dims { int64_t n, c, h, kv, hd; Positions positions; int64_t window = 0; float cap = 0.f; };
+    constexpr Positions P = Positions::Prefill, T = Positions::Tail, S = Positions::Scattered;
+    const Dims cases[] = {{16, 16, 2, 2, 32, P},  {40, 100, 4, 1, 32, T}, {20, 45, 2, 1, 36, P},   {24, 60, 2, 2, 48, S},
+                          {33, 80, 4, 2, 48, P},  {18, 40, 2, 2, 58, T},  {16, 40, 2, 2, 72, T},   {40, 90, 6, 2, 72, P},
+                          {17, 17, 2, 2, 80, P},  {48, 130, 4, 1, 80, T}, {20, 70, 2, 2, 96, S},   {36, 36, 8, 2, 96, P},
+                          {16, 50, 3, 3, 112, P}, {30, 100, 4, 1, 112, T}, {16, 33, 2, 2, 128, T}, {16, 40, 2, 2, 160, P},
+                          {24, 60, 4, 1, 160, T}, {16, 20, 2, 2, 256, P}, {33, 50, 4, 2, 256, T},  {17, 30, 2, 1, 250, S},
+                          // ATTENTION_EXT
+                          {20, 45, 2, 1, 36, P, 1, 5.f}, {24, 60, 2, 2, 48, T, 4096, 5.f}, {40, 90, 4, 2, 80, P, 8, 0.f},
+                          {30, 100, 4, 1, 112, S, 37, 0.f}, {24, 60, 4, 1, 160, P, 0, 5.f}, {33, 50, 4, 2, 256, T, 20, 5.f}};
+    const char* names[] = {"_prefill", "_poisoned_tail", "_scattered"};
+    for (const Dims& d : cases) {
+        const bool ext = d.window > 0 || d.cap > 0.f;
+        const int64_t first = d.positions == T ? (d.c - d.n) / 2 : d.c - d.n;
+        CaseBuilder b(std::string(ext ? "attention_ext" : "attention") + "/f16/n" + s(d.n) + "_h" + s(d.h) + "_kv" + s(d.kv) + "_hd" +
+                      s(d.hd) + "_c" + s(d.c) + (ext ? "_w" + s(d.window) + (d.cap > 0.f ? "_cap5" : "") : "") +
+                      (d.positions == T ? "_at" + s(first) : "") + "_head_dim" + names[int(d.positions)]);
+        Rng rng(b.get().seed);
+        Fill cache = uniform(-2, 2);
+        if (d.positions == T) cache.poison_from_row = first + d.n;
+        const std::vector<int32_t> pos = d.positions == S ? distinct_positions(rng, d.n, d.c) : contiguous_positions(first, d.n);
+        const int32_t q = b.tensor("q", F32, B, {d.n, d.h, d.hd}, uniform(-2, 2));
+        const int32_t k = b.tensor("k_cache", HETERO_DTYPE_F16, B, {d.c, d.kv, d.hd}, cache);
+        const int32_t v = b.tensor("v_cache", HETERO_DTYPE_F16, B, {d.c, d.kv, d.hd}, cache);
+        const int32_t p = b.tensor("positions", I32, B, {d.n}, values(pos));
+        hetero_node& node = b.node(ext ? HETERO_OP_ATTENTION_EXT : HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {d.n, d.h, d.hd}));
+        node.fparams[0] = float(1.0 / std::sqrt(double(d.hd)));
+        if (ext) {
+            node.fparams[1] = d.cap;
+            node.iparams[0] = d.window;
+        }
+        out.push_back(b.done());
+    }
+}
+
 // Cache rows past every query's position hold NaN: the contract lets a
 // query read rows 0..position only, and a cache fresh from an allocation
 // (or reused memory) holds anything there. A kernel whose tile reaches past
@@ -436,6 +482,7 @@ void add_op_cases(std::vector<Case>& out) {
     rope_cases(out);
     attention_cases(out);
     attention_long_cases(out);
+    attention_head_dim_cases(out);
     attention_poisoned_tail_cases(out);
     elementwise_cases(out);
     softmax_cases(out);

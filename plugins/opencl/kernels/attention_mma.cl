@@ -1,11 +1,18 @@
 // Prefill attention on tensor cores, flash-attention style (see gemm_mma.cl
 // for the mma helpers and where they run): a work-group of AM_ROWS / 16
 // warps per (AM_ROWS query rows, head) walks the keys in tiles of AM_KEYS up
-// to the block's last position. One kernel per head dim:
-// attention_mma_kernel.cl follows this file and attention_mma_hd128.cl in the
-// program, so it is compiled once for head dim 64 (attention_mma_hd64) and
-// once for 128 (attention_mma_hd128), with the query rows per work-group from
-// the host (AM_ROWS_HD64, AM_ROWS_HD128).
+// to the block's last position.
+//
+// One kernel per padded head dim AM_HD (a multiple of 16): each
+// attention_mma_hd<AM_HD>.cl in the program is followed by
+// attention_mma_kernel.cl, which compiles attention_mma_hd<AM_HD> with the
+// query rows per work-group and the keys per tile the host passes
+// (AM_ROWS_HD<AM_HD>, AM_KEYS_HD<AM_HD>; kMmaAttentionKernels in
+// src/cl_device.hpp). The instance for head dims 32, 64, 96, 128 and 256
+// takes every head dim up to it (the host picks the smallest that fits): the
+// real head dim `Hd` comes at run time, Q, K and V tiles hold zeros in the
+// columns past it, 16-column steps past it are skipped and those output
+// columns are never written.
 //
 // Per key tile, each warp keeps its 16 rows in registers throughout: S = Q K^T
 // by mma (Q's fragments loaded once), masked causally and by the window,
@@ -14,9 +21,10 @@
 // shuffles; P converted to f16 in place as the a fragment of O += P V (the
 // accumulator layout of two 8-key tiles is the a layout of one 16-key step),
 // V's fragments read transposed by ldmatrix. K and V tiles are copied into
-// local memory asynchronously (cp.async), the next tile while this one is
-// used, in two buffers. Q, K, V and P are f16 (Q pre-scaled); products and
-// sums are f32.
+// local memory asynchronously (cp.async; where rows are 16-byte aligned:
+// head dims that are multiples of 8), the next tile while this one is used,
+// in two buffers. Q, K, V and P are f16 (Q pre-scaled); products and sums
+// are f32.
 //
 // In emulation (no NV_PTX) the same steps run with P passing through local
 // memory and shuffles through a local scratch array.
@@ -25,19 +33,37 @@
 // of 16-byte units, so the 8 rows of an ldmatrix fall in 8 bank groups.
 #define AM_ROW_WORDS(hd) ((hd) / 2 + 4)
 
-// K and V rows c0.. c0 + keys - 1 of KV head hk (f16 cache, row stride
-// `stride` halves) into local tiles with rows of AM_ROW_WORDS(hd) words.
-// Rows past the block's last position may be unwritten, even NaN: they are
-// never read, their tile rows are zeros.
+// Halves i and i + 1 of `s` as one word (i first), zeros from half n on.
+inline uint am_pair(global const ushort* s, int i, int n) {
+    return (i < n ? (uint)s[i] : 0u) | (i + 1 < n ? (uint)s[i + 1] << 16 : 0u);
+}
+
+// K and V rows c0.. c0 + keys - 1 of KV head hk (f16 cache of head dim hd,
+// row stride `stride` halves) into local tiles of head dim pd >= hd (rows of
+// AM_ROW_WORDS(pd) words). Columns hd.. pd - 1 are zeros; rows past the
+// block's last position may be unwritten, even NaN: they are never read,
+// their tile rows are zeros. `async` needs 16-byte aligned rows (hd a
+// multiple of 8), so the partial piece at a row's end (hd % 8 halves) is
+// only ever copied on the spot.
 inline void am_stage_kv(local uint* Ks, local uint* Vs, global const uchar* kbase, global const uchar* vbase, int c0, int last,
-                        ulong stride, int hk, int hd, int keys, int wg, bool async) {
-    const int words = AM_ROW_WORDS(hd);
-    for (int u = get_local_id(0); u < keys * hd / 8; u += wg) {
-        const int key = u / (hd / 8), d = 8 * (u % (hd / 8));
-        const bool valid = c0 + key <= last;
+                        ulong stride, int hk, int hd, int pd, int keys, int wg, bool async) {
+    const int words = AM_ROW_WORDS(pd), pieces = pd / 8;
+    for (int u = get_local_id(0); u < keys * pieces; u += wg) {
+        const int key = u / pieces, d = 8 * (u % pieces);
+        const bool valid = c0 + key <= last && d < hd;
         const ulong at = valid ? 2 * ((ulong)(c0 + key) * stride + (ulong)hk * hd + d) : 0;
-        copy16_async(Ks + key * words + d / 2, kbase + at, valid, async);
-        copy16_async(Vs + key * words + d / 2, vbase + at, valid, async);
+        local uint* kd = Ks + key * words + d / 2;
+        local uint* vd = Vs + key * words + d / 2;
+        if (valid && d + 8 > hd) {
+            global const ushort* ks = (global const ushort*)(kbase + at);
+            global const ushort* vs = (global const ushort*)(vbase + at);
+            const int n = hd - d;
+            *(local uint4*)kd = (uint4)(am_pair(ks, 0, n), am_pair(ks, 2, n), am_pair(ks, 4, n), am_pair(ks, 6, n));
+            *(local uint4*)vd = (uint4)(am_pair(vs, 0, n), am_pair(vs, 2, n), am_pair(vs, 4, n), am_pair(vs, 6, n));
+        } else {
+            copy16_async(kd, kbase + at, valid, async);
+            copy16_async(vd, vbase + at, valid, async);
+        }
     }
 }
 
@@ -70,17 +96,8 @@ inline float am_quad_sum(float v, local float* red) {
 #endif
 }
 
-#ifndef AM_ROWS_HD64
-#define AM_ROWS_HD64 64
-#endif
-#ifndef AM_ROWS_HD128
-#define AM_ROWS_HD128 64
-#endif
-// The head dim 64 kernel: attention_mma_kernel.cl comes next. Keys per tile:
-// two buffers of K and V tiles must stay within NVIDIA's 48 KiB of local
-// memory per work-group (36 KiB here, 34 KiB at head dim 128 with 32 keys).
-#define AM_HD 64
-#define AM_KEYS 64
-#define AM_ROWS AM_ROWS_HD64
-#define AM_NAME attention_mma_hd64
+// An instance's settings by name: AM_PASTE(AM_ROWS_HD, AM_HD) is
+// AM_ROWS_HD<AM_HD>.
+#define AM_PASTE2(a, b) a##b
+#define AM_PASTE(a, b) AM_PASTE2(a, b)
 #endif  // MMA_KERNELS

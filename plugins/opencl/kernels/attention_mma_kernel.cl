@@ -1,8 +1,17 @@
-// The tensor-core prefill attention kernel for one head dim (AM_HD), keys
-// per tile (AM_KEYS), query rows per work-group (AM_ROWS) and name
-// (AM_NAME), which the file before it in the program defines; see
+// The tensor-core prefill attention kernel for one padded head dim (AM_HD,
+// which the file before it in the program defines), with the host's query
+// rows per work-group (AM_ROWS) and keys per tile (AM_KEYS); see
 // attention_mma.cl.
 #ifdef MMA_KERNELS
+#define AM_ROWS AM_PASTE(AM_ROWS_HD, AM_HD)
+#define AM_KEYS AM_PASTE(AM_KEYS_HD, AM_HD)
+#define AM_NAME AM_PASTE(attention_mma_hd, AM_HD)
+#if AM_ROWS <= 0 || AM_KEYS <= 0
+#error "the host passes AM_ROWS_HD<dim> and AM_KEYS_HD<dim> for every instance"
+#endif
+#if AM_HD % 16 != 0 || AM_KEYS % 16 != 0 || AM_ROWS % 16 != 0
+#error "head dim, keys per tile and rows per work-group are whole mma steps (16)"
+#endif
 #define AM_WG (32 * AM_ROWS / 16)
 #define AM_W AM_ROW_WORDS(AM_HD)
 #define AM_STAGE (2 * AM_KEYS * AM_W)  // words of one buffer: K tile, then V tile
@@ -59,20 +68,31 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     barrier(CLK_LOCAL_MEM_FENCE);
     const int last = block_last;
     const int start = block_first == INT_MAX ? 0 : block_first;
-    const ulong stride = (ulong)Hkv * AM_HD;
+    // The real head dim (1.. AM_HD): its 16-column steps, and cache rows.
+    const int hd = Hd, steps = (Hd + 15) / 16;
+    const ulong stride = (ulong)Hkv * hd;
     global const uchar* kbase = kb + koff;
     global const uchar* vbase = vb + voff;
-    const bool async = aligned16(kbase) && aligned16(vbase);
-    if (start <= last) am_stage_kv(buffers, buffers + AM_KEYS * AM_W, kbase, vbase, start, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
+    const bool async = aligned16(kbase) && aligned16(vbase) && hd % 8 == 0;
+    if (start <= last) am_stage_kv(buffers, buffers + AM_KEYS * AM_W, kbase, vbase, start, last, stride, hk, hd, AM_HD, AM_KEYS, AM_WG, async);
     copy_async_commit();
 
-    // Q, scaled so that scores come out in base 2.
+    // Q, scaled so that scores come out in base 2; zeros past the head dim.
     const float qscale = scale * M_LOG2E_F;
     for (int u = lid; u < AM_ROWS * AM_HD / 4; u += AM_WG) {
         const int r = u / (AM_HD / 4), d = 4 * (u % (AM_HD / 4));
         float4 v = (float4)(0.f);
-        if (n0 + r < N) v = vload4(0, CPTR(float, qb, qoff) + ((ulong)(n0 + r) * H + h) * AM_HD + d) * qscale;
-        vstore_half4(v, 0, (local half*)(Qs + r * AM_W) + d);
+        if (n0 + r < N && d < hd) {
+            global const float* src = CPTR(float, qb, qoff) + ((ulong)(n0 + r) * H + h) * hd + d;
+            if (d + 4 <= hd) {
+                v = vload4(0, src);
+            } else {
+                v.x = src[0];
+                if (d + 1 < hd) v.y = src[1];
+                if (d + 2 < hd) v.z = src[2];
+            }
+        }
+        vstore_half4(v * qscale, 0, (local half*)(Qs + r * AM_W) + d);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     local const uint* q_tile = Qs + 16 * warp * AM_W;
@@ -102,13 +122,14 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
         // The next tile into the other buffer, while this one is used.
         if (c0 + AM_KEYS <= last) {
             local uint* next = buffers + ((tile + 1) % 2) * AM_STAGE;
-            am_stage_kv(next, next + AM_KEYS * AM_W, kbase, vbase, c0 + AM_KEYS, last, stride, hk, AM_HD, AM_KEYS, AM_WG, async);
+            am_stage_kv(next, next + AM_KEYS * AM_W, kbase, vbase, c0 + AM_KEYS, last, stride, hk, hd, AM_HD, AM_KEYS, AM_WG, async);
         }
         copy_async_commit();
         copy_async_wait_previous();
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        // Scores of the warp's 16 rows.
+        // Scores of the warp's 16 rows (steps past the head dim add zeros:
+        // skipped).
         float s[AM_KEYS / 8][4];
         MMA_UNROLL
         for (int j = 0; j < AM_KEYS / 8; ++j)
@@ -118,6 +139,7 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
         for (int j = 0; j < AM_KEYS / 8; j += 2)
             MMA_UNROLL
             for (int k = 0; k < AM_HD / 16; ++k) {
+                if (k >= steps) continue;
 #ifdef NV_PTX
                 const uint4 b = ldmatrix_b2(Ks + 8 * j * AM_W + 8 * k, AM_W);
                 mma_sync(s[j], qf[k], b.xy);
@@ -178,7 +200,8 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
             o[j][3] *= corr_hi;
         }
 
-        // O += P V, 16 keys a step.
+        // O += P V, 16 keys a step; output columns past the head dim's last
+        // 16-column step are skipped (they stay zero and are not written).
 #ifndef NV_PTX
         local uint* p_tile = Ps + 16 * warp * AM_ROW_WORDS(AM_KEYS);
         for (int j = 0; j < AM_KEYS / 8; ++j)
@@ -193,19 +216,22 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
                                     pack_f16x2(s[2 * k + 1][0], s[2 * k + 1][1]), pack_f16x2(s[2 * k + 1][2], s[2 * k + 1][3]));
             MMA_UNROLL
             for (int j = 0; j < AM_HD / 8; j += 2) {
+                if (j >= 2 * steps) continue;
                 const uint4 b = ldmatrix_b2_trans(Vs + 16 * k * AM_W + 4 * j, AM_W);
                 mma_sync(o[j], a, b.xy);
                 mma_sync(o[j + 1], a, b.zw);
             }
 #else
-            for (int j = 0; j < AM_HD / 8; ++j)
+            for (int j = 0; j < 2 * steps; ++j)
                 mma_emulate_strided(o[j], p_tile + 8 * k, AM_ROW_WORDS(AM_KEYS), Vs + 16 * k * AM_W + 4 * j, 1, 2 * AM_W);
 #endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);  // the next tile's copies overwrite this buffer
     }
 
-    // Row sums over the quad; rows with a bad position come out zero.
+    // Row sums over the quad; rows with a bad position come out zero. Only
+    // the head dim's columns are written: pairs, and a last single column
+    // where it is odd.
     l_lo = am_quad_sum(l_lo, red);
     l_hi = am_quad_sum(l_hi, red);
     const float inv_lo = pos_lo < 0 ? 0.f : 1.f / l_lo, inv_hi = pos_hi < 0 ? 0.f : 1.f / l_hi;
@@ -214,8 +240,16 @@ __attribute__((reqd_work_group_size(AM_WG, 1, 1))) kernel void AM_NAME(
     MMA_UNROLL
     for (int j = 0; j < AM_HD / 8; ++j) {
         const int d = 8 * j + 2 * t;
-        if (n_lo < N) vstore2((float2)(o[j][0], o[j][1]) * inv_lo, 0, y + ((ulong)n_lo * H + h) * AM_HD + d);
-        if (n_hi < N) vstore2((float2)(o[j][2], o[j][3]) * inv_hi, 0, y + ((ulong)n_hi * H + h) * AM_HD + d);
+        if (d >= hd) continue;
+        global float* y_lo = y + ((ulong)n_lo * H + h) * hd + d;
+        global float* y_hi = y + ((ulong)n_hi * H + h) * hd + d;
+        if (d + 1 < hd) {
+            if (n_lo < N) vstore2((float2)(o[j][0], o[j][1]) * inv_lo, 0, y_lo);
+            if (n_hi < N) vstore2((float2)(o[j][2], o[j][3]) * inv_hi, 0, y_hi);
+        } else {
+            if (n_lo < N) *y_lo = o[j][0] * inv_lo;
+            if (n_hi < N) *y_hi = o[j][2] * inv_hi;
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-// Attention nodes: the tensor-core kernel (prefill with an f16 cache), the
-// tiled kernel (prefill), else the per-row kernel (kernels/attention.cl,
-// attention_mma.cl).
+// Attention nodes: the tensor-core kernel (prefill with an f16 cache, head
+// dims up to 256), the tiled kernel (prefill), else the per-row kernel
+// (kernels/attention.cl, attention_mma.cl).
 #include "cl_lowering.hpp"
 
 #include <algorithm>
@@ -81,7 +81,7 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
     const MmaAttentionKernel* mma_kernel = mma_attention_kernel(Hd);
     if (program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows && mma_kernel &&
         program_.group_size(mma_kernel->name, mma_kernel->group()) >= mma_kernel->group() &&
-        device_.info().local_mem >= mma_kernel->local_bytes) {
+        device_.info().local_mem >= mma_kernel->local_bytes()) {
         l = start(mma_kernel->name);
         l.set_args<AttentionMmaParams>(qa, ka, va, pa, ya, cl_int(N), cl_int(H), cl_int(Hkv), cl_int(Hd), cl_int(C), scale, kv_f16, err,
                                        node_id, window, cap);

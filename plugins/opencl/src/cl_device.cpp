@@ -145,7 +145,8 @@ std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma,
         o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(t.warps_n) + " -DMMA_WARPS_M=" + std::to_string(t.warps_m) +
              " -DMMA_FRAGS_N=" + std::to_string(t.frags_n) + " -DMMA_FRAGS_M=" + std::to_string(t.frags_m);
         for (const MmaAttentionKernel& k : kMmaAttentionKernels)
-            o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows);
+            o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows) + " -DAM_KEYS_HD" + std::to_string(k.head_dim) +
+                 "=" + std::to_string(k.keys);
         if (mma_n_fastest()) o += " -DMMA_N_FASTEST";
     }
     if (ptx) o += " -DNV_PTX";
@@ -193,7 +194,8 @@ constexpr const char* kKernelNames[] = {
     "matvec_q4_1", "matvec_q5_0", "matvec_q5_1", "matvec_iq4_nl", "matvec_q2_k", "matvec_q3_k", "gemm_q4_1", "gemm_q5_0",
     "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k"};
 // Only in programs built with the tensor-core kernels.
-constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0", "attention_mma_hd64", "attention_mma_hd128",
+// (And the attention kernels of kMmaAttentionKernels.)
+constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
                                            "gemm_mma_aligned_q6_k", "gemm_mma_q4_1", "gemm_mma_q5_0", "gemm_mma_q5_1",
                                            "gemm_mma_iq4_nl", "gemm_mma_q2_k", "gemm_mma_q3_k", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
@@ -222,8 +224,10 @@ Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool
         clReleaseKernel(k);
     };
     for (const char* name : kKernelNames) check(name);
-    if (mma)
+    if (mma) {
         for (const char* name : kMmaKernelNames) check(name);
+        for (const MmaAttentionKernel& k : kMmaAttentionKernels) check(k.name);
+    }
 }
 
 Program::~Program() {

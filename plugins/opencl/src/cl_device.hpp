@@ -99,26 +99,44 @@ const MmaTiling& mma_tiling();
 // activation tile. n was 2.5-6 % faster at 7B (Q4_0 11,199-11,291 -> 11,474-
 // 11,506, Q8_0 9,537-9,641 -> 10,263 at 4,2,2,4 on an H200), even at 1.1B.
 bool mma_n_fastest();
-// The tensor-core prefill attention (kernels/attention_mma.cl), one kernel
-// per head dim it takes, with the query rows of one head per work-group (16
-// per warp; passed as AM_ROWS_HD<dim>) and the local memory it asks for.
+// The tensor-core prefill attention (kernels/attention_mma.cl): one kernel
+// per padded head dim, which takes every head dim up to it above the one
+// before (the real one is an argument; the tiles' columns past it are
+// zeros, and whole 16-column steps past it are skipped, so a head dim pays
+// for its own columns rounded up to 16). Each has its query rows of one head
+// per work-group (16 per warp) and keys per tile (passed as AM_ROWS_HD<dim>
+// and AM_KEYS_HD<dim>).
 struct MmaAttentionKernel {
     int64_t head_dim;
     int64_t rows;
+    int64_t keys;
     const char* name;
-    uint64_t local_bytes;
     size_t group() const { return size_t(32 * rows / 16); }
+    // Local memory on NVIDIA: two buffers of K and V tiles (rows of
+    // head_dim + 8 halves), the rows' positions, and some room.
+    uint64_t local_bytes() const { return uint64_t(2 * 2 * keys * (head_dim + 8) * 2 + 2 * rows * 4 + 1024); }
 };
-// 36 and 34 KiB of local memory at these sizes (two buffers of K and V
-// tiles), asked for with some room.
+// Five kernels, which a cold program build pays for (the three beside 64
+// and 128 make the program's PTX 8 % longer, clang 15). What a head dim
+// below its kernel's costs is registers and local memory for the padding
+// (the O accumulator is head_dim / 2 floats a lane, Q's fragments
+// head_dim / 4 words), not work. 32 (small models), 64 and 128 (most) are
+// exact; 96 takes 72, 80 (Phi-2) and 96 (Phi-3); 256 (Gemma) takes 160 and
+// 192. Keys per tile: as many (64, 32, 16) as keep the two buffers within
+// 36 KiB of the 48 KiB NVIDIA gives a work-group (20, 36, 26, 34 and 33
+// KiB); at head dim 256, 16 keys and so at most 32 rows, as Q is staged in
+// the second buffer before its fragments become registers (rows <= 2 *
+// keys).
 inline constexpr MmaAttentionKernel kMmaAttentionKernels[] = {
-    {64, 64, "attention_mma_hd64", 40 * 1024},
-    {128, 64, "attention_mma_hd128", 40 * 1024},
+    {32, 64, 64, "attention_mma_hd32"},  {64, 64, 64, "attention_mma_hd64"},   {96, 64, 32, "attention_mma_hd96"},
+    {128, 64, 32, "attention_mma_hd128"}, {256, 32, 16, "attention_mma_hd256"},
 };
-// The kernel for a head dim, or null where none takes it.
+// The kernel for a head dim (the smallest that takes it), or null where none
+// does (above 256).
 inline const MmaAttentionKernel* mma_attention_kernel(int64_t head_dim) {
+    if (head_dim < 1) return nullptr;
     for (const MmaAttentionKernel& k : kMmaAttentionKernels)
-        if (k.head_dim == head_dim) return &k;
+        if (head_dim <= k.head_dim) return &k;
     return nullptr;
 }
 
