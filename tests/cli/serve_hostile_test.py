@@ -52,11 +52,11 @@ TEMPLATE = """{%- if messages[-1].content == 'LOOP' -%}
 
 
 class Server:
-    def __init__(self, tmp, name, host="127.0.0.1"):
+    def __init__(self, tmp, name, host="127.0.0.1", context=4096):
         self.log_path = os.path.join(tmp, name + ".log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "--host", host, "-m",
-                                      os.path.join(tmp, "model.gguf"), "-c", "1024", "--chat-template",
+                                      os.path.join(tmp, "model.gguf"), "-c", str(context), "--chat-template",
                                       os.path.join(tmp, "hostile.jinja"), *SERVE_ARGS], stderr=self.log)
         self.host, self.port, self.url = host, None, ""
         for _ in range(600):
@@ -333,9 +333,9 @@ def run_suite(srv):
 
     health.phase = good.phase = "client leaves mid-reply"
     s = connect(srv)
-    body = json.dumps(chat("Tell me everything", 900)).encode()
+    body = json.dumps(chat("Tell me everything", 4000)).encode()  # seconds of work even at ~1,500 tokens a second
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-    time.sleep(0.7)
+    time.sleep(0.3)
     s.close()
     st, _, dt = request(srv, "POST", "/v1/completions", completion())
     time.sleep(0.3)
@@ -385,7 +385,9 @@ def large_requests(srv):
 
 def sigterm_checks(tmp):
     """SIGTERM while one client's template renders and another's reply is generated."""
-    srv = Server(tmp, "server-sigterm")
+    # A long context and reply: a fast machine generates ~1,000 tokens a second on this model, and the
+    # reply must still be running when the signal comes.
+    srv = Server(tmp, "server-sigterm", context=16384)
     results = {}
 
     def ask(name, path, body):
@@ -394,7 +396,7 @@ def sigterm_checks(tmp):
         except Exception as e:  # noqa: BLE001 (a closed connection is an answer here too)
             results[name] = (None, repr(e), 0)
 
-    threads = [threading.Thread(target=ask, args=("reply", "/v1/chat/completions", chat("Tell me everything", 900)))]
+    threads = [threading.Thread(target=ask, args=("reply", "/v1/chat/completions", chat("Tell me everything", 16000)))]
     threads[0].start()
     time.sleep(1.0)  # the reply is being generated
     threads.append(threading.Thread(target=ask, args=("template", "/v1/chat/completions", chat("LOOP"))))
