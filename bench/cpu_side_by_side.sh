@@ -12,7 +12,9 @@
 #   THREADS (default: all cores), SHAPES (default tinyllama-1.1b),
 #   TYPES (default "q4_0 q8_0 q4_k"), ROUNDS (default 2), REPS (default 3),
 #   PP (default 512), TG (default 64), CPU_OPTIONS (more cpu provider options
-#   as JSON members, e.g. '"decode_streams":4')
+#   as JSON members, e.g. '"decode_streams":4'), DEPTH (default 0: tokens in
+#   the KV cache before each test, both engines' -d), CACHE_TYPE (hetero's
+#   --cache-type, default auto: f32 on the CPU; llama.cpp keeps its f16)
 set -uo pipefail
 source "$(dirname "$0")/shape_args.sh"
 build=$1
@@ -29,6 +31,9 @@ hetero=$build/bin/hetero
 threads=${THREADS:-$(nproc)}
 pp=${PP:-512}
 tg=${TG:-64}
+depth=${DEPTH:-0}
+at=""  # the tests' names after the depth, spaces dropped: pp512@d2048
+((depth > 0)) && at="@d$depth"
 config=$(mktemp)
 echo "{\"providers\":[{\"name\":\"cpu\",\"options\":{\"threads\":$threads${CPU_OPTIONS:+,$CPU_OPTIONS}}}]}" >"$config"
 results=$(mktemp)  # shape type engine test tok/s
@@ -49,16 +54,17 @@ record() { # shape type engine
 for shape in ${SHAPES:-tinyllama-1.1b}; do
   for t in ${TYPES:-q4_0 q8_0 q4_k}; do
     m=$models/$shape-$t.gguf
-    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" $(shape_args "$shape") --type "$t" >/dev/null; }
+    [[ -f $m ]] || { echo "== model $shape $t"; make_model "$hetero" "$shape" "$t" "$m" || continue; }
     engines=(hetero llama.cpp)
     for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
       for ((i = 0; i < 2; i++)); do
         e=${engines[$(((i + round - 1) % 2))]}
         echo "== $shape $t $e (round $round)"
         if [[ $e == hetero ]]; then
-          "$hetero" bench --config "$config" -m "$m" --providers cpu -p "$pp" -n "$tg" -r "${REPS:-3}" >"$run_out" 2>/dev/null
+          "$hetero" bench --config "$config" -m "$m" --providers cpu -p "$pp" -n "$tg" -d "$depth" -r "${REPS:-3}" \
+            --cache-type "${CACHE_TYPE:-auto}" >"$run_out" 2>/dev/null
         else
-          "$peer/llama-bench" -m "$m" -t "$threads" -p "$pp" -n "$tg" -r "${REPS:-3}" >"$run_out" 2>/dev/null
+          "$peer/llama-bench" -m "$m" -t "$threads" -p "$pp" -n "$tg" -d "$depth" -r "${REPS:-3}" >"$run_out" 2>/dev/null
         fi
         cat "$run_out"
         record "$shape" "$t" "$e"
@@ -68,12 +74,13 @@ for shape in ${SHAPES:-tinyllama-1.1b}; do
 done
 
 echo "== summary (best of ${ROUNDS:-2} rounds, $threads threads; decode GB/s = file bytes x tok/s; probe ${probe:-?} GB/s)"
-echo "| shape | type | pp$pp hetero | pp$pp llama.cpp | ratio | tg$tg hetero | tg$tg llama.cpp | ratio | hetero GB/s (% of probe) |"
+((depth > 0)) && echo "(tests after $depth cached tokens; hetero's cache: ${CACHE_TYPE:-auto}, llama.cpp's: f16)"
+echo "| shape | type | pp$pp$at hetero | pp$pp$at llama.cpp | ratio | tg$tg$at hetero | tg$tg$at llama.cpp | ratio | hetero GB/s (% of probe) |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for shape in ${SHAPES:-tinyllama-1.1b}; do
   for t in ${TYPES:-q4_0 q8_0 q4_k}; do
     bytes=$(stat -L -c %s "$models/$shape-$t.gguf")
-    awk -v s="$shape" -v t="$t" -v b="$bytes" -v p="${probe:-0}" -v pp="pp$pp" -v tg="tg$tg" '
+    awk -v s="$shape" -v t="$t" -v b="$bytes" -v p="${probe:-0}" -v pp="pp$pp$at" -v tg="tg$tg$at" '
       $1 == s && $2 == t { k = $3 " " $4; if ($5 > best[k]) best[k] = $5 }
       END {
         ph = best["hetero " pp]; pl = best["llama.cpp " pp]; th = best["hetero " tg]; tl = best["llama.cpp " tg]

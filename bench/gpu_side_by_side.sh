@@ -19,7 +19,9 @@
 #   SHAPES  (default "tinyllama-1.1b llama-7b mistral-7b")   names from
 #           bench/shapes.txt (16 published models' shapes, 0.5B to 14B) or
 #           gen-model presets
-#   TYPES   (default "q4_0 q8_0")
+#   TYPES   (default "q4_0 q8_0"): gen-model types, or llama-quantize's names
+#           (Q4_K_M, ...) with LLAMA_QUANTIZE set to its llama-quantize
+#   LAYERS  replaces each shape's layer count (same widths and vocabulary)
 #   ROUNDS  (default 2), REPS (default 3; pp4096 runs REPS-1 times, at least once)
 #   ENGINES (default "hetero-vulkan hetero-opencl llama-vulkan llama-cuda")
 #   CHECKS=0 skips conformance and the token check; OPENCL_DEVICE (default NVIDIA)
@@ -107,7 +109,7 @@ run_engine() { # engine shape type model
 for shape in ${SHAPES:-tinyllama-1.1b llama-7b mistral-7b}; do
   for t in ${TYPES:-q4_0 q8_0}; do
     m=$models/$shape-$t.gguf
-    [[ -f $m ]] || { echo "== gen-model $shape $t"; "$hetero" gen-model "$m" $(shape_args "$shape") --type "$t" >/dev/null; }
+    [[ -f $m ]] || { echo "== model $shape $t"; make_model "$hetero" "$shape" "$t" "$m" || continue; }
     engines=(${ENGINES:-hetero-vulkan hetero-opencl llama-vulkan llama-cuda})
     for ((round = 1; round <= ${ROUNDS:-2}; round++)); do
       for ((i = 0; i < ${#engines[@]}; i++)); do
@@ -129,7 +131,9 @@ for shape in ${SHAPES:-tinyllama-1.1b llama-7b mistral-7b}; do
     m=$models/$shape-$t.gguf
     bytes=$(stat -c %s "$m")
     case $t in  # bytes per weight of the block format
-      q4_0 | q4_k) bpw=0.5625 ;; q5_k) bpw=0.6875 ;; q6_k) bpw=0.8203 ;; q8_0) bpw=1.0625 ;; f16) bpw=2 ;; *) bpw=4 ;;
+      q4_0 | q4_k) bpw=0.5625 ;; q5_k) bpw=0.6875 ;; q6_k) bpw=0.8203 ;; q8_0) bpw=1.0625 ;; f16) bpw=2 ;;
+      Q4_K_M) bpw=0.606 ;; Q4_K_S) bpw=0.57 ;; Q5_K_M) bpw=0.711 ;;  # llama.cpp's mixes, over all weights
+      *) bpw=4 ;;
     esac
     for e in ${ENGINES:-hetero-vulkan hetero-opencl llama-vulkan llama-cuda}; do
       awk -v s="$shape" -v t="$t" -v e="$e" -v b="$bytes" -v bpw="$bpw" -v tbs="$peak_tbs" -v tf="$peak_tflops" '
