@@ -1,4 +1,5 @@
-// JSON as the core reads hand-written files (the config, SoC profiles): like
+// JSON as the core reads hand-written files (the config, profiles): the
+// SDK's strict reader (hetero/sdk/json_strict.hpp) with hetero::Error. Like
 // nlohmann::json::parse, but a key repeated within one object is an error
 // rather than "the last one wins", so an edit that adds a second "threads"
 // beside the first cannot be silently ignored.

@@ -291,6 +291,33 @@ TEST_F(NpuEmu, ABadProfileIsNamed) {
     EXPECT_NE(std::string(plugin().api->last_error()).find("/nonexistent/soc.json"), std::string::npos) << plugin().api->last_error();
 }
 
+// The provider reads profiles as strictly as `hetero simulate` does: a
+// repeated key or an unsourced figure outside the NPU section is refused,
+// with the file and JSON path, where a lax reader would have taken it.
+TEST_F(NpuEmu, ProfilesAreReadStrictly) {
+    std::ifstream in(std::string(HETERO_SOURCE_DIR) + "/profiles/soc/snapdragon-8-gen-3.json");
+    ASSERT_TRUE(in) << "the shipped profile";
+    const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto refused = [](const std::string& text, const std::string& expect) {
+        const std::string path = ::testing::TempDir() + "npu_strict_profile.json";
+        std::ofstream(path) << text;
+        Instance inst(Opts{{"profile", path}, {"cache_dir", "none"}});
+        EXPECT_NE(inst.status, HETERO_OK) << expect;
+        const std::string err = inst.status == HETERO_OK ? "" : plugin().api->last_error();
+        EXPECT_NE(err.find(path), std::string::npos) << err;
+        EXPECT_NE(err.find(expect), std::string::npos) << err;
+    };
+    // A second "schema" key in the top object.
+    refused("{\"schema\": \"x\", " + good.substr(good.find('{') + 1), "duplicate key 'schema'");
+    // The memory section's sync figure with its source removed.
+    std::string unsourced = good;
+    const size_t sync = unsourced.find("\"sync_us\"");
+    ASSERT_NE(sync, std::string::npos);
+    const size_t source = unsourced.find("\"source\"", sync);
+    unsourced.replace(source, 8, "\"origin\"");
+    refused(unsourced, "memory.sync_us: missing \"source\"");
+}
+
 TEST_F(NpuEmu, TimesFollowTilesOrderAndShape) {
     Instance inst(Opts{{"cache_dir", "none"}});
     // Stage performance: beyond the order knee, rows count in whole tiles of 32.
