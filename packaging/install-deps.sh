@@ -12,6 +12,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libvulkan-dev glslang-tools mesa-vulkan-drivers
   libcpp-httplib-dev
+  libedit-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   # python3-jinja2: the oracle the chat template engine is compared with.

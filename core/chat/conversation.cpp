@@ -16,6 +16,11 @@ void Conversation::reset() {
     cache_.clear();
 }
 
+void Conversation::restore(std::vector<ChatMessage> messages) {
+    system_ = !messages.empty() && messages.front().role == "system" ? messages.front().content : "";
+    messages_ = std::move(messages);
+}
+
 CompletionResult Conversation::say(const std::string& user_text, CompletionOptions options,
                                    const std::function<bool(std::string_view)>& on_text) {
     messages_.push_back({"user", user_text});

@@ -26,6 +26,10 @@ public:
                          const std::function<bool(std::string_view)>& on_text = {});
     // Forgets the messages (except the system one) and the cache.
     void reset();
+    // Continues a conversation saved earlier: its messages replace these (a
+    // leading system message becomes the system message). The cache keeps
+    // what the next prompt shares with it.
+    void restore(std::vector<ChatMessage> messages);
 
     const std::vector<ChatMessage>& messages() const { return messages_; }
 
