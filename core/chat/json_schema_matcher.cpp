@@ -11,6 +11,8 @@ namespace {
 constexpr uint32_t kMaxWhitespaceRun = 48;  // room for an indented line, not for padding forever
 constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxAlternatives = 64;
+constexpr uint64_t kMaxNumberDigits = 16;   // per integer or fraction part
+constexpr uint64_t kMaxExponentDigits = 3;
 
 bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
@@ -184,6 +186,10 @@ void JsonMatcher::feed_stack(Stack stack, unsigned char c, std::vector<Stack>& o
                     case kNumExpSign:
                     case kNumExpDigits: next = is_digit(c) ? kNumExpDigits : 0xff; break;
                 }
+                // Digits per part are capped (a model must not grow a number forever).
+                const bool same_part = next == f.state && (next == kNumInt || next == kNumFrac || next == kNumExpDigits);
+                if (next != 0xff && same_part && ++f.count >= (next == kNumExpDigits ? kMaxExponentDigits : kMaxNumberDigits)) next = 0xff;
+                if (next != 0xff && !same_part) f.count = 0;
                 if (next != 0xff) {
                     f.state = next;
                     stack.whitespace = 0;

@@ -12,8 +12,10 @@
 // "minimum", "multipleOf", ...) is refused with its JSON path: a client must
 // never get output that silently breaks its schema.
 //
-// The recognizer accepts compact and indented JSON (runs of whitespace are
-// capped, so the model cannot pad forever) and nothing after the top value.
+// The recognizer accepts compact and indented JSON and nothing after the top
+// value. What a model could otherwise grow forever is capped: runs of
+// whitespace (48 bytes), digits (16 per integer or fraction part, 3 in an
+// exponent), nesting (64 levels).
 #pragma once
 
 #include <hetero/error.hpp>
