@@ -19,6 +19,7 @@ PlanRequest plan_request(const SessionOptions& so, int32_t n_ctx, int32_t prompt
     req.n_generate = n_generate;
     req.max_batch = so.max_batch;
     req.cache_type = so.cache_type;
+    req.decode_batch = so.n_seq;
     return req;
 }
 

@@ -75,13 +75,18 @@ int ModelGraph::node_index(int layer, Role r) const {
     return -1;
 }
 
-ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head, bool all_logits) {
+namespace {
+
+// n rows: one sequence of n tokens (n_seq = 1) or n sequences of one token each.
+ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head,
+                       bool all_logits) {
     const LlamaHParams& hp = model.hparams;
     if (n < 1) throw Error("model graph: no tokens");
     if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
     const int64_t D = hp.n_embd, H = hp.n_head, Hkv = hp.n_head_kv, Hd = hp.head_dim;
     ModelGraph g;
     g.n_tokens = n;
+    g.n_seq = n_seq;
     g.n_ctx = n_ctx;
     g.n_layer = int(hp.n_layer);
     std::map<std::string, int32_t> weight_ids;
@@ -93,11 +98,13 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         weight_ids[name] = id;
         return id;
     };
+    int node_seq = -1;  // the sequence the nodes added now work on alone (-1: every row)
     auto node = [&](int layer, Role role, uint32_t op, std::initializer_list<int32_t> in, int32_t out, float f0 = 0.f,
                     std::initializer_list<int64_t> ip = {}, float f1 = 0.f) {
         ModelNode mn;
         mn.layer = layer;
         mn.role = role;
+        mn.seq = node_seq;
         mn.node.op = op;
         mn.node.n_inputs = uint32_t(in.size());
         size_t i = 0;
@@ -112,6 +119,16 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
     };
     auto act = [&](std::vector<int64_t> shape, int layer, const std::string& name) {
         return g.add_tensor(HETERO_DTYPE_F32, shape, TensorUse::activation, layer, name);
+    };
+    // Row `row` of tensor `base` (whose rows are contiguous) as a tensor of its own.
+    auto row_view = [&](int32_t base, int64_t row, const std::string& name) {
+        const hetero_tensor_desc d = g.tensors[size_t(base)].desc;
+        std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+        shape[0] = 1;
+        const int32_t id = g.add_tensor(d.dtype, shape, g.tensors[size_t(base)].use, g.tensors[size_t(base)].layer, name);
+        g.tensors[size_t(id)].view_of = base;
+        g.tensors[size_t(id)].view_offset = uint64_t(row) * sdk::tensor_bytes(g.tensors[size_t(id)].desc);
+        return id;
     };
     auto matmul = [&](int layer, Role role, int32_t in, const std::string& w, const std::string& bias, int32_t out) {
         if (!bias.empty() && model.has(bias)) {
@@ -152,15 +169,34 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         const int32_t qr = rope(Role::rope_q, q, H, b + "q_rope");
         const int32_t kr = rope(Role::rope_k, k, Hkv, b + "k_rope");
         const uint32_t cd = cache_dtype[size_t(l)];
-        const int32_t kc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::k_cache, l, b + "k_cache");
-        const int32_t vc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::v_cache, l, b + "v_cache");
-        node(l, Role::store_k, HETERO_OP_STORE_ROWS, {kr, pos}, kc);
-        node(l, Role::store_v, HETERO_OP_STORE_ROWS, {v, pos}, vc);
-        const int32_t att_out = act({n, H, Hd}, l, b + "attn");
-        const int32_t att = swa || hp.attn_softcap > 0.f
-                                ? node(l, Role::attention, HETERO_OP_ATTENTION_EXT, {qr, kc, vc, pos}, att_out, scale, {swa ? hp.n_swa : 0},
-                                       hp.attn_softcap)
-                                : node(l, Role::attention, HETERO_OP_ATTENTION, {qr, kc, vc, pos}, att_out, scale);
+        // The cache stores and the attention of one sequence: its rows, its positions, its cache.
+        auto attend = [&](int32_t q_rows, int32_t k_rows, int32_t v_rows, int32_t positions, int32_t out, int seq, const std::string& cache_name) {
+            const int32_t kc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::k_cache, l, b + "k_cache" + cache_name);
+            const int32_t vc = g.add_tensor(cd, {n_ctx, Hkv, Hd}, TensorUse::v_cache, l, b + "v_cache" + cache_name);
+            g.tensors[size_t(kc)].seq = g.tensors[size_t(vc)].seq = seq;
+            node(l, Role::store_k, HETERO_OP_STORE_ROWS, {k_rows, positions}, kc);
+            node(l, Role::store_v, HETERO_OP_STORE_ROWS, {v_rows, positions}, vc);
+            if (out < 0) out = act({n, H, Hd}, l, b + "attn");
+            if (swa || hp.attn_softcap > 0.f)
+                node(l, Role::attention, HETERO_OP_ATTENTION_EXT, {q_rows, kc, vc, positions}, out, scale, {swa ? hp.n_swa : 0}, hp.attn_softcap);
+            else
+                node(l, Role::attention, HETERO_OP_ATTENTION, {q_rows, kc, vc, positions}, out, scale);
+            return out;
+        };
+        int32_t att = -1;
+        if (n_seq == 1) {
+            att = attend(qr, kr, v, pos, -1, 0, "");
+        } else {
+            att = act({n, H, Hd}, l, b + "attn");
+            // Each sequence's row against its own cache; `att` is written row by row through views.
+            for (int s = 0; s < n_seq; ++s) {
+                const std::string sn = fmt::format(".{}", s);
+                node_seq = s;
+                attend(row_view(qr, s, b + "q_rope" + sn), row_view(kr, s, b + "k_rope" + sn), row_view(v, s, b + "v" + sn),
+                       row_view(pos, s, "positions" + sn), row_view(att, s, b + "attn" + sn), s, sn);
+            }
+            node_seq = -1;
+        }
         int32_t o = matmul(l, Role::attn_out, att, b + "attn_output.weight", b + "attn_output.bias", act({n, D}, l, b + "attn_out"));
         if (hp.post_norms)
             o = node(l, Role::attn_post_norm, HETERO_OP_RMSNORM, {o, W(b + "post_attention_norm.weight")}, act({n, D}, l, b + "attn_post"), eps);
@@ -192,6 +228,17 @@ ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, c
         }
     }
     return g;
+}
+
+}  // namespace
+
+ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head, bool all_logits) {
+    return build_graph(model, n, 1, n_ctx, cache_dtype, with_head, all_logits);
+}
+
+ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {
+    if (n_seq < 2) throw Error("batch graph: at least two sequences");
+    return build_graph(model, n_seq, n_seq, n_ctx, cache_dtype, true, true);
 }
 
 std::string OpShape::family() const {

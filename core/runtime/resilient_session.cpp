@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace hetero {
 
 namespace {
@@ -37,6 +39,7 @@ ResilientSession::ResilientSession(const ModelFile& model, const Plan& plan, con
     : model_(model), options_(options), replan_(std::move(replan)) {
     session_ = std::make_unique<Session>(model_, plan, options_);
     n_ctx_ = session_->n_ctx();
+    history_.resize(size_t(session_->n_seq()));
 }
 
 ResilientSession::~ResilientSession() = default;
@@ -48,30 +51,75 @@ void ResilientSession::prepare(int32_t n) {
     }
 }
 
-const std::vector<float>& ResilientSession::forward(const std::vector<int32_t>& tokens, int32_t pos) {
-    if (pos < 0 || size_t(pos) > history_.size())
-        throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history_.size()));
-    Plan plan = session_->plan();
-    bool rebuild = false;
-    for (;;) {
-        try {
-            if (rebuild) {
-                session_ = std::make_unique<Session>(model_, plan, options_);
-                // The new session's KV cache: the history again, as a prefill.
-                if (pos > 0) session_->forward(std::vector<int32_t>(history_.begin(), history_.begin() + pos), 0);
-                rebuild = false;
-            }
-            const std::vector<float>& logits = session_->forward(tokens, pos);
-            history_.resize(size_t(pos));
-            history_.insert(history_.end(), tokens.begin(), tokens.end());
-            if (spot_) {
-                if (std::string why = spot_->after_forward(history_, pos, tokens.size(), logits); !why.empty()) {
+std::vector<size_t> ResilientSession::history_sizes() const {
+    std::vector<size_t> sizes;
+    for (const auto& h : history_) sizes.push_back(h.size());
+    return sizes;
+}
+
+const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+    if (seq < 0 || size_t(seq) >= history_.size()) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, history_.size() - 1));
+    std::vector<int32_t>& history = history_[size_t(seq)];
+    if (pos < 0 || size_t(pos) > history.size())
+        throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history.size()));
+    std::vector<size_t> keep = history_sizes();
+    keep[size_t(seq)] = size_t(pos);
+    return recovering(
+        [&]() -> const std::vector<float>& {
+            const std::vector<float>& logits = session_->forward_seq(seq, tokens, pos);
+            history.resize(size_t(pos));
+            history.insert(history.end(), tokens.begin(), tokens.end());
+            if (spot_ && seq == 0) {
+                if (std::string why = spot_->after_forward(history, pos, tokens.size(), logits); !why.empty()) {
+                    const Plan& plan = session_->plan();
                     const size_t blamed = checked_device(plan, spot_->reference());
                     throw DeviceFault(blamed, plan.devices[blamed].label(),
                                       ProviderError(plan.devices[blamed].provider ? plan.devices[blamed].provider->name() : "?", HETERO_ERR_INTERNAL,
                                                     fmt::format("wrong results: a spot check against {} found that {}", spot_->reference().label(), why)));
                 }
             }
+            return logits;
+        },
+        keep, pos);
+}
+
+const std::vector<float>& ResilientSession::decode_batch(const std::vector<SeqToken>& steps) {
+    std::vector<size_t> keep = history_sizes();
+    for (const SeqToken& s : steps) {
+        if (s.seq < 0 || size_t(s.seq) >= history_.size()) throw Error(fmt::format("sequence {} outside the session's 0..{}", s.seq, history_.size() - 1));
+        if (s.pos < 0 || size_t(s.pos) > history_[size_t(s.seq)].size())
+            throw Error(fmt::format("decode step of sequence {} at position {}, but only {} of its tokens were evaluated before", s.seq, s.pos,
+                                    history_[size_t(s.seq)].size()));
+        keep[size_t(s.seq)] = std::min(keep[size_t(s.seq)], size_t(s.pos));
+    }
+    return recovering(
+        [&]() -> const std::vector<float>& {
+            const std::vector<float>& logits = session_->decode_batch(steps);
+            for (const SeqToken& s : steps) {
+                std::vector<int32_t>& history = history_[size_t(s.seq)];
+                history.resize(size_t(s.pos));
+                history.push_back(s.token);
+            }
+            return logits;
+        },
+        keep, steps.empty() ? 0 : steps.front().pos);
+}
+
+const std::vector<float>& ResilientSession::recovering(const std::function<const std::vector<float>&()>& attempt, const std::vector<size_t>& keep,
+                                                       int32_t pos) {
+    Plan plan = session_->plan();
+    bool rebuild = false;
+    for (;;) {
+        try {
+            if (rebuild) {
+                session_ = std::make_unique<Session>(model_, plan, options_);
+                // The new session's KV caches: each sequence's history again, as a prefill.
+                for (size_t s = 0; s < history_.size(); ++s)
+                    if (keep[s] > 0)
+                        session_->forward_seq(int32_t(s), std::vector<int32_t>(history_[s].begin(), history_[s].begin() + std::ptrdiff_t(keep[s])), 0);
+                rebuild = false;
+            }
+            const std::vector<float>& logits = attempt();
             return logits;
         } catch (const DeviceFault& f) {
             Recovery r;
@@ -92,8 +140,10 @@ const std::vector<float>& ResilientSession::forward(const std::vector<int32_t>& 
                 throw Error(fmt::format("{} failed ({}), and the devices left ({}) cannot run the model: {}", r.device, r.error, labels(left), e.what()));
             }
             if (next.plan.devices.empty()) throw Error(fmt::format("{} failed ({}), and re-planning gave no device", r.device, r.error));
+            size_t replayed = 0;
+            for (size_t k : keep) replayed += k;
             log(LogLevel::warn, fmt::format("{} failed at position {}: {}; re-planned onto {}, replaying {} tokens", r.device, pos, r.error,
-                                            used_labels(next.plan), pos));
+                                            used_labels(next.plan), replayed));
             // A trace's predicted times need the cost model of the plan that runs.
             cost_ = std::move(next.cost);
             if (options_.cost) options_.cost = cost_.get();

@@ -50,19 +50,26 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
         if (used.size() > 1) dv->start_worker();
         devices_[d] = std::move(dv);
     }
+    if (options_.n_seq < 1) throw Error(fmt::format("a session holds at least one sequence, not {}", options_.n_seq));
     const uint64_t kv_dim = uint64_t(hp.n_head_kv * hp.head_dim);
     for (int l = 0; l < int(hp.n_layer); ++l) {
         SessionDevice& dv = *devices_[plan_.layers[size_t(l)].home];
         const uint64_t bytes = uint64_t(n_ctx_) * kv_dim * (cache_dtype(options_.cache_type, dv.ref.props) == HETERO_DTYPE_F16 ? 2 : 4);
-        kv_caches_.push_back({dv.alloc(bytes, fmt::format("layer {} K cache", l)), dv.alloc(bytes, fmt::format("layer {} V cache", l))});
+        // A buffer per sequence: no device's largest allocation limits how many sequences fit.
+        kv_caches_.emplace_back();
+        for (int32_t s = 0; s < options_.n_seq; ++s) {
+            const std::string of = options_.n_seq > 1 ? fmt::format(" of sequence {}", s) : "";
+            kv_caches_.back().push_back({dv.alloc(bytes, fmt::format("layer {} K cache{}", l, of)), dv.alloc(bytes, fmt::format("layer {} V cache{}", l, of))});
+        }
     }
     logits_.resize(size_t(hp.n_vocab));
 }
 
 Session::~Session() {
-    for (auto& [n, prog] : programs_)
-        for (size_t ti = 0; ti < prog->compiled.size(); ++ti)
-            if (prog->compiled[ti].exe) devices_[prog->schedule.tasks[ti].device]->release(prog->compiled[ti].exe);
+    for (auto* programs : {&programs_, &batch_programs_})
+        for (auto& [n, prog] : *programs)
+            for (size_t ti = 0; ti < prog->compiled.size(); ++ti)
+                if (prog->compiled[ti].exe) devices_[prog->schedule.tasks[ti].device]->release(prog->compiled[ti].exe);
     // Buffers (some wrap the programs' host memory) go before that memory does.
     devices_.clear();
 }
@@ -74,68 +81,100 @@ std::vector<SegmentStats> Session::stats() const {
     return out;
 }
 
-void Session::evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos) {
-    SessionProgram& P = program(n);
-    P.generation = ++generation_;
-    P.started = SessionClock::now();
-    P.failed = false;
-    P.error = nullptr;
-    const auto fill = [&](int x, auto value) {
-        if (x < 0) return;
-        Exchange& e = *P.exchanges[size_t(x)];
-        int32_t* v = reinterpret_cast<int32_t*>(e.host->data);
-        for (int32_t i = 0; i < n; ++i) v[i] = value(i);
-        e.ready.store(P.generation, std::memory_order_release);
-    };
-    fill(P.schedule.tokens, [&](int32_t i) { return tokens[i]; });
-    fill(P.schedule.positions, [&](int32_t i) { return pos + i; });
+void Session::bind_sequences(SessionProgram& P, const std::vector<int32_t>& seqs) {
+    if (P.bound_seqs == seqs) return;
+    for (CompiledTask& c : P.compiled)
+        for (const CacheBinding& cb : c.caches) {
+            const auto& kv = kv_caches_[size_t(cb.layer)][size_t(seqs.at(size_t(cb.seq)))];
+            c.bindings[cb.binding].buffer = cb.k ? kv.first : kv.second;
+        }
+    P.bound_seqs = seqs;
+}
+
+void Session::run(SessionProgram& P, int32_t pos) {
     const std::vector<DeviceQueue>& queues = P.schedule.queues;
     if (queues.size() == 1) {
         run_tasks(P, queues.front().device, pos);
-    } else {
-        P.running = int(queues.size());
-        for (const DeviceQueue& q : queues) {
-            SessionDevice& dv = *devices_[q.device];
-            const size_t dev = q.device;
-            {
-                std::lock_guard<std::mutex> lock(dv.mu);
-                dv.job = [this, &P, dev, pos] {
-                    std::exception_ptr err;
-                    try {
-                        run_tasks(P, dev, pos);
-                    } catch (const SessionAborted&) {
-                    } catch (...) {
-                        err = std::current_exception();
-                    }
-                    std::lock_guard<std::mutex> lock(P.mu);
-                    if (err && !P.error) {
-                        P.error = err;
-                        P.failed = true;
-                    }
-                    P.running -= 1;
-                    P.cv.notify_all();
-                };
-                dv.go += 1;
-            }
-            dv.cv.notify_all();
-        }
-        std::unique_lock<std::mutex> lock(P.mu);
-        P.cv.wait(lock, [&] { return P.running == 0; });
-        if (P.error) std::rethrow_exception(P.error);
+        return;
     }
+    P.running = int(queues.size());
+    for (const DeviceQueue& q : queues) {
+        SessionDevice& dv = *devices_[q.device];
+        const size_t dev = q.device;
+        {
+            std::lock_guard<std::mutex> lock(dv.mu);
+            dv.job = [this, &P, dev, pos] {
+                std::exception_ptr err;
+                try {
+                    run_tasks(P, dev, pos);
+                } catch (const SessionAborted&) {
+                } catch (...) {
+                    err = std::current_exception();
+                }
+                std::lock_guard<std::mutex> lock(P.mu);
+                if (err && !P.error) {
+                    P.error = err;
+                    P.failed = true;
+                }
+                P.running -= 1;
+                P.cv.notify_all();
+            };
+            dv.go += 1;
+        }
+        dv.cv.notify_all();
+    }
+    std::unique_lock<std::mutex> lock(P.mu);
+    P.cv.wait(lock, [&] { return P.running == 0; });
+    if (P.error) std::rethrow_exception(P.error);
+}
+
+void Session::take_logits(SessionProgram& P, std::vector<float>& out_logits, size_t at, const std::function<int32_t(size_t)>& position) {
     const size_t row = size_t(model_.hparams.n_vocab);
     const size_t rows = size_t(P.graph.head_rows);
-    float* out = logits_.data() + logits_.size() - rows * row;
+    float* out = out_logits.data() + at;
     std::memcpy(out, P.exchanges[size_t(P.schedule.logits)]->host->data, rows * row * 4);
     // NaN or Inf here would be sampled as some token and give fluent-looking garbage.
     for (size_t i = 0; i < rows * row; ++i)
         if (!std::isfinite(out[i]))
             throw Error(fmt::format("non-finite logits ({}) at position {}: a weight matrix of {} holds NaN/Inf, or its activations "
                                     "overflow on these devices",
-                                    out[i], pos + int32_t(n - int32_t(rows) + int32_t(i / row)), model_.path));
+                                    out[i], position(i / row), model_.path));
 }
 
-const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, int32_t pos) {
+namespace {
+
+// Fills a host-made input of the program (tokens, positions) for the forward begun.
+void fill_input(SessionProgram& P, int x, int32_t n, const std::function<int32_t(int32_t)>& value) {
+    if (x < 0) return;
+    Exchange& e = *P.exchanges[size_t(x)];
+    int32_t* v = reinterpret_cast<int32_t*>(e.host->data);
+    for (int32_t i = 0; i < n; ++i) v[i] = value(i);
+    e.ready.store(P.generation, std::memory_order_release);
+}
+
+}  // namespace
+
+void Session::begin(SessionProgram& P) {
+    P.generation = ++generation_;
+    P.started = SessionClock::now();
+    P.failed = false;
+    P.error = nullptr;
+}
+
+void Session::evaluate_chunk(int32_t seq, const int32_t* tokens, int32_t n, int32_t pos) {
+    SessionProgram& P = program(n);
+    bind_sequences(P, {seq});
+    begin(P);
+    fill_input(P, P.schedule.tokens, n, [&](int32_t i) { return tokens[i]; });
+    fill_input(P, P.schedule.positions, n, [&](int32_t i) { return pos + i; });
+    run(P, pos);
+    const size_t rows = size_t(P.graph.head_rows);
+    take_logits(P, logits_, logits_.size() - rows * size_t(model_.hparams.n_vocab),
+                [&](size_t r) { return pos + n - int32_t(rows) + int32_t(r); });
+}
+
+const std::vector<float>& Session::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+    if (seq < 0 || seq >= options_.n_seq) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, options_.n_seq - 1));
     if (tokens.empty()) throw Error("forward: no tokens");
     if (pos < 0 || int64_t(pos) + int64_t(tokens.size()) > n_ctx_)
         throw Error(fmt::format("context is full: {} tokens at position {} exceed the context of {}", tokens.size(), pos, n_ctx_));
@@ -146,10 +185,42 @@ const std::vector<float>& Session::forward(const std::vector<int32_t>& tokens, i
         const int32_t n = int32_t(std::min<size_t>(size_t(options_.max_batch), tokens.size() - off));
         const auto t0 = SessionClock::now();
         if (options_.all_logits) logits_.resize(logits_.size() + size_t(n) * size_t(model_.hparams.n_vocab));
-        evaluate_chunk(tokens.data() + off, n, pos + int32_t(off));
+        evaluate_chunk(seq, tokens.data() + off, n, pos + int32_t(off));
         if (options_.trace) options_.trace->add({"host", fmt::format("forward {} tokens at {}", n, pos + int32_t(off)), "forward", t0, seconds_since(t0), -1});
     }
     return logits_;
+}
+
+const std::vector<float>& Session::decode_batch(const std::vector<SeqToken>& steps) {
+    if (steps.empty()) throw Error("decode step: no sequences");
+    if (steps.size() > size_t(options_.n_seq))
+        throw Error(fmt::format("decode step of {} sequences, but the session holds {}", steps.size(), options_.n_seq));
+    std::vector<bool> taken(size_t(options_.n_seq), false);
+    for (const SeqToken& s : steps) {
+        if (s.seq < 0 || s.seq >= options_.n_seq) throw Error(fmt::format("sequence {} outside the session's 0..{}", s.seq, options_.n_seq - 1));
+        if (taken[size_t(s.seq)]) throw Error(fmt::format("decode step names sequence {} twice", s.seq));
+        taken[size_t(s.seq)] = true;
+        if (s.pos < 0 || s.pos >= n_ctx_) throw Error(fmt::format("context is full: position {} of sequence {} is past the context of {}", s.pos, s.seq, n_ctx_));
+        if (s.token < 0 || s.token >= model_.hparams.n_vocab)
+            throw Error(fmt::format("token id {} outside the vocabulary of {}", s.token, model_.hparams.n_vocab));
+    }
+    if (options_.all_logits) throw Error("decode step: a session that keeps every token's logits runs one sequence");
+    // One sequence alone is an ordinary one-token forward (the same program as a single stream's).
+    if (steps.size() == 1) return forward_seq(steps[0].seq, {steps[0].token}, steps[0].pos);
+    const int32_t n = int32_t(steps.size());
+    const auto t0 = SessionClock::now();
+    SessionProgram& P = batch_program(n);
+    std::vector<int32_t> seqs;
+    for (const SeqToken& s : steps) seqs.push_back(s.seq);
+    bind_sequences(P, seqs);
+    begin(P);
+    fill_input(P, P.schedule.tokens, n, [&](int32_t i) { return steps[size_t(i)].token; });
+    fill_input(P, P.schedule.positions, n, [&](int32_t i) { return steps[size_t(i)].pos; });
+    run(P, steps[0].pos);
+    batch_logits_.resize(size_t(n) * size_t(model_.hparams.n_vocab));
+    take_logits(P, batch_logits_, 0, [&](size_t r) { return steps[r].pos; });
+    if (options_.trace) options_.trace->add({"host", fmt::format("decode step of {} sequences", n), "forward", t0, seconds_since(t0), -1});
+    return batch_logits_;
 }
 
 }  // namespace hetero

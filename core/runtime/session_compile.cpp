@@ -19,7 +19,7 @@ namespace {
 class ProgramCompiler {
 public:
     ProgramCompiler(const ModelFile& model, const Plan& plan, std::vector<std::unique_ptr<SessionDevice>>& devices,
-                    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches, SessionProgram& program, TraceRecorder* trace)
+                    const KvCaches& kv_caches, SessionProgram& program, TraceRecorder* trace)
         : model_(model), plan_(plan), devices_(devices), kv_caches_(kv_caches), P_(program), trace_(trace) {}
 
     // Builds execute task `ti`'s graph, binds what it touches and compiles it.
@@ -34,7 +34,7 @@ private:
     const ModelFile& model_;
     const Plan& plan_;
     std::vector<std::unique_ptr<SessionDevice>>& devices_;
-    const std::vector<std::pair<hetero_buffer*, hetero_buffer*>>& kv_caches_;
+    const KvCaches& kv_caches_;
     SessionProgram& P_;
     TraceRecorder* trace_;
 };
@@ -85,8 +85,11 @@ int32_t ProgramCompiler::map_tensor(GraphBuilder& gb, std::map<int32_t, int32_t>
         lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
         if (plan_.layers[size_t(mt.layer)].home != t.device)
             throw Error(fmt::format("internal: layer {} attention is not on its KV cache's device", mt.layer));
-        auto& kv = kv_caches_[size_t(mt.layer)];
-        c.bindings.push_back({lid, 0, mt.use == TensorUse::k_cache ? kv.first : kv.second, 0});
+        // Sequence 0's cache until the session binds the sequence a run is for.
+        auto& kv = kv_caches_[size_t(mt.layer)].front();
+        const bool k = mt.use == TensorUse::k_cache;
+        c.caches.push_back({c.bindings.size(), mt.layer, k, mt.seq});
+        c.bindings.push_back({lid, 0, k ? kv.first : kv.second, 0});
     } else if (split && is_output) {
         // The share's own rows of the output, handed to the merge.
         const int x = t.outputs.front();
@@ -95,6 +98,13 @@ int32_t ProgramCompiler::map_tensor(GraphBuilder& gb, std::map<int32_t, int32_t>
         const Exchange::OnDevice& od = bind_on(x, t.device);
         c.bindings.push_back({lid, 0, od.buffer, od.offset});
         return lid;  // not memoised: the split output is not the model tensor
+    } else if (mt.view_of >= 0) {
+        // Rows of a batched step's tensor: bound inside the memory its base is bound to.
+        const int x = P_.schedule.hand_over_of[size_t(mt.view_of)];
+        if (x < 0) throw Error(fmt::format("internal: {} is a view of {}, which no task hands over", mt.desc.name, P_.graph.name(mt.view_of)));
+        lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
+        const Exchange::OnDevice& od = bind_on(x, t.device);
+        c.bindings.push_back({lid, 0, od.buffer, od.offset + mt.view_offset});
     } else if (const int x = P_.schedule.hand_over_of[size_t(id)]; x >= 0) {
         lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
         const Exchange::OnDevice& od = bind_on(x, t.device);
@@ -163,13 +173,30 @@ void Session::prepare(int32_t n) {
 SessionProgram& Session::program(int32_t n) {
     auto found = programs_.find(n);
     if (found != programs_.end()) return *found->second;
-    const LlamaHParams& hp = model_.hparams;
     auto prog = std::make_unique<SessionProgram>();
+    prog->n = n;
+    prog->graph = build_model_graph(model_, n, n_ctx_, cache_dtypes(), true, options_.all_logits);
+    return compile(std::move(prog), programs_);
+}
+
+SessionProgram& Session::batch_program(int32_t n) {
+    auto found = batch_programs_.find(n);
+    if (found != batch_programs_.end()) return *found->second;
+    auto prog = std::make_unique<SessionProgram>();
+    prog->n = n;
+    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes());
+    return compile(std::move(prog), batch_programs_);
+}
+
+std::vector<uint32_t> Session::cache_dtypes() const {
+    std::vector<uint32_t> cache(size_t(model_.hparams.n_layer));
+    for (size_t l = 0; l < cache.size(); ++l) cache[l] = cache_dtype(options_.cache_type, plan_.devices[plan_.layers[l].home].props);
+    return cache;
+}
+
+SessionProgram& Session::compile(std::unique_ptr<SessionProgram> prog, std::map<int32_t, std::unique_ptr<SessionProgram>>& into) {
     SessionProgram& P = *prog;
-    P.n = n;
-    std::vector<uint32_t> cache(size_t(hp.n_layer));
-    for (int l = 0; l < int(hp.n_layer); ++l) cache[size_t(l)] = cache_dtype(options_.cache_type, plan_.devices[plan_.layers[size_t(l)].home].props);
-    P.graph = build_model_graph(model_, n, n_ctx_, cache, true, options_.all_logits);
+    const int32_t n = P.n;
     P.schedule = make_schedule(P.graph, plan_);
     for (const HandOver& h : P.schedule.hand_overs) P.exchanges.push_back(std::make_unique<Exchange>(h));
     P.compiled.resize(P.schedule.tasks.size());
@@ -178,7 +205,8 @@ SessionProgram& Session::program(int32_t n) {
     ProgramCompiler compiler(model_, plan_, devices_, kv_caches_, P, options_.trace);
     // The first program uploads the weights and compiles kernels: seconds to
     // minutes on a discrete GPU or a cold kernel cache.
-    ProgressTask progress(fmt::format("preparing the {}-token program (weights, kernels)", n), P.schedule.tasks.size(), "tasks");
+    const std::string what = P.graph.n_seq > 1 ? fmt::format("{}-sequence decode", n) : fmt::format("{}-token", n);
+    ProgressTask progress(fmt::format("preparing the {} program (weights, kernels)", what), P.schedule.tasks.size(), "tasks");
     for (size_t ti = 0; ti < P.schedule.tasks.size(); ++ti) {
         struct CountWhenDone {
             ProgressTask& progress;
@@ -186,7 +214,7 @@ SessionProgram& Session::program(int32_t n) {
         } count_when_done{progress};
         if (P.schedule.tasks[ti].kind == TaskKind::execute) compiler.compile(ti);
     }
-    SessionProgram& built = *programs_.emplace(n, std::move(prog)).first->second;
+    SessionProgram& built = *into.emplace(n, std::move(prog)).first->second;
     release_on_failure.done = true;
     return built;
 }

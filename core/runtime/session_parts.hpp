@@ -101,11 +101,25 @@ struct Exchange {
     explicit Exchange(const HandOver& h);
 };
 
+// A KV cache binding of a compiled task: the cache of the step's sequence
+// `seq` (0 in a single-sequence program), which the session points at the
+// cache of the sequence that step runs for before each run.
+struct CacheBinding {
+    size_t binding = 0;  // index into CompiledTask::bindings
+    int layer = 0;
+    bool k = true;  // K cache, else V
+    int seq = 0;
+};
+
 // What compiling made of a scheduled task (a merge has neither).
 struct CompiledTask {
     hetero_executable* exe = nullptr;
     std::vector<hetero_binding> bindings;
+    std::vector<CacheBinding> caches;
 };
+
+// Per layer, per sequence of the session: (K, V) cache buffers on the layer's home.
+using KvCaches = std::vector<std::vector<std::pair<hetero_buffer*, hetero_buffer*>>>;
 
 struct SessionProgram {
     int32_t n = 0;
@@ -113,6 +127,8 @@ struct SessionProgram {
     Schedule schedule;
     std::vector<std::unique_ptr<Exchange>> exchanges;  // parallel to schedule.hand_overs
     std::vector<CompiledTask> compiled;                // parallel to schedule.tasks
+    // The session's sequence whose cache each of the step's sequences is bound to now.
+    std::vector<int32_t> bound_seqs;
     // One forward's shared state.
     uint64_t generation = 0;
     SessionClock::time_point started;

@@ -44,6 +44,7 @@ SpotCheck::SpotCheck(const ModelFile& model, const DeviceRef& reference, int eve
     options.trace = nullptr;
     options.cost = nullptr;
     options.all_logits = false;
+    options.n_seq = 1;  // it checks sequence 0 alone
     session_ = std::make_unique<Session>(model, plan_single_device(model.hparams.n_layer, {reference}, 0), options);
 }
 

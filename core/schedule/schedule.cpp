@@ -41,7 +41,12 @@ std::vector<ScheduledTask> cut_tasks(const ModelGraph& g, const Plan& plan, cons
         ScheduledTask* last = tasks.empty() ? nullptr : &tasks.back();
         const bool head_starts = mn.layer == g.n_layer && (i == 0 || g.nodes[i - 1].layer != g.n_layer);
         const bool last_was_split = last && (last->kind == TaskKind::merge || shares[last->nodes.back()].size() > 1);
-        if (!split && last && last->kind == TaskKind::execute && last->device == sh[0].device && !head_starts && !last_was_split) {
+        // A batched step's per-sequence nodes read and write views of the
+        // rows the nodes around them make and read: a task of their own, so
+        // that no executable binds a view and its base together.
+        const bool sequence_block_changes = last && (g.nodes[last->nodes.back()].seq >= 0) != (mn.seq >= 0);
+        if (!split && last && last->kind == TaskKind::execute && last->device == sh[0].device && !head_starts && !last_was_split &&
+            !sequence_block_changes) {
             last->nodes.push_back(i);
             continue;
         }
@@ -77,13 +82,21 @@ std::string task_name(const ModelGraph& g, const ScheduledTask& t) {
     if (t.kind == TaskKind::merge) return fmt::format("merge {}", g.name(first.node.output));
     if (t.share >= 0) return fmt::format("layer {} {} rows {}-{}", first.layer, role_name(first.role), t.rows.row_begin, t.rows.row_end - 1);
     if (first.layer == g.n_layer) return "output head";
+    if (first.seq >= 0) return fmt::format("layer {} {}-{} of {} sequences", first.layer, role_name(first.role), role_name(last.role), g.n_seq);
     if (first.layer == last.layer) return fmt::format("layer {} {}-{}", first.layer, role_name(first.role), role_name(last.role));
     return fmt::format("layers {}-{}", first.layer, last.layer);
 }
 
+// The tensor whose memory `id` is: its base for a view, else itself.
+int32_t storage_of(const ModelGraph& g, int32_t id) {
+    const int32_t base = g.tensors[size_t(id)].view_of;
+    return base >= 0 ? base : id;
+}
+
 // 2. Who writes and who reads every tensor: a merge writes its split
 //    matmul's output, a task of whole nodes their outputs; the head's input
-//    is written with the final hidden state it is the last rows of.
+//    is written with the final hidden state it is the last rows of. Reading
+//    or writing a view reads or writes its base.
 struct TensorUsers {
     std::vector<long> producer;              // task, -1 = none (the host, weights, caches)
     std::vector<std::vector<size_t>> readers;  // tasks, in task order (repeats possible)
@@ -99,8 +112,8 @@ TensorUsers find_users(const ModelGraph& g, const std::vector<ScheduledTask>& ta
                 u.producer[size_t(nd.output)] = long(ti);
                 continue;
             }
-            for (uint32_t k = 0; k < nd.n_inputs; ++k) u.readers[size_t(nd.inputs[k])].push_back(ti);
-            if (t.share < 0) u.producer[size_t(nd.output)] = long(ti);
+            for (uint32_t k = 0; k < nd.n_inputs; ++k) u.readers[size_t(storage_of(g, nd.inputs[k]))].push_back(ti);
+            if (t.share < 0) u.producer[size_t(storage_of(g, nd.output))] = long(ti);
         }
     }
     if (g.last_hidden >= 0) u.producer[size_t(g.last_hidden)] = u.producer[size_t(g.final_hidden)];
@@ -117,7 +130,7 @@ void find_hand_overs(const ModelGraph& g, const TensorUsers& users, Schedule& s)
     s.hand_over_of.assign(g.tensors.size(), -1);
     for (size_t t = 0; t < g.tensors.size(); ++t) {
         const ModelTensor& mt = g.tensors[t];
-        if (stays_on_device(mt.use)) continue;
+        if (stays_on_device(mt.use) || mt.view_of >= 0) continue;  // a view is bound inside its base's hand-over
         const long prod = users.producer[t];
         bool crosses = mt.use != TensorUse::activation || t == size_t(g.final_hidden);
         for (size_t r : users.readers[t]) crosses = crosses || long(r) != prod;
@@ -177,6 +190,7 @@ void bind_hand_overs(const ModelGraph& g, Schedule& s) {
         }
         std::set<int32_t> seen;
         auto meet = [&](int32_t id, bool is_output) {
+            id = storage_of(g, id);
             if (!seen.insert(id).second) return;
             if (t.share >= 0 && is_output) return;  // the share's own output, given in step 3
             const int x = s.hand_over_of[size_t(id)];
@@ -226,7 +240,7 @@ Schedule make_schedule(const ModelGraph& g, const Plan& plan) {
         if (lp.home >= plan.devices.size()) throw Error("the plan names a device it does not list");
     Schedule s;
     s.n_tokens = g.n_tokens;
-    s.phase = g.n_tokens > 1 ? kPrefill : kDecode;
+    s.phase = is_decode_graph(g) ? kDecode : kPrefill;
     const std::vector<std::vector<Share>> shares = node_shares(g, plan, s.phase);
     for (const auto& sh : shares)
         for (const Share& share : sh)

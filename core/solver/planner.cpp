@@ -63,7 +63,10 @@ Phases phases_of(const PlanRequest& req) {
     Phases ph;
     ph.prompt = std::clamp<int32_t>(req.prompt_len, 1, req.n_ctx);
     ph.chunk = std::min(ph.prompt, std::max<int32_t>(1, req.max_batch));
-    ph.n = {ph.chunk, 1};
+    // A decode step of several sequences is costed as one sequence of that
+    // many rows: the matmuls see every row, the attention of each row reads
+    // about as much cache as one sequence's would.
+    ph.n = {ph.chunk, std::max<int32_t>(1, req.decode_batch)};
     // A query reads half the prompt on average, and in decode the prompt plus
     // half the generated tokens.
     ph.kv = {std::max<int64_t>(1, ph.prompt / 2), std::min<int64_t>(req.n_ctx, int64_t(ph.prompt) + std::max(1, req.n_generate) / 2)};
@@ -141,13 +144,16 @@ void set_chain_terms(const PlanInputs& in, SolverProblem& prob) {
 
 // Per device and phase: seconds of layer l's work that stays with its home
 // (everything but the matmuls), -1 where the device cannot run one of those
-// nodes. The first layer and the head each start a task of their own.
+// nodes. The first layer and the head each start a task of their own, and so
+// does the attention of a batched decode step.
 std::vector<std::array<double, kPhases>> home_seconds(const PlanInputs& in, int l) {
     std::vector<std::array<double, kPhases>> home(in.devices.size(), {0.0, 0.0});
     for (size_t d = 0; d < in.devices.size(); ++d) {
         for (int p = 0; p < kPhases; ++p) {
             const ModelGraph& g = in.graphs[d][size_t(p)];
             double t = (l == 0 || l == in.n_layer) ? in.cost.execute_seconds(d, in.ph.n[size_t(p)]) : 0.0;
+            // A batched decode step runs each layer's per-sequence attention as a task of its own: two more executes.
+            if (p == kDecode && in.req.decode_batch > 1 && l < in.n_layer) t += 2 * in.cost.execute_seconds(d, in.ph.n[size_t(p)]);
             for (size_t i = 0; i < g.nodes.size(); ++i) {
                 const ModelNode& mn = g.nodes[i];
                 if (mn.layer != l || is_matmul_role(mn.role)) continue;
@@ -253,7 +259,7 @@ void apply_home_pins(const PlanInputs& in, int l, SolverLayer& sl) {
 // own and takes the config's rules.
 SolverLayer layer_of(const PlanInputs& in, int l) {
     const LlamaHParams& hp = in.model.hparams;
-    const uint64_t cache_bytes = uint64_t(in.req.n_ctx) * uint64_t(hp.n_head_kv * hp.head_dim) * 4 * 2;
+    const uint64_t cache_bytes = uint64_t(in.req.n_ctx) * uint64_t(hp.n_head_kv * hp.head_dim) * 4 * 2 * uint64_t(std::max<int32_t>(1, in.req.decode_batch));
     SolverLayer sl;
     sl.home = home_seconds(in, l);
     sl.home_bytes = l < in.n_layer ? cache_bytes : 0;

@@ -116,14 +116,24 @@ void rope(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
 }
 
 void swiglu(const OpContext& ctx, const hetero_node& node, const NodeTensors& t) {
-    const int64_t count = sdk::element_count(t.out(node));
+    const int64_t width = sdk::inner_dim(t.out(node)), rows = sdk::outer_rows(t.out(node));
     const float* g = f32(t.in_data(node, 0));
     const float* u = f32(t.in_data(node, 1));
     float* out = f32(t.out_data(node));
     const auto row = ctx.kernels.swiglu_row;
-    parallel_ranges(ctx.pool, count, 4096, [&](int64_t b, int64_t e, int) {
-        if (row) return row(g + b, u + b, out + b, e - b);
-        for (int64_t i = b; i < e; ++i) out[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
+    // Every row is cut into the same pieces however many rows there are: the
+    // row function computes a piece's last (length % lanes) values another
+    // way, and a row's values must not depend on the batch it is in.
+    constexpr int64_t kPiece = 4096;
+    const int64_t pieces = (width + kPiece - 1) / kPiece;
+    parallel_ranges(ctx.pool, rows * pieces, std::max<int64_t>(1, kPiece / std::min(width, kPiece)), [&](int64_t b, int64_t e, int) {
+        for (int64_t unit = b; unit < e; ++unit) {
+            const int64_t first = (unit / pieces) * width + (unit % pieces) * kPiece;
+            const int64_t len = std::min(kPiece, width - (unit % pieces) * kPiece);
+            if (row) row(g + first, u + first, out + first, len);
+            else
+                for (int64_t i = first; i < first + len; ++i) out[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
+        }
     });
 }
 

@@ -68,12 +68,24 @@ struct ModelTensor {
     hetero_tensor_desc desc{};  // desc.kind: CONSTANT for weights, INTERNAL otherwise (the scheduler decides)
     TensorUse use = TensorUse::activation;
     int layer = -1;  // layer of the producing node (or owning layer of a cache), -1 = none
+    // A batched step's per-sequence rows: this tensor is the bytes of tensor
+    // `view_of` from `view_offset` on. Nodes that read or write a view read or
+    // write its base; the scheduler binds both to one memory, never in the
+    // same task (so providers need not know they alias).
+    int32_t view_of = -1;
+    uint64_t view_offset = 0;
+    // k_cache / v_cache: which sequence of the step the cache belongs to
+    // (the session binds that sequence's cache at each run); 0 otherwise.
+    int seq = 0;
 };
 
 struct ModelNode {
     hetero_node node{};
     int layer = 0;  // 0..n_layer-1; the embedding is layer 0, the head (out_norm, output) is layer n_layer
     Role role = Role::embedding;
+    // A batched step's node for one sequence alone (its cache store and
+    // attention, over views of the step's rows); -1 = a node over every row.
+    int seq = -1;
 };
 
 // Move-only: descriptor names point into the graph's own storage.
@@ -87,6 +99,10 @@ public:
 
     int32_t n_tokens = 0, n_ctx = 0;
     int n_layer = 0;
+    // Sequences the rows belong to: 1 = one sequence of n_tokens rows (a
+    // prefill chunk or one decode token); > 1 = a batched decode step, one
+    // row per sequence (build_batch_graph).
+    int32_t n_seq = 1;
     std::vector<ModelTensor> tensors;
     std::vector<ModelNode> nodes;  // a valid topological order: embedding, layers 0.., head
     int32_t final_hidden = -1;     // [n, D] output of the last layer
@@ -108,6 +124,18 @@ private:
 // the last row, or over every row with all_logits (perplexity, scoring).
 ModelGraph build_model_graph(const ModelFile& model, int32_t n_tokens, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype,
                              bool with_head = true, bool all_logits = false);
+
+// One decode step of `n_seq` sequences at once: one row per sequence (its
+// next token at its own position), every matmul, norm and FFN node over all
+// rows (the weights are read once for the whole batch), and per layer, for
+// each sequence, its cache stores and attention over views of its own row
+// and its own cache (tensors with `seq`). Positions are per row; the head
+// computes logits for every row.
+ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype);
+
+// Whether a schedule of this graph runs the plan's decode placement: one
+// token, or a batched decode step.
+inline bool is_decode_graph(const ModelGraph& g) { return g.n_tokens == 1 || g.n_seq > 1; }
 
 // What a node's cost depends on, in a form the cost models key and
 // interpolate on. The token count `n` is the axis profiles are measured along.

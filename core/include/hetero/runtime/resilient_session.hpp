@@ -1,8 +1,8 @@
 // A session that survives a device failing mid-run. It keeps the tokens
-// evaluated so far; when a forward throws DeviceFault it drops that device,
-// asks for a plan on the devices left, builds a new Session on it, rebuilds
-// the lost KV cache by evaluating the token history again from position 0
-// (a prefill), and then evaluates the tokens that failed. Greedy generation
+// evaluated so far (per sequence); when a forward throws DeviceFault it drops
+// that device, asks for a plan on the devices left, builds a new Session on
+// it, rebuilds the lost KV cache by evaluating each sequence's token history
+// again from position 0 (a prefill), and then evaluates the tokens that failed. Greedy generation
 // gives the tokens a run without the failure gives, as long as the devices
 // left compute the same logits.
 #pragma once
@@ -39,7 +39,7 @@ struct Recovery {
     Plan plan;           // the plan it continued with
 };
 
-class ResilientSession : public Evaluator {
+class ResilientSession : public Evaluator, public BatchEvaluator {
 public:
     // `options` apply to every session; `replan` is asked for a new plan after
     // each failure.
@@ -53,14 +53,21 @@ public:
     // recovered from as described above (one warning is logged per failure);
     // throws hetero::Error when no device is left or the devices left cannot
     // run the model.
-    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override;
+    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override { return forward_seq(0, tokens, pos); }
+    // The same for the session's other sequences (SessionOptions::n_seq), and
+    // a batched decode step (each step's `pos` at most its sequence's
+    // history); both recover as forward does.
+    const std::vector<float>& forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
+    const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) override;
     int32_t n_ctx() const override { return n_ctx_; }
+    int32_t n_seq() const override { return options_.n_seq; }
     // Session::prepare; a device failing here is left to the first forward,
     // which recovers from it as from any failure.
     void prepare(int32_t n);
-    // Every forward is followed by the spot check; a disagreement is a
-    // failure of the device that computed the logits (the head's home, or
-    // the first device the plan uses besides the reference).
+    // Every forward of sequence 0 is followed by the spot check (batched
+    // decode steps are not checked); a disagreement is a failure of the
+    // device that computed the logits (the head's home, or the first device
+    // the plan uses besides the reference).
     void set_spot_check(std::unique_ptr<SpotCheck> check) { spot_ = std::move(check); }
     const SpotCheck* spot_check() const { return spot_.get(); }
 
@@ -69,13 +76,20 @@ public:
     const std::vector<Recovery>& recoveries() const { return recoveries_; }
 
 private:
+    // Runs `attempt` on the session, recovering from device failures: after
+    // one, the new session gets every sequence's history back, sequence s up
+    // to keep[s] tokens, before `attempt` runs again.
+    const std::vector<float>& recovering(const std::function<const std::vector<float>&()>& attempt, const std::vector<size_t>& keep,
+                                         int32_t position);
+    std::vector<size_t> history_sizes() const;
+
     const ModelFile& model_;
     SessionOptions options_;
     Replanner replan_;
     std::unique_ptr<CostModel> cost_;  // of the latest re-plan
     std::unique_ptr<Session> session_;
     int32_t n_ctx_ = 0;
-    std::vector<int32_t> history_;  // tokens at positions 0, 1, ...
+    std::vector<std::vector<int32_t>> history_;  // per sequence: tokens at positions 0, 1, ...
     std::vector<Recovery> recoveries_;
     std::unique_ptr<SpotCheck> spot_;
 };

@@ -7,7 +7,10 @@
 // devices that share the host's memory), and the row shares of a split
 // matmul are merged where the next op runs. Weights are uploaded once per
 // device (only the rows a device computes), each layer's KV cache lives on
-// its home device.
+// its home device. A session may hold several sequences (a server's slots),
+// each with its own KV cache, and advance them together: a batched decode
+// step runs one token of each through every matmul as one batch of rows,
+// and each sequence's attention against its own cache (build_batch_graph).
 #pragma once
 
 #include <hetero/error.hpp>
@@ -15,6 +18,7 @@
 #include <hetero/runtime/device.hpp>
 #include <hetero/runtime/plan.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +44,9 @@ struct SessionOptions {
     const CostModel* cost = nullptr;  // when set, traces show each task's predicted time
     TraceRecorder* trace = nullptr;   // when set, every task, transfer and wait is recorded (tasks are waited for one by one)
     bool all_logits = false;          // forward returns every token's logits (perplexity), not only the last one's
+    // Sequences the KV cache holds, each with n_ctx rows of its own (a
+    // server's slots); forward() evaluates sequence 0.
+    int32_t n_seq = 1;
 };
 
 // The context a session uses: `requested` when > 0, else the training
@@ -95,7 +102,44 @@ public:
     virtual int32_t n_ctx() const = 0;
 };
 
-class Session : public Evaluator {
+// One token of one sequence in a batched decode step.
+struct SeqToken {
+    int32_t seq = 0;    // which of the evaluator's sequences
+    int32_t token = 0;
+    int32_t pos = 0;    // its position in that sequence
+};
+
+// Several sequences in one KV cache, each with its own tokens and positions
+// (a server's slots): a sequence is evaluated on its own (its prompt), and
+// sequences that decode advance together, one token each, in one step whose
+// matmuls read the weights once for all of them.
+class BatchEvaluator {
+public:
+    virtual ~BatchEvaluator() = default;
+    virtual int32_t n_seq() const = 0;
+    virtual int32_t n_ctx() const = 0;  // per sequence
+    // Evaluates tokens of sequence `seq` at positions pos, pos+1, ...; returns
+    // the logits of the last token; valid until the next call.
+    virtual const std::vector<float>& forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) = 0;
+    // One token for each of several distinct sequences; returns
+    // [steps.size(), n_vocab] logits, row i for steps[i]; valid until the next call.
+    virtual const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) = 0;
+};
+
+// One sequence of a BatchEvaluator as an Evaluator (a PrefixCache per slot).
+class SequenceEvaluator : public Evaluator {
+public:
+    SequenceEvaluator(BatchEvaluator& batch, int32_t seq) : batch_(batch), seq_(seq) {}
+    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override { return batch_.forward_seq(seq_, tokens, pos); }
+    int32_t n_ctx() const override { return batch_.n_ctx(); }
+    int32_t seq() const { return seq_; }
+
+private:
+    BatchEvaluator& batch_;
+    int32_t seq_;
+};
+
+class Session : public Evaluator, public BatchEvaluator {
 public:
     Session(const ModelFile& model, const Plan& plan, const SessionOptions& options = {});
     ~Session() override;
@@ -107,9 +151,14 @@ public:
     // ([tokens.size(), n_vocab]); valid until the next call. Throws
     // DeviceFault when a device fails (the session should not be used
     // further then), hetero::Error for everything else.
-    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override;
+    const std::vector<float>& forward(const std::vector<int32_t>& tokens, int32_t pos) override { return forward_seq(0, tokens, pos); }
+    // The same for any sequence of the KV cache (SessionOptions::n_seq).
+    const std::vector<float>& forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
+    // One batched decode step (BatchEvaluator); one step alone runs as a forward of one token.
+    const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) override;
 
     int32_t n_ctx() const override { return n_ctx_; }
+    int32_t n_seq() const override { return options_.n_seq; }
     const Plan& plan() const { return plan_; }
     std::vector<SegmentStats> stats() const;
     // Builds the n-token program now (uploading the weights it reads and
@@ -118,19 +167,29 @@ public:
     void prepare(int32_t n);
 
 private:
-    SessionProgram& program(int32_t n);  // the schedule for n tokens, compiled (once per n)
+    SessionProgram& program(int32_t n);        // the schedule for n tokens of one sequence, compiled (once per n)
+    SessionProgram& batch_program(int32_t n);  // the schedule of a decode step of n sequences, compiled (once per n)
+    SessionProgram& compile(std::unique_ptr<SessionProgram> prog, std::map<int32_t, std::unique_ptr<SessionProgram>>& into);
+    std::vector<uint32_t> cache_dtypes() const;  // each layer's KV cache type on its home
+    void bind_sequences(SessionProgram& P, const std::vector<int32_t>& seqs);
     void run_tasks(SessionProgram& p, size_t device, int32_t pos);
-    void evaluate_chunk(const int32_t* tokens, int32_t n, int32_t pos);
+    void begin(SessionProgram& P);             // a new forward of P: inputs are filled for it, then run
+    void run(SessionProgram& P, int32_t pos);  // every device's queue of one forward
+    // Copies the program's logits to `out` (from offset `at`) and checks them.
+    void take_logits(SessionProgram& P, std::vector<float>& out, size_t at, const std::function<int32_t(size_t row)>& position);
+    void evaluate_chunk(int32_t seq, const int32_t* tokens, int32_t n, int32_t pos);
 
     const ModelFile& model_;
     Plan plan_;
     SessionOptions options_;
     int32_t n_ctx_ = 0;
     std::vector<std::unique_ptr<SessionDevice>> devices_;  // parallel to plan_.devices; null where unused
-    std::map<int32_t, std::unique_ptr<SessionProgram>> programs_;  // by chunk size
-    std::vector<std::pair<hetero_buffer*, hetero_buffer*>> kv_caches_;  // per layer (K, V), on its home device
+    std::map<int32_t, std::unique_ptr<SessionProgram>> programs_;        // by chunk size
+    std::map<int32_t, std::unique_ptr<SessionProgram>> batch_programs_;  // by sequences per decode step
+    // Per layer, per sequence: (K, V) on the layer's home device.
+    std::vector<std::vector<std::pair<hetero_buffer*, hetero_buffer*>>> kv_caches_;
     uint64_t generation_ = 0;  // forwards run
-    std::vector<float> logits_;
+    std::vector<float> logits_, batch_logits_;
 };
 
 }  // namespace hetero

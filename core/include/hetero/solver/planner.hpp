@@ -20,6 +20,10 @@ struct PlanRequest {
     int32_t prompt_len = 128;  // the prefill the plan is optimised for
     int32_t n_generate = 128;  // decode steps weighed against it
     int32_t max_batch = 512;   // prefill chunk size (SessionOptions::max_batch)
+    // Sequences that decode together (a server's slots, SessionOptions::n_seq):
+    // a decode step is costed with this many rows through every matmul and
+    // this many attentions, and every layer's home holds this many KV caches.
+    int32_t decode_batch = 1;
     CacheType cache_type = CacheType::automatic;
     // Whether one-off compile costs count: a run pays them once; a benchmark
     // measures the steady state after its warm-up.
