@@ -43,7 +43,9 @@ struct CompletionResult {
 };
 
 // `on_text` gets the text as it becomes final; returning false cancels.
-// Throws hetero::Error when the prompt does not fit the context.
+// Throws hetero::Error when the prompt does not fit the context. The loop's
+// rules are CompletionStream's (completion_stream.hpp), which a server
+// drives for several completions at once (completion_slots.hpp).
 CompletionResult complete(PrefixCache& cache, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                           const CompletionOptions& options, const std::function<bool(std::string_view)>& on_text = {});
 
