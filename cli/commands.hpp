@@ -9,6 +9,7 @@ void add_run_command(CLI::App& app);
 void add_providers_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // also gen-model
 void add_profile_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);

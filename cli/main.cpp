@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     hetero::cli::add_providers_command(app);
     hetero::cli::add_plan_command(app);
     hetero::cli::add_convert_command(app);
+    hetero::cli::add_quantize_command(app);
     hetero::cli::add_bench_command(app);
     hetero::cli::add_profile_command(app);
     hetero::cli::add_simulate_command(app);

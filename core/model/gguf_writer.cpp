@@ -117,8 +117,7 @@ void GgufWriter::add_raw(const std::string& k, const GgufRawValue& v) {
     add_kv(k, GgufType::ARRAY, enc.data(), enc.size());
 }
 
-void GgufWriter::add_tensor(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, const void* data,
-                            uint64_t bytes) {
+void GgufWriter::check_tensor(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, uint64_t bytes) const {
     const auto traits = ggml_type_traits(ggml_type);
     if (!traits) throw Error(fmt::format("GGUF writer: tensor '{}' has unknown ggml type {}", name, ggml_type));
     if (ne.empty() || ne.size() > gguf_format::kMaxDims)
@@ -133,11 +132,23 @@ void GgufWriter::add_tensor(const std::string& name, uint32_t ggml_type, const s
                                 traits->name, elems, bytes));
     for (const auto& t : tensors_)
         if (t.name == name) throw Error(fmt::format("GGUF writer: tensor '{}' added twice", name));
-    const auto* p = static_cast<const uint8_t*>(data);
-    tensors_.push_back({name, ggml_type, ne, std::vector<uint8_t>(p, p + bytes)});
 }
 
-std::vector<uint8_t> GgufWriter::to_bytes() const {
+void GgufWriter::add_tensor(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, const void* data,
+                            uint64_t bytes) {
+    check_tensor(name, ggml_type, ne, bytes);
+    const auto* p = static_cast<const uint8_t*>(data);
+    tensors_.push_back({name, ggml_type, ne, bytes, std::vector<uint8_t>(p, p + bytes), nullptr});
+}
+
+void GgufWriter::add_tensor_deferred(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, uint64_t bytes,
+                                     TensorFill fill) {
+    check_tensor(name, ggml_type, ne, bytes);
+    if (!fill) throw Error(fmt::format("GGUF writer: deferred tensor '{}' has no fill function", name));
+    tensors_.push_back({name, ggml_type, ne, bytes, {}, std::move(fill)});
+}
+
+std::vector<uint8_t> GgufWriter::header_bytes() const {
     std::vector<uint8_t> out;
     put_bytes(out, gguf_format::kMagic, 4);
     put<uint32_t>(out, gguf_format::kWriteVersion);
@@ -151,20 +162,41 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
         for (int64_t d : t.ne) put<uint64_t>(out, uint64_t(d));
         put<uint32_t>(out, t.ggml_type);
         put<uint64_t>(out, offset);
-        offset = align_up(offset + t.data.size(), alignment_);
+        offset = align_up(offset + t.bytes, alignment_);
     }
-    if (!tensors_.empty()) {
-        out.resize(align_up(out.size(), alignment_), 0);
-        for (const auto& t : tensors_) {
-            put_bytes(out, t.data.data(), t.data.size());
-            out.resize(align_up(out.size(), alignment_), 0);
+    if (!tensors_.empty()) out.resize(align_up(out.size(), alignment_), 0);
+    return out;
+}
+
+bool GgufWriter::stream(const std::function<bool(const uint8_t*, uint64_t)>& put_out) const {
+    const std::vector<uint8_t> header = header_bytes();
+    if (!put_out(header.data(), header.size())) return false;
+    const std::vector<uint8_t> zeros(alignment_, 0);
+    std::vector<uint8_t> made;
+    for (const auto& t : tensors_) {
+        const uint8_t* data = t.data.data();
+        if (t.fill) {
+            made.assign(size_t(t.bytes), 0);
+            t.fill(made.data());
+            data = made.data();
         }
+        if (t.bytes > 0 && !put_out(data, t.bytes)) return false;
+        const uint64_t pad = align_up(t.bytes, alignment_) - t.bytes;
+        if (pad > 0 && !put_out(zeros.data(), pad)) return false;
     }
+    return true;
+}
+
+std::vector<uint8_t> GgufWriter::to_bytes() const {
+    std::vector<uint8_t> out;
+    stream([&](const uint8_t* p, uint64_t n) {
+        put_bytes(out, p, n);
+        return true;
+    });
     return out;
 }
 
 void GgufWriter::write(const std::string& path) const {
-    const std::vector<uint8_t> bytes = to_bytes();
     const std::filesystem::path target(path);
     std::error_code ec;
     if (std::filesystem::exists(target, ec) && !std::filesystem::is_regular_file(target, ec)) {
@@ -172,7 +204,16 @@ void GgufWriter::write(const std::string& path) const {
         std::FILE* f = std::fopen(path.c_str(), "wb");
         if (!f) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
         int err = 0;
-        if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0) err = errno ? errno : EIO;
+        try {
+            stream([&](const uint8_t* p, uint64_t n) {
+                if (std::fwrite(p, 1, size_t(n), f) != size_t(n)) err = errno ? errno : EIO;
+                return err == 0;
+            });
+        } catch (...) {
+            std::fclose(f);
+            throw;
+        }
+        if (!err && std::fflush(f) != 0) err = errno ? errno : EIO;
         if (std::fclose(f) != 0 && !err) err = errno ? errno : EIO;
         if (err) throw Error(fmt::format("{}: write failed ({})", path, std::strerror(err)));
         return;
@@ -180,9 +221,14 @@ void GgufWriter::write(const std::string& path) const {
     // Written beside the target, synced, then renamed over it: a failed or
     // interrupted write never leaves a partial file under the target's name,
     // and a target that was one of the inputs stays whole until the end.
-    const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (const std::string why = sdk::write_file_atomically(path, view, true); !why.empty())
-        throw Error(fmt::format("{}: write failed ({}); nothing was written under that name", path, why));
+    const std::string why = sdk::write_file_atomically_streamed(
+        path,
+        [&](const sdk::PutBytes& put_part) {
+            stream([&](const uint8_t* p, uint64_t n) { return put_part(std::string_view(reinterpret_cast<const char*>(p), size_t(n))); });
+            return std::string();
+        },
+        true);
+    if (!why.empty()) throw Error(fmt::format("{}: write failed ({}); nothing was written under that name", path, why));
 }
 
 }  // namespace hetero

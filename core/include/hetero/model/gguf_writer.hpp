@@ -1,11 +1,15 @@
 // Builds GGUF v3 files: metadata of every type, arrays, and tensors placed at
 // the file's alignment. Used by the converters and by tests that craft files
 // (to_bytes() returns the exact file image, which tests may then corrupt).
+// A tensor is either copied in when added, or deferred: its bytes are made
+// when the file is written, one tensor at a time, so converting a model
+// never holds more than one of its tensors in memory.
 #pragma once
 
 #include <hetero/model/gguf.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,11 @@ public:
     // `ne` in ggml order (innermost first); `bytes` must match the type's layout.
     void add_tensor(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, const void* data,
                     uint64_t bytes);
+    // Fills `out` (exactly the tensor's bytes) when the file is written; may throw.
+    using TensorFill = std::function<void(uint8_t* out)>;
+    // As add_tensor, with the data made by `fill` at write time.
+    void add_tensor_deferred(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, uint64_t bytes,
+                             TensorFill fill);
 
     std::vector<uint8_t> to_bytes() const;
     void write(const std::string& path) const;  // throws hetero::Error on I/O failure
@@ -50,9 +59,15 @@ private:
         std::string name;
         uint32_t ggml_type;
         std::vector<int64_t> ne;
-        std::vector<uint8_t> data;
+        uint64_t bytes;
+        std::vector<uint8_t> data;  // empty for a deferred tensor
+        TensorFill fill;            // set for a deferred tensor
     };
     void add_kv(const std::string& key, GgufType type, const void* value, uint64_t size);
+    void check_tensor(const std::string& name, uint32_t ggml_type, const std::vector<int64_t>& ne, uint64_t bytes) const;
+    std::vector<uint8_t> header_bytes() const;  // everything before the first tensor's data
+    // Hands the whole file image to `put` piece by piece; false once `put` failed.
+    bool stream(const std::function<bool(const uint8_t*, uint64_t)>& put) const;
 
     uint32_t alignment_ = 32;
     uint64_t n_kv_ = 0;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,11 +49,16 @@ inline bool write_all(int fd, std::string_view bytes) {
 
 }  // namespace detail
 
-// Writes the concatenation of `parts` to `path` as described above (the
-// directory must exist); with `sync`, the bytes reach the disk (fsync) before
-// the rename. Returns "" on success, else what failed; then the target is as
-// it was and no temporary file is left.
-inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts, bool sync = false) {
+// Writes to `path` as described above the bytes `produce` hands to its
+// `put` argument, piece by piece (so a large file need not be held in
+// memory); `put` returns false once a write has failed, and `produce`
+// returns "" or what went wrong on its side. With `sync`, the bytes reach
+// the disk (fsync) before the rename. Returns "" on success, else what
+// failed; then the target is as it was and no temporary file is left, also
+// when `produce` throws (the exception then propagates).
+using PutBytes = std::function<bool(std::string_view)>;
+inline std::string write_file_atomically_streamed(const std::string& path, const std::function<std::string(const PutBytes&)>& produce,
+                                                  bool sync = false) {
     std::string tmp;
     int fd = -1;
     std::optional<TempFileGuard> on_signal;  // registered before it exists: no moment a signal could leave it
@@ -64,9 +70,31 @@ inline std::string write_file_atomically(const std::string& path, const std::vec
     }
     if (fd < 0) return "cannot create a temporary file beside " + path;
     bool ok = true;
-    for (std::string_view part : parts) ok = ok && detail::write_all(fd, part);
-    if (ok && sync && ::fsync(fd) != 0) ok = false;
-    int err = ok ? 0 : errno;
+    int err = 0;
+    const PutBytes put = [&](std::string_view part) {
+        if (ok && !detail::write_all(fd, part)) {
+            ok = false;
+            err = errno;
+        }
+        return ok;
+    };
+    std::string why;
+    try {
+        why = produce(put);
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    if (!why.empty()) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return why;
+    }
+    if (ok && sync && ::fsync(fd) != 0) {
+        ok = false;
+        err = errno;
+    }
     if (::close(fd) != 0 && ok) {
         ok = false;
         err = errno;
@@ -78,6 +106,21 @@ inline std::string write_file_atomically(const std::string& path, const std::vec
     if (ok) return "";
     ::unlink(tmp.c_str());
     return "cannot write " + path + ": " + std::strerror(err ? err : EIO);
+}
+
+// Writes the concatenation of `parts` to `path` as described above (the
+// directory must exist); with `sync`, the bytes reach the disk (fsync) before
+// the rename. Returns "" on success, else what failed; then the target is as
+// it was and no temporary file is left.
+inline std::string write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts, bool sync = false) {
+    return write_file_atomically_streamed(
+        path,
+        [&](const PutBytes& put) {
+            for (std::string_view part : parts)
+                if (!put(part)) break;
+            return std::string();
+        },
+        sync);
 }
 
 inline std::string write_file_atomically(const std::string& path, std::string_view bytes, bool sync = false) {
