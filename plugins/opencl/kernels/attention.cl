@@ -21,11 +21,6 @@
 #define ATTN_SEG 8
 #define ATTN_SEG_BATCH 4
 
-// The window's first key for position p.
-inline int window_first(int p, int window) { return window > 0 ? max(0, p - window + 1) : 0; }
-// cap * tanh(s / cap) where cap > 0.
-inline float soft_cap(float s, float cap) { return cap > 0.f ? cap * tanh(s / cap) : s; }
-
 inline float kv_load(global const uchar* base, int f16, ulong i) {
     return f16 ? vload_half(i, (global const half*)base) : ((global const float*)base)[i];
 }

@@ -1,6 +1,7 @@
 // Attention nodes: the tensor-core kernel (prefill with an f16 cache, head
-// dims up to 256), the tiled kernel (prefill), else the per-row kernel
-// (kernels/attention.cl, attention_mma.cl).
+// dims up to 256; its instance's program built on first need), the tiled
+// kernel (prefill), else the per-row kernel (kernels/attention.cl,
+// attention_mma.cl).
 #include "cl_lowering.hpp"
 
 #include <algorithm>
@@ -77,12 +78,15 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
     const cl_mem err = memory_.error_flag;
     Launch l;
     // Tensor cores round q and p to f16, which the error bound allows for
-    // f16 caches only.
+    // f16 caches only. The instance's program is built here the first time
+    // a graph needs it; where that failed, the kernels below take the node.
     const MmaAttentionKernel* mma_kernel = mma_attention_kernel(Hd);
+    const Program* mma_program = nullptr;
     if (program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows && mma_kernel &&
-        program_.group_size(mma_kernel->name, mma_kernel->group()) >= mma_kernel->group() &&
-        device_.info().local_mem >= mma_kernel->local_bytes()) {
-        l = start(mma_kernel->name);
+        device_.info().local_mem >= mma_kernel->local_bytes())
+        mma_program = device_.attention_program(*mma_kernel, Hd);
+    if (mma_program && mma_program->group_size(mma_kernel->name, mma_kernel->group()) >= mma_kernel->group()) {
+        l = start(*mma_program, mma_kernel->name);
         l.set_args<AttentionMmaParams>(qa, ka, va, pa, ya, cl_int(N), cl_int(H), cl_int(Hkv), cl_int(Hd), cl_int(C), scale, kv_f16, err,
                                        node_id, window, cap);
         l.dims = 2;

@@ -1,8 +1,8 @@
 #include "cl_device.hpp"
 
+#include "attention_programs.hpp"
 #include "cl_util.hpp"
-#include "kernel_source.hpp"
-#include "program_cache.hpp"
+#include "program_recipes.hpp"
 
 #include <CL/cl_ext.h>
 #include <hetero/sdk/device_resource.hpp>
@@ -114,49 +114,10 @@ DeviceInfo query_info(cl_platform_id p, cl_device_id d) {
 constexpr double kLaunchSecondsCpu = 30e-6;
 constexpr double kLaunchSecondsGpu = 40e-6;
 
-// Seconds before the first executable runs (compile_seconds_hint), same
-// runs: a cold build of the provider's program took 62 s on PoCL's CPU
-// device (70-77 s in earlier runs on that VM) and 18.9 s on the H100 (with
-// the inline-PTX kernels); loading it from the program cache instead
-// (context, binary, kernel checks) 19-23 ms on both.
-constexpr double kBuildSecondsCpu = 70.0;
-// With five tensor-core attention instances the H100's cold build took
-// ~267 s (2026-11-27 23:30, empty program and NVIDIA compute caches).
-constexpr double kBuildSecondsGpu = 270.0;
-constexpr double kCachedProgramSeconds = 0.05;
-
 void copy_string(char* dst, size_t cap, const std::string& s) {
     const size_t n = std::min(cap - 1, s.size());
     std::memcpy(dst, s.data(), n);
     dst[n] = '\0';
-}
-
-// Build options of the program: OpenCL C 1.2 plus the device's GEMM tiling;
-// `mma` compiles the tensor-core kernels, `ptx` the inline PTX (their mma
-// instructions, warp shuffles); mma without ptx is the emulation.
-std::string build_options(const DeviceInfo& info, const GemmConfig& g, bool mma, bool ptx) {
-    std::string o = "-cl-std=CL1.2";
-    o += " -DGEMM_LX=" + std::to_string(g.lx) + " -DGEMM_LY=" + std::to_string(g.ly) + " -DGEMM_TM=" + std::to_string(g.tm) +
-         " -DGEMM_TN=" + std::to_string(g.tn) + " -DATTN_CHUNK=" + std::to_string(kAttentionChunk) +
-         " -DATTN_TILE_KEYS=" + std::to_string(kAttentionTileKeys) + " -DATTN_SLICE=" + std::to_string(kAttentionSlice);
-    // Quantizers divide by the block maximum; exact division makes them round
-    // like the reference.
-    if (info.correctly_rounded_div_sqrt) o += " -cl-fp32-correctly-rounded-divide-sqrt";
-    if (mma) {
-        const MmaTiling& t = mma_tiling();
-        o += " -DMMA_KERNELS -DMMA_WARPS_N=" + std::to_string(t.warps_n) + " -DMMA_WARPS_M=" + std::to_string(t.warps_m) +
-             " -DMMA_FRAGS_N=" + std::to_string(t.frags_n) + " -DMMA_FRAGS_M=" + std::to_string(t.frags_m);
-        for (const MmaAttentionKernel& k : kMmaAttentionKernels)
-            o += " -DAM_ROWS_HD" + std::to_string(k.head_dim) + "=" + std::to_string(k.rows) + " -DAM_KEYS_HD" + std::to_string(k.head_dim) +
-                 "=" + std::to_string(k.keys);
-        if (mma_n_fastest()) o += " -DMMA_N_FASTEST";
-    }
-    if (ptx) o += " -DNV_PTX";
-    if (ptx && sdk::env_equals("HETERO_CL_LDMATRIX", "0")) o += " -DMMA_WORD_LOADS";
-    // Extra compiler options for tuning (e.g. NVIDIA's -cl-nv-verbose, whose
-    // register counts HETERO_LOG=debug shows, or -cl-nv-maxrregcount=N).
-    if (const char* extra = std::getenv("HETERO_CL_BUILD_OPTIONS"); extra && *extra) o += std::string(" ") + extra;
-    return o;
 }
 
 // A GEMM tiling the device can run: 256 work-items (64x128 tiles; the
@@ -168,86 +129,10 @@ GemmConfig gemm_config_for(size_t max_wg) {
     return GemmConfig{4, 4, 4, 4};
 }
 
-// The key the program cache files a device's program under (with the source
-// and the build options).
-std::string program_device_key(const DeviceInfo& info) {
-    return info.platform_name + "|" + info.platform_version + "|" + info.name + "|" + info.driver_version;
-}
-
-constexpr const char* kKernelNames[] = {
-    "embedding",   "rmsnorm",     "rope",       "rope_scaled", "rope_store", "geglu", "softcap",       "swiglu",        "binary",        "softmax",   "store_rows",
-    "convert_to_f32", "convert_from_f32", "quantize_q8_0", "quantize_q4_0", "matvec_q4_0", "matvec_q8_0",
-    "matvec_f32",  "matvec_f16",  "matvec_bf16", "matvec_swiglu_q4_0", "matvec_swiglu_q8_0", "matvec_norm_q4_0", "matvec_norm_q8_0",
-    "matvec_swiglu_norm_q4_0", "matvec_swiglu_norm_q8_0", "gemm_f32",     "gemm_f16",      "gemm_bf16", "gemm_q8_0",
-    "gemm_q4_0",   "attention",   "attention_tiled", "repack_planar_q4_0", "repack_planar_q8_0", "matvec_planar_q4_0",
-    "matvec_planar_q8_0", "matvec_norm_planar_q4_0", "matvec_norm_planar_q8_0", "matvec_swiglu_planar_q4_0",
-    "matvec_swiglu_planar_q8_0", "matvec_swiglu_norm_planar_q4_0", "matvec_swiglu_norm_planar_q8_0",
-    "matvec_norm_planar_rope_q4_0", "matvec_norm_planar_rope_q8_0",
-    // K-quants (kernels/kquant.cl)
-    "matvec_q4_k", "matvec_q5_k", "matvec_q6_k", "matvec_swiglu_q4_k", "matvec_swiglu_q5_k", "matvec_swiglu_q6_k",
-    "matvec_norm_q4_k", "matvec_norm_q5_k", "matvec_norm_q6_k", "matvec_swiglu_norm_q4_k", "matvec_swiglu_norm_q5_k",
-    "matvec_swiglu_norm_q6_k", "gemm_q4_k", "gemm_q5_k", "gemm_q6_k", "matvec_planar_q4_k", "matvec_norm_planar_q4_k",
-    "matvec_swiglu_planar_q4_k", "matvec_swiglu_norm_planar_q4_k", "matvec_norm_planar_rope_q4_k", "repack_aligned_q6_k",
-    "matvec_planar_q6_k", "matvec_norm_planar_q6_k", "matvec_swiglu_planar_q6_k", "matvec_swiglu_norm_planar_q6_k",
-    "matvec_norm_planar_rope_q6_k", "matvec_planar_q5_k", "matvec_norm_planar_q5_k", "matvec_swiglu_planar_q5_k",
-    "matvec_swiglu_norm_planar_q5_k", "matvec_norm_planar_rope_q5_k", "gemm_planar_q4_0", "gemm_planar_q8_0",
-    "unpack_planar_q4_0", "unpack_planar_q8_0",
-    // GGUF's other block types (kernels/quant_other.cl)
-    "matvec_q4_1", "matvec_q5_0", "matvec_q5_1", "matvec_iq4_nl", "matvec_q2_k", "matvec_q3_k", "gemm_q4_1", "gemm_q5_0",
-    "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k"};
-// Only in programs built with the tensor-core kernels.
-// (And the attention kernels of kMmaAttentionKernels.)
-constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0",
-                                           "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
-                                           "gemm_mma_aligned_q6_k", "gemm_mma_q4_1", "gemm_mma_q5_0", "gemm_mma_q5_1",
-                                           "gemm_mma_iq4_nl", "gemm_mma_q2_k", "gemm_mma_q3_k", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
-
 }  // namespace
 
-Program::Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool from_cache)
-    : program_(p), gemm_(gemm), mma_(mma), from_cache_(from_cache) {
-    auto check = [&](const char* name) {
-        cl_int err = CL_SUCCESS;
-        cl_kernel k = clCreateKernel(p, name, &err);
-        if (err != CL_SUCCESS) {
-            clReleaseProgram(p);
-            program_ = nullptr;
-            sdk::fail(HETERO_ERR_COMPILE_FAILED, std::string("kernel '") + name + "' missing from the built program: " + cl_error_name(err));
-        }
-        size_t wg = 1;
-        clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr);
-        kernel_wg_[name] = std::max<size_t>(1, wg);
-        // Private memory a work-item spills to: drivers reserve it for every
-        // resident work-item of the device, which shows as device memory.
-        cl_ulong private_bytes = 0;
-        if (clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_bytes, &private_bytes, nullptr) == CL_SUCCESS &&
-            private_bytes > 0)
-            sdk::log(HETERO_LOG_DEBUG, "opencl", std::string("kernel ") + name + ": " + std::to_string(private_bytes) + " bytes of private memory");
-        clReleaseKernel(k);
-    };
-    for (const char* name : kKernelNames) check(name);
-    if (mma) {
-        for (const char* name : kMmaKernelNames) check(name);
-        for (const MmaAttentionKernel& k : kMmaAttentionKernels) check(k.name);
-    }
-}
-
-Program::~Program() {
-    if (program_) clReleaseProgram(program_);
-}
-
-size_t Program::group_size(const char* kernel, size_t cap) const {
-    auto it = kernel_wg_.find(kernel);
-    // A kernel missing from the lists above would silently run one work-item a group.
-    if (it == kernel_wg_.end()) sdk::fail(HETERO_ERR_INTERNAL, std::string("kernel '") + kernel + "' is not among the program's checked kernels");
-    const size_t limit = std::min(cap, it->second);
-    size_t s = 1;
-    while (s * 2 <= limit) s *= 2;
-    return s;
-}
-
 ClDevice::ClDevice(cl_platform_id platform, cl_device_id device)
-    : info_(query_info(platform, device)), platform_(platform), device_(device) {}
+    : info_(query_info(platform, device)), platform_(platform), device_(device), attention_programs_(std::make_unique<AttentionPrograms>()) {}
 
 MmaMode mma_mode() {
     static const MmaMode mode = sdk::env_equals("HETERO_CL_MMA", "0")         ? MmaMode::Off
@@ -324,6 +209,7 @@ ClDevice::~ClDevice() {
         clFinish(queue_);
         clReleaseCommandQueue(queue_);
     }
+    attention_programs_.reset();
     program_.reset();
     if (context_) clReleaseContext(context_);
 }
@@ -375,33 +261,40 @@ std::string ClDevice::resource() const {
 }
 
 double ClDevice::compile_seconds_hint(const std::string& cache_dir, const GemmConfig* gemm_override) {
+    // The first build program() tries (a fallback after a failed PTX build
+    // is not foreseen).
+    const bool ptx = info_.tensor_cores && mma_mode() == MmaMode::Auto;
+    bool built = false, mma = plans_mma();
     {
         // program() holds the lock while it builds (a minute on PoCL): do
         // not wait for it. A build under way is counted as a whole build.
         std::unique_lock<std::mutex> lock(program_mutex_, std::try_to_lock);
-        if (lock.owns_lock() && program_) return 0.0;
+        if (lock.owns_lock() && program_) {
+            built = true;
+            mma = program_->mma();
+        }
     }
-    // The first build program() tries (a fallback after a failed PTX build
-    // is not foreseen).
-    const bool ptx = info_.tensor_cores && mma_mode() == MmaMode::Auto;
-    const std::string options = build_options(info_, gemm_config(gemm_override), plans_mma(), ptx);
-    if (!cache_dir.empty() && program_cached(kKernelSource, options, program_device_key(info_), cache_dir)) return kCachedProgramSeconds;
-    return (info_.type & CL_DEVICE_TYPE_CPU) ? kBuildSecondsCpu : kBuildSecondsGpu;
+    const double base = built ? 0.0 : seconds_to_build(base_recipe(info_, gemm_config(gemm_override), mma, ptx), program_device_key(info_), cache_dir);
+    if (!mma) return base;
+    double attention = -1;
+    for (const MmaAttentionKernel& k : kMmaAttentionKernels) {
+        const double s = attention_programs_->seconds_until_ready(info_, k, ptx, cache_dir);
+        attention = attention < 0 ? s : std::min(attention, s);
+    }
+    return base + attention;
 }
 
 const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig* gemm_override) {
     std::lock_guard<std::mutex> lock(program_mutex_);
     if (program_) return *program_;
     GemmConfig gemm = gemm_config(gemm_override);
-    const std::string device_key = program_device_key(info_);
     const MmaMode mode = mma_mode();
     bool ptx = info_.tensor_cores && mode == MmaMode::Auto;
     for (;;) {
         const bool mma = ptx || mode == MmaMode::Emulate;
-        const std::string options = build_options(info_, gemm, mma, ptx);
-        BuiltProgram built;
+        std::unique_ptr<Program> prog;
         try {
-            built = build_program(context(), device_, kKernelSource, options, device_key, cache_dir);
+            prog = build_program_from(base_recipe(info_, gemm, mma, ptx), context(), info_, device_, cache_dir, gemm, mma);
         } catch (const sdk::Error& e) {
             // A driver that rejects the inline PTX still gets the portable kernels.
             if (!ptx) throw;
@@ -409,16 +302,30 @@ const Program& ClDevice::program(const std::string& cache_dir, const GemmConfig*
             ptx = false;
             continue;
         }
-        auto prog = std::make_unique<Program>(built.program, device_, gemm, mma, built.from_cache);
         // The GEMM needs its whole tile's work-items in one group; shrink the
         // tiling when the compiled kernel allows fewer.
         if (prog->group_size("gemm_q4_0", size_t(gemm.wg())) >= size_t(gemm.wg()) || gemm.wg() <= 16) {
             program_ = std::move(prog);
+            program_ptx_ = ptx;
+            cache_dir_ = cache_dir;
             return *program_;
         }
         gemm = GemmConfig{4, 4, 4, 4};
     }
 }
+
+const Program* ClDevice::attention_program(const MmaAttentionKernel& kernel, int64_t head_dim) {
+    bool ptx = false;
+    {
+        std::lock_guard<std::mutex> lock(program_mutex_);
+        if (!program_ || !program_->mma())
+            sdk::fail(HETERO_ERR_INTERNAL, std::string(kernel.name) + " asked for before a base program with the tensor-core kernels");
+        ptx = program_ptx_;
+    }
+    return attention_programs_->get(AttentionPrograms::Target{context(), device_, info_, cache_dir_, ptx}, kernel, head_dim);
+}
+
+bool ClDevice::attention_program_usable(const MmaAttentionKernel& kernel) const { return !attention_programs_->failed(kernel); }
 
 namespace {
 

@@ -1,16 +1,18 @@
 // One OpenCL device of a provider instance: what it reports (queried when the
 // provider discovers its devices), and, created by the first call that needs them, its
-// context and in-order queue and the provider's program built for it.
+// context and in-order queue and the provider's programs built for it: the
+// base program, and each tensor-core attention instance an executable needs
+// (attention_programs.hpp).
 #pragma once
 
 #include "buffer_pool.hpp"
 #include "planar_weights.hpp"
+#include "program.hpp"
 
 #include <CL/cl.h>
 #include <hetero/ep_api.h>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -100,12 +102,13 @@ const MmaTiling& mma_tiling();
 // 11,506, Q8_0 9,537-9,641 -> 10,263 at 4,2,2,4 on an H200), even at 1.1B.
 bool mma_n_fastest();
 // The tensor-core prefill attention (kernels/attention_mma.cl): one kernel
-// per padded head dim, which takes every head dim up to it above the one
-// before (the real one is an argument; the tiles' columns past it are
-// zeros, and whole 16-column steps past it are skipped, so a head dim pays
-// for its own columns rounded up to 16). Each has its query rows of one head
-// per work-group (16 per warp) and keys per tile (passed as AM_ROWS_HD<dim>
-// and AM_KEYS_HD<dim>).
+// per padded head dim, each a program of its own built when an executable
+// first needs it (AttentionPrograms), which takes every head dim up to it
+// above the one before (the real one is an argument; the tiles' columns past
+// it are zeros, and whole 16-column steps past it are skipped, so a head dim
+// pays for its own columns rounded up to 16). Each has its query rows of one
+// head per work-group (16 per warp) and keys per tile (passed as AM_ROWS and
+// AM_KEYS with AM_HD).
 struct MmaAttentionKernel {
     int64_t head_dim;
     int64_t rows;
@@ -116,8 +119,8 @@ struct MmaAttentionKernel {
     // head_dim + 8 halves), the rows' positions, and some room.
     uint64_t local_bytes() const { return uint64_t(2 * 2 * keys * (head_dim + 8) * 2 + 2 * rows * 4 + 1024); }
 };
-// Five kernels, which a cold program build pays for (the three beside 64
-// and 128 make the program's PTX 8 % longer, clang 15). What a head dim
+// Five kernels, of which a model's cold start builds the one its head dim
+// takes (when it first runs a prefill on tensor cores). What a head dim
 // below its kernel's costs is registers and local memory for the padding
 // (the O accumulator is head_dim / 2 floats a lane, Q's fragments
 // head_dim / 4 words), not work. 32 (small models), 64 and 128 (most) are
@@ -140,15 +143,6 @@ inline const MmaAttentionKernel* mma_attention_kernel(int64_t head_dim) {
     return nullptr;
 }
 
-// Tile shape of the GEMM kernels (see kernels/gemm.cl): lx x ly work-items,
-// each computing tm (along M) x tn (along N) outputs; tm and tn multiples of 4.
-struct GemmConfig {
-    int lx = 16, ly = 8, tm = 4, tn = 8;
-    int bm() const { return lx * tm; }
-    int bn() const { return ly * tn; }
-    int wg() const { return lx * ly; }
-};
-
 // HETERO_CL_PROFILE=1: queues are created with profiling on and executables
 // time every kernel, logging the totals when they are released.
 bool profiling_enabled();
@@ -160,28 +154,7 @@ inline constexpr int kAttentionChunk = 512;
 inline constexpr int kAttentionTileKeys = 32;
 inline constexpr int kAttentionSlice = 64;
 
-class Program {
-public:
-    Program(cl_program p, cl_device_id dev, GemmConfig gemm, bool mma, bool from_cache);
-    ~Program();
-    Program(const Program&) = delete;
-    Program& operator=(const Program&) = delete;
-    cl_program get() const { return program_; }
-    const GemmConfig& gemm() const { return gemm_; }
-    bool from_cache() const { return from_cache_; }
-    // Whether the program has the tensor-core kernels (gemm_mma_*,
-    // attention_mma), which then take Q4_0/Q8_0 GEMMs and prefill attention.
-    bool mma() const { return mma_; }
-    // Largest power-of-two work-group size <= min(cap, the kernel's limit).
-    size_t group_size(const char* kernel, size_t cap) const;
-
-private:
-    cl_program program_;
-    GemmConfig gemm_;
-    bool mma_;
-    bool from_cache_;
-    std::map<std::string, size_t> kernel_wg_;
-};
+class AttentionPrograms;
 
 class ClDevice {
 public:
@@ -197,8 +170,12 @@ public:
     // "host" for a CPU device, else the GPU's UUID or PCI address, else its
     // vendor id and name (see sdk/device_resource.hpp).
     std::string resource() const;
-    // Seconds until program(cache_dir, gemm) returns: 0 once it has, a
-    // binary load when the cache holds the program, else a full build.
+    // Seconds before a typical model's first executables run: the base
+    // program (until program(cache_dir, gemm) has returned) plus, where
+    // prefill attention runs on tensor cores, one attention instance (the
+    // one a model needs is not known here: the cheapest, as a device that has
+    // one built or cached most likely runs that model again). Each counts 0
+    // once built, a binary load when the cache holds it, else a cold build.
     double compile_seconds_hint(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
     // The GEMM tiling program(cache_dir, gemm) uses (known before it is built).
     GemmConfig gemm_config(const GemmConfig* gemm = nullptr) const;
@@ -221,6 +198,15 @@ public:
     // in `cache_dir`) by the first caller. `gemm` overrides the GEMM tiling
     // chosen from the device limits. Thread-safe.
     const Program& program(const std::string& cache_dir, const GemmConfig* gemm = nullptr);
+    // The program of the tensor-core attention instance `kernel` (an element
+    // of kMmaAttentionKernels), built, or loaded from the cache program()
+    // used, on first need and shared after; null where it failed to build
+    // (then logged once, naming it and `head_dim`). Only after program(),
+    // and only where it has mma(). Thread-safe.
+    const Program* attention_program(const MmaAttentionKernel& kernel, int64_t head_dim);
+    // False once the instance failed to build (the estimate then takes the
+    // generic kernels).
+    bool attention_program_usable(const MmaAttentionKernel& kernel) const;
     // Planar copies of constant quantized weights (see planar_weights.hpp).
     PlanarWeightCache& planar_weights() { return planar_weights_; }
     // Blocks buffers are carved from (opens the context like context()).
@@ -247,6 +233,9 @@ private:
     mutable std::shared_ptr<BufferPool> buffer_pool_;
     std::mutex program_mutex_;
     std::unique_ptr<Program> program_;
+    bool program_ptx_ = false;  // program_ was built with inline PTX
+    std::string cache_dir_;     // where program_ was cached; the attention programs go there too
+    std::unique_ptr<AttentionPrograms> attention_programs_;
     PlanarWeightCache planar_weights_;
 };
 

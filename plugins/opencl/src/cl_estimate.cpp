@@ -113,11 +113,14 @@ double estimate_seconds(const ClDevice& device, const hetero_device_props& props
         case HETERO_OP_ATTENTION_EXT: {
             const hetero_tensor_desc& q = t[node.inputs[0]];
             // Tensor cores take prefill over f16 caches at every head dim up
-            // to 256 (cl_attention.cpp), computing whole 16-column steps of
-            // it: 4 flops a score per head dim (q.k and p v) of the dim
-            // rounded up, where sdk::node_work counts the real one.
+            // to 256 (cl_attention.cpp; unless that instance failed to
+            // build), computing whole 16-column steps of it: 4 flops a score
+            // per head dim (q.k and p v) of the dim rounded up, where
+            // sdk::node_work counts the real one.
             const int64_t hd = q.shape[2];
-            const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 && mma_attention_kernel(hd) != nullptr;
+            const MmaAttentionKernel* kernel = mma_attention_kernel(hd);
+            const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 && kernel &&
+                                       device.attention_program_usable(*kernel);
             if (mma_attention) w.flops *= (4.0 * double((hd + 15) / 16 * 16) + 5.0) / (4.0 * double(hd) + 5.0);
             r.compute_efficiency = q.shape[0] == 1 ? f.attention_decode : mma_attention ? f.attention_mma : f.attention_prefill;
             break;

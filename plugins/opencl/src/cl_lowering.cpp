@@ -90,10 +90,10 @@ BufferAt Lowering::at(int32_t tensor) const {
     }
 }
 
-Launch Lowering::start(const char* kernel) const {
+Launch Lowering::start(const Program& program, const char* kernel) const {
     cl_int err = CL_SUCCESS;
     Launch l;
-    l.kernel.reset(clCreateKernel(program_.get(), kernel, &err));
+    l.kernel.reset(clCreateKernel(program.get(), kernel, &err));
     cl_check(err, (std::string("clCreateKernel ") + kernel).c_str(), HETERO_ERR_COMPILE_FAILED);
     return l;
 }

@@ -81,7 +81,8 @@ private:
     // Where a kernel finds a tensor: internal and constant tensors now, bound
     // ones at each run.
     BufferAt at(int32_t tensor) const;
-    Launch start(const char* kernel) const;
+    Launch start(const char* kernel) const { return start(program_, kernel); }
+    Launch start(const Program& program, const char* kernel) const;
     // Labels the launch for the profile and appends it.
     void finish(Launch l, const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs);
     void add_node(uint32_t index, const hetero_node& node);

@@ -43,11 +43,13 @@ std::string build_log(cl_program p, cl_device_id dev) {
     return log;
 }
 
-uint64_t entry_key(const std::string& source, const std::string& options, const std::string& device_key) {
+uint64_t entry_key(std::string_view source, const std::string& options, const std::string& device_key) {
     return fnv1a(source, fnv1a(options, fnv1a(device_key)));
 }
 
-std::filesystem::path entry_path(const std::string& cache_dir, uint64_t key) { return std::filesystem::path(cache_dir) / (hex(key) + ".bin"); }
+std::filesystem::path entry_path(const std::string& cache_dir, const std::string& label, uint64_t key) {
+    return std::filesystem::path(cache_dir) / (label + "-" + hex(key) + ".bin");
+}
 
 bool header_ok(const EntryHeader& h, uint64_t key) {
     return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.format == kFormat && h.key == key && h.size != 0 &&
@@ -115,26 +117,26 @@ std::string default_cache_dir() {
     return {};
 }
 
-bool program_cached(const std::string& source, const std::string& options, const std::string& device_key,
+bool program_cached(const std::string& label, std::string_view source, const std::string& options, const std::string& device_key,
                     const std::string& cache_dir) {
     if (cache_dir.empty()) return false;
     const uint64_t key = entry_key(source, options, device_key);
-    std::ifstream in(entry_path(cache_dir, key), std::ios::binary);
+    std::ifstream in(entry_path(cache_dir, label, key), std::ios::binary);
     EntryHeader h{};
     return in && in.read(reinterpret_cast<char*>(&h), sizeof h) && header_ok(h, key);
 }
 
-BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& source, const std::string& options,
-                           const std::string& device_key, const std::string& cache_dir) {
+BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& label, std::string_view source,
+                           const std::string& options, const std::string& device_key, const std::string& cache_dir) {
     const uint64_t key = entry_key(source, options, device_key);
-    const std::filesystem::path file = cache_dir.empty() ? std::filesystem::path() : entry_path(cache_dir, key);
+    const std::filesystem::path file = cache_dir.empty() ? std::filesystem::path() : entry_path(cache_dir, label, key);
     if (!cache_dir.empty()) {
         const auto bin = read_entry(file, key);
         if (!bin.empty())
             if (cl_program p = try_binary(ctx, dev, bin, options)) return {p, true};
     }
 
-    const char* src = source.c_str();
+    const char* src = source.data();
     const size_t len = source.size();
     cl_int err = CL_SUCCESS;
     cl_program p = clCreateProgramWithSource(ctx, 1, &src, &len, &err);
@@ -144,10 +146,10 @@ BuiltProgram build_program(cl_context ctx, cl_device_id dev, const std::string& 
         const std::string log = build_log(p, dev);
         clReleaseProgram(p);
         sdk::fail(err == CL_OUT_OF_HOST_MEMORY ? HETERO_ERR_OUT_OF_MEMORY : HETERO_ERR_COMPILE_FAILED,
-                  std::string("OpenCL program build failed (") + cl_error_name(err) + "):\n" + log);
+                  "OpenCL program " + label + " build failed (" + cl_error_name(err) + "):\n" + log);
     }
     // Warnings, or what options like NVIDIA's -cl-nv-verbose ask the compiler to tell.
-    if (const std::string log = build_log(p, dev); !log.empty()) sdk::log(HETERO_LOG_DEBUG, "opencl", "program build log:\n" + log);
+    if (const std::string log = build_log(p, dev); !log.empty()) sdk::log(HETERO_LOG_DEBUG, "opencl", "program " + label + " build log:\n" + log);
     if (!cache_dir.empty()) {
         const auto bin = program_binary(p);
         if (!bin.empty()) write_entry(file, key, bin);
