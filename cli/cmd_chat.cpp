@@ -7,6 +7,7 @@
 // script learns that some of its turns got no reply.
 #include "commands.hpp"
 #include "model_session.hpp"
+#include "sampling_flags.hpp"
 
 #include <hetero/chat/conversation.hpp>
 
@@ -24,7 +25,7 @@ namespace {
 
 struct ChatOptions {
     ChatModelOptions model;
-    SamplerOptions sampling;
+    SamplingFlags sampling;
     int32_t n_predict = 512;
     std::string system;
     bool quiet = false, stats = false;
@@ -49,10 +50,13 @@ void chat(const ChatOptions& o) {
     if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); /reset starts over, /exit quits\n", model.name(), model.n_ctx());
     CompletionOptions co;
     co.max_tokens = o.n_predict;
-    co.sampling = o.sampling;
+    co.sampling = sampler_options(o.sampling, model.n_vocab());
+    const uint64_t first_seed = co.sampling.seed;
+    if (!o.quiet && co.sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this chat)\n", first_seed, first_seed);
     co.interrupt = &g_interrupt;
     std::string line;
     int failed_turns = 0;
+    int64_t turn = 0;
     for (;;) {
         if (interactive) {
             std::fputs("> ", stdout);
@@ -67,6 +71,7 @@ void chat(const ChatOptions& o) {
             continue;
         }
         if (line.empty()) continue;
+        co.sampling.seed = first_seed + uint64_t(turn++);  // each turn draws afresh, the whole chat from the one seed
         CompletionResult r;
         try {
             r = conv.say(line, co, [](std::string_view piece) {
@@ -113,7 +118,7 @@ void add_chat_command(CLI::App& app) {
     auto o = std::make_shared<ChatOptions>();
     CLI::App* cmd = app.add_subcommand("chat", "talk with a model through its chat template (stdin/stdout; /reset, /exit)");
     add_chat_model_options(*cmd, o->model);
-    add_sampling_options(*cmd, o->sampling);
+    add_sampling_flags(*cmd, o->sampling);
     cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per reply (0 = until the context is full)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--system", o->system, "a system message that opens the conversation");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the replies");

@@ -3,6 +3,7 @@
 #include "background_profile.hpp"
 #include "common.hpp"
 #include "logprobs.hpp"
+#include "sampling_flags.hpp"
 
 #include <hetero/engine/loaded_model.hpp>
 #include <hetero/runtime/trace.hpp>
@@ -25,7 +26,7 @@ struct RunOptions {
     int32_t n_predict = 256;
     int32_t ctx = 0;
     std::string cache_type = "auto";
-    SamplerOptions sampling;
+    SamplingFlags sampling;
     bool quiet = false;
     bool verbose = false;
     int32_t verify = 0;
@@ -75,7 +76,8 @@ void run(const RunOptions& o) {
     }
     const ResilientSession& session = model.session();
 
-    Sampler sampler(o.sampling);
+    const SamplerOptions sampling = sampler_options(o.sampling, model.n_vocab());
+    Sampler sampler(sampling);
     std::unique_ptr<LogprobsWriter> logprobs;
     OnSample on_sample;
     if (!o.logprobs.empty()) {
@@ -101,6 +103,7 @@ void run(const RunOptions& o) {
     if (o.quiet) return;
     if (const std::string v = model.describe_spot_checks(); !v.empty()) fmt::print(stderr, "verify: {}\n", v);
     const auto& s = r.stats;
+    if (sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this run)\n", sampling.seed, sampling.seed);
     fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);
     fmt::print(stderr, "prefill: {} tokens in {:.1f} ms ({:.1f} tok/s)\n", s.n_prompt, s.prefill_seconds * 1e3,
                s.prefill_seconds > 0 ? s.n_prompt / s.prefill_seconds : 0.0);
@@ -138,10 +141,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);
     add_cache_type_option(*cmd, o->cache_type);
-    cmd->add_option("--temp", o->sampling.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--top-k", o->sampling.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--top-p", o->sampling.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
-    add_seed_option(*cmd, "-s,--seed", o->sampling.seed, "random seed (0 .. 2^64-1)");
+    add_sampling_flags(*cmd, o->sampling);
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
     cmd->add_option("--verify", o->verify,
                     "every N decode steps, check the step's logits against the cpu provider; a provider that disagrees is "

@@ -11,14 +11,18 @@
 // last event before [DONE] (OpenAI's SDKs raise it as an APIError).
 #include "commands.hpp"
 #include "model_session.hpp"
+#include "serve/api_key.hpp"
+#include "serve/cors.hpp"
 #include "serve/guarded_server.hpp"
 #include "serve/http_routes.hpp"
 #include "serve/memory_relief.hpp"
 #include "serve/socket_address.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
+#include <optional>
 #include <csignal>
 #include <pthread.h>
 #include <random>
@@ -35,7 +39,18 @@ struct ServeOptions {
     serve::ServerLimits limits;
     double header_timeout_s = 10, body_timeout_s = 30;
     bool quiet = false;
+    std::string api_key, api_key_file;  // --api-key (or HETERO_API_KEY), --api-key-file
+    std::vector<std::string> cors_origins;
+    std::vector<std::string> aliases;
 };
+
+// The key from --api-key / HETERO_API_KEY or --api-key-file; nullopt = none.
+std::optional<serve::ApiKey> api_key(const ServeOptions& o) {
+    if (!o.api_key.empty() && !o.api_key_file.empty()) throw Error("give --api-key (or HETERO_API_KEY) or --api-key-file, not both");
+    if (!o.api_key_file.empty()) return serve::ApiKey(serve::read_api_key_file(o.api_key_file));
+    if (!o.api_key.empty()) return serve::ApiKey(o.api_key);
+    return std::nullopt;
+}
 
 std::chrono::milliseconds seconds_to_ms(double s) { return std::chrono::milliseconds(int64_t(s * 1000)); }
 
@@ -53,11 +68,15 @@ void serve_model(const ServeOptions& o) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+    const std::optional<serve::ApiKey> key = api_key(o);
+    const serve::CorsPolicy cors = serve::cors_policy(o.cors_origins);
     auto cm = open_chat_model(o.model, 256, o.quiet);
     serve::ServedModel served;
     LoadedModel& model = *cm->model;
     served.name = model.name();
     served.stem = model.stem();
+    served.aliases = o.aliases;
+    served.n_vocab = model.n_vocab();
     served.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     served.tokenizer = &model.tokenizer();
     served.prompt = &model.chat();
@@ -66,14 +85,22 @@ void serve_model(const ServeOptions& o) {
     std::atomic<bool> stopping{false};
     served.stopping = &stopping;
 
-    serve::GenerationQueue queue(model.cache(), model.tokenizer());
+    serve::ServerMetrics metrics;
+    serve::GenerationQueue queue(model.cache(), model.tokenizer(), [&metrics](const serve::JobReport& r) {
+        metrics.count_generation(r.n_prompt, r.n_generated, r.first_token_seconds, r.decode_seconds);
+    });
     serve::GuardedServer server(limits);
-    serve::install_routes(server, served, queue, limits);
+    serve::install_routes(server, served, queue, limits, metrics, key ? &*key : nullptr);
+    serve::install_cors(server, cors);
 
     const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);
     if (port < 0) throw Error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", o.host, o.port));
-    fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, /v1/models; /health)\n",
+    fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, /v1/models; /health, /metrics)\n",
                served.name, serve::url_host(o.host), port);
+    if (!o.quiet) {
+        fmt::print(stderr, "{}; CORS: {}\n", key ? "an API key is required on /v1/* and /metrics" : "no API key required",
+                   !cors.enabled ? "off" : cors.origins.empty() ? "any origin" : fmt::format("{}", fmt::join(cors.origins, ", ")));
+    }
 
     std::atomic<bool> finished{false};
     std::atomic<int> caught{0};
@@ -123,6 +150,15 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("--body-timeout", o->body_timeout_s, "seconds a request's body may take to arrive after its headers (then 408, connection closed)")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
+    cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on /v1/* and /metrics (or set HETERO_API_KEY)")
+        ->envname("HETERO_API_KEY");
+    cmd->add_option("--api-key-file", o->api_key_file, "the same, the key read from the first line of FILE")->check(CLI::ExistingFile);
+    cmd->add_option("--cors-origin", o->cors_origins,
+                    "origin whose web pages may call the server (repeatable); default * (any, as llama.cpp's server); none = no CORS headers")
+        ->type_name("ORIGIN");
+    cmd->add_option("--alias", o->aliases, "another name /v1/models lists the model under (repeatable)")
+        ->type_name("NAME")
+        ->check([](const std::string& v) { return v.empty() ? std::string("an alias cannot be empty") : std::string(); });
     cmd->add_flag("-q,--quiet", o->quiet, "do not print the plan");
     cmd->callback([o] { serve_model(*o); });
 }

@@ -12,13 +12,6 @@ void add_chat_model_options(CLI::App& cmd, ChatModelOptions& o) {
     o.providers.add_to(cmd);
 }
 
-void add_sampling_options(CLI::App& cmd, SamplerOptions& s) {
-    cmd.add_option("--temp", s.temperature, "temperature; 0 = greedy")->check(CLI::NonNegativeNumber);
-    cmd.add_option("--top-k", s.top_k, "top-k; 0 = off")->check(CLI::NonNegativeNumber);
-    cmd.add_option("--top-p", s.top_p, "top-p; 1 = off")->check(CLI::Range(0.0, 1.0));
-    add_seed_option(cmd, "-s,--seed", s.seed, "random seed (0 .. 2^64-1)");
-}
-
 std::unique_ptr<ChatModel> open_chat_model(const ChatModelOptions& o, int32_t expected_reply, bool quiet) {
     auto cm = std::make_unique<ChatModel>();
     ModelLoadOptions lo;

@@ -6,7 +6,6 @@
 #include "common.hpp"
 
 #include <hetero/engine/loaded_model.hpp>
-#include <hetero/runtime/sampler.hpp>
 
 #include <memory>
 #include <string>
@@ -28,8 +27,6 @@ struct ChatModel {
 
 // -m/--tokenizer, -c, --cache-type, --chat-template and the provider flags.
 void add_chat_model_options(CLI::App& cmd, ChatModelOptions& o);
-// --temp, --top-k, --top-p, -s/--seed as `run` has them.
-void add_sampling_options(CLI::App& cmd, SamplerOptions& s);
 
 // Opens everything; `expected_reply` sizes the plan's decode part. Prints the
 // plan to stderr unless quiet.

@@ -55,8 +55,13 @@ void Job::finish(CompletionResult result, std::string error, bool dropped) {
     changed_.notify_all();
 }
 
-GenerationQueue::GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer)
-    : cache_(cache), tokenizer_(tokenizer), worker_([this] { work(); }) {}
+GenerationQueue::GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer, OnJobEnd on_end)
+    : cache_(cache), tokenizer_(tokenizer), on_end_(std::move(on_end)), worker_([this] { work(); }) {}
+
+size_t GenerationQueue::waiting() {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+}
 
 GenerationQueue::~GenerationQueue() {
     shutdown();
@@ -103,6 +108,7 @@ void GenerationQueue::work() {
         }
         CompletionResult result;
         std::string error;
+        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - job->submitted_).count();
         if (job->cancelled()) {
             result.finish = FinishReason::cancelled;  // its client left while it waited
         } else {
@@ -123,11 +129,18 @@ void GenerationQueue::work() {
             std::lock_guard lock(mutex_);
             running_.reset();
         }
+        // The seed is logged (OpenAI's responses have no field for it), so a reply can be asked for again.
+        const SamplerOptions& sampling = job->options_.sampling;
+        const std::string drawn = sampling.temperature > 0 ? fmt::format("seed {}", sampling.seed) : "greedy";
         if (error.empty())
-            fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}\n", job->label_, job->prompt_.size(),
-                       result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3, finish_reason_name(result.finish));
+            fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}, {}\n", job->label_, job->prompt_.size(),
+                       result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3,
+                       finish_reason_name(result.finish), drawn);
         else
             fmt::print(stderr, "{}: failed: {}\n", job->label_, error);
+        if (on_end_ && error.empty() && (result.first_token_seconds > 0 || result.n_generated > 0))
+            on_end_({int32_t(job->prompt_.size()), result.n_generated,
+                     result.first_token_seconds > 0 ? waited + result.first_token_seconds : -1.0, result.decode_seconds});
         job->finish(std::move(result), std::move(error));
     }
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,10 +26,18 @@ public:
     explicit ShuttingDown(const std::string& message) : Error(message) {}
 };
 
+// What the worker tells of each job it ran (for /metrics).
+struct JobReport {
+    int32_t n_prompt = 0, n_generated = 0;
+    double first_token_seconds = -1;  // from submit() to the first sampled token, its wait included; < 0: none sampled
+    double decode_seconds = 0;
+};
+using OnJobEnd = std::function<void(const JobReport&)>;
+
 class Job {
 public:
     Job(std::string label, std::vector<int32_t> prompt, CompletionOptions options)
-        : label_(std::move(label)), prompt_(std::move(prompt)), options_(std::move(options)) {}
+        : label_(std::move(label)), prompt_(std::move(prompt)), options_(std::move(options)), submitted_(std::chrono::steady_clock::now()) {}
 
     // Waits for the next piece of text; nullopt once the job has finished
     // and everything was taken.
@@ -56,6 +65,7 @@ private:
     std::string label_;  // the response id, for the log
     std::vector<int32_t> prompt_;
     CompletionOptions options_;
+    std::chrono::steady_clock::time_point submitted_;
     std::atomic<bool> cancelled_{false};
     std::atomic<bool> stopped_by_shutdown_{false};
     std::mutex mutex_;
@@ -68,7 +78,8 @@ private:
 
 class GenerationQueue {
 public:
-    GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer);
+    // `on_end` (may be empty) hears of every job the worker ran, on the worker's thread.
+    GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer, OnJobEnd on_end = {});
     ~GenerationQueue();  // shutdown(), then waits for the worker
     GenerationQueue(const GenerationQueue&) = delete;
     GenerationQueue& operator=(const GenerationQueue&) = delete;
@@ -77,12 +88,15 @@ public:
     std::shared_ptr<Job> submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options);
     // Cancels the running and queued jobs; later submits finish at once.
     void shutdown();
+    // Jobs waiting for the worker (the running one not counted).
+    size_t waiting();
 
 private:
     void work();
 
     PrefixCache& cache_;
     const Tokenizer& tokenizer_;
+    OnJobEnd on_end_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;

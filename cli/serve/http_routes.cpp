@@ -45,11 +45,14 @@ CompletionOptions completion_options(const ServedModel& m, const GenerationReque
     CompletionOptions o;
     // /v1/completions defaults to 16 tokens as OpenAI's does; chat replies run to their end.
     o.max_tokens = r.max_tokens.value_or(r.chat ? 0 : 16);
-    o.sampling.temperature = r.temperature;
-    o.sampling.top_p = r.top_p;
-    o.sampling.top_k = 0;
+    o.sampling = r.sampling;
     static std::atomic<uint64_t> requests{0};
     o.sampling.seed = r.seed.value_or(m.default_seed + requests.fetch_add(1));
+    try {
+        check_logit_bias(o.sampling, m.n_vocab);
+    } catch (const Error& e) {
+        throw invalid_request(e.what(), "logit_bias");
+    }
     o.stop = r.stop;
     if (r.chat) {
         o.stop_tokens = m.prompt->stop_tokens();
@@ -128,12 +131,13 @@ std::string api_finish_reason(FinishReason f) {
     return f == FinishReason::length || f == FinishReason::context_full ? "length" : "stop";
 }
 
+// `in_flight` is held until the stream is released.
 void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseHead head, Usage usage, bool include_usage,
-                     StreamedLogprobs logprobs) {
+                     StreamedLogprobs logprobs, std::shared_ptr<void> in_flight) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, head, usage, include_usage, logprobs](size_t, httplib::DataSink& sink) mutable {
+        [job, head, usage, include_usage, logprobs, in_flight](size_t, httplib::DataSink& sink) mutable {
             const auto send = [&](const std::string& s) {
                 if (!sink.is_writable() || !sink.write(s.data(), s.size())) {
                     job->cancel();  // the client went away: stop its generation
@@ -175,21 +179,20 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
         [job](bool) { job->cancel(); });  // released: finished, or the connection closed
 }
 
-void handle_generation(const ServedModel& m, GenerationQueue& queue, const ServerLimits& limits, const httplib::Request& req,
-                       httplib::Response& res, bool chat) {
+void handle_generation(const ServedModel& m, GenerationQueue& queue, const ServerLimits& limits, ServerMetrics& metrics,
+                       const httplib::Request& req, httplib::Response& res, bool chat) {
+    std::shared_ptr<void> in_flight = metrics.track_in_flight();
     try {
         // A body in chunks (or to the connection's end) has no Content-Length to refuse it by beforehand.
         if (req.body.size() > limits.max_body_bytes)
             throw ApiError(413, "invalid_request_error",
                            fmt::format("the request body is too large ({} bytes; at most {})", req.body.size(), limits.max_body_bytes));
         const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
-        if (r.model != m.name && r.model != m.stem)
-            throw ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", r.model, m.name),
-                           "model", "model_not_found");
+        CompletionOptions options = completion_options(m, r);
         std::vector<int32_t> tokens = prompt_tokens(m, r);
         const Usage usage{int32_t(tokens.size()), 0};
-        const ResponseHead head = new_response_head(chat, m.name);
-        CompletionOptions options = completion_options(m, r);
+        // Any name gets the one model served; the reply names it as asked when that is one of its names.
+        const ResponseHead head = new_response_head(chat, names_model(m, r.model) ? r.model : m.name);
         std::shared_ptr<SampledTokens> sampled;
         if (r.top_logprobs >= 0) {
             sampled = std::make_shared<SampledTokens>(r.top_logprobs);
@@ -197,7 +200,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
         }
         auto job = queue.submit(head.id, std::move(tokens), std::move(options));
         if (r.stream) {
-            stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat));
+            stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat), std::move(in_flight));
             return;
         }
         const CompletionResult& result = wait_while_client_stays(*job);
@@ -219,31 +222,62 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
     }
 }
 
+// /v1/models' entry for the model under `id`.
+json model_entry(const ServedModel& model, const std::string& id) {
+    return {{"id", id}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}};
+}
+
 }  // namespace
 
-void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue, const ServerLimits& limits) {
-    server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
-        handle_generation(model, queue, limits, req, res, true);
-    });
-    server.Post("/v1/completions", [&](const httplib::Request& req, httplib::Response& res) {
-        handle_generation(model, queue, limits, req, res, false);
-    });
-    server.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
-        const json entry = {{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}};
-        res.set_content(to_text({{"object", "list"}, {"data", json::array({entry})}}), "application/json");
-    });
-    server.Get(R"(/v1/models/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+bool names_model(const ServedModel& model, const std::string& id) {
+    return id == model.name || id == model.stem || std::find(model.aliases.begin(), model.aliases.end(), id) != model.aliases.end();
+}
+
+void install_routes(httplib::Server& server, const ServedModel& model, GenerationQueue& queue, const ServerLimits& limits,
+                    ServerMetrics& metrics, const ApiKey* api_key) {
+    // Every route but /health goes through here: without the key (when one is set), 401.
+    const auto keyed = [api_key](httplib::Server::Handler handler) {
+        return [api_key, handler](const httplib::Request& req, httplib::Response& res) {
+            if (api_key && !api_key->admits(req)) {
+                res.set_header("WWW-Authenticate", "Bearer");
+                send_error(res, ApiError(401, "invalid_request_error",
+                                         req.has_header("Authorization")
+                                             ? "Incorrect API key provided."
+                                             : "No API key provided: send it as 'Authorization: Bearer KEY' (the key hetero serve was started with).",
+                                         "", "invalid_api_key"));
+                return;
+            }
+            handler(req, res);
+        };
+    };
+    server.Post("/v1/chat/completions", keyed([&](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(model, queue, limits, metrics, req, res, true);
+    }));
+    server.Post("/v1/completions", keyed([&](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(model, queue, limits, metrics, req, res, false);
+    }));
+    server.Get("/v1/models", keyed([&](const httplib::Request&, httplib::Response& res) {
+        json data = json::array({model_entry(model, model.name)});
+        for (const std::string& alias : model.aliases)
+            if (alias != model.name) data.push_back(model_entry(model, alias));
+        res.set_content(to_text({{"object", "list"}, {"data", data}}), "application/json");
+    }));
+    server.Get(R"(/v1/models/(.+))", keyed([&](const httplib::Request& req, httplib::Response& res) {
         const std::string id = req.matches[1];
-        if (id != model.name && id != model.stem) {
+        if (!names_model(model, id)) {
             send_error(res, ApiError(404, "invalid_request_error", fmt::format("The model '{}' does not exist; this server has '{}'.", id, model.name),
                                      "model", "model_not_found"));
             return;
         }
-        res.set_content(to_text({{"id", model.name}, {"object", "model"}, {"created", model.created}, {"owned_by", "hetero"}}), "application/json");
-    });
+        res.set_content(to_text(model_entry(model, id == model.stem ? model.name : id)), "application/json");
+    }));
     server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
         res.set_content(R"({"status":"ok"})", "application/json");
     });
+    server.Get("/metrics", keyed([&](const httplib::Request&, httplib::Response& res) {
+        res.set_content(metrics.render(queue.waiting()), "text/plain; version=0.0.4; charset=utf-8");
+    }));
+    server.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) { metrics.count_response(req.path, res.status); });
     // A known path with the wrong method: 405 and the method it takes.
     const auto wrong_method = [](const char* allowed) {
         return [allowed](const httplib::Request& req, httplib::Response& res) {
@@ -257,7 +291,7 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
         server.Delete(path, wrong_method("POST"));
         server.Patch(path, wrong_method("POST"));
     }
-    for (const char* path : {"/v1/models", "/health"}) {
+    for (const char* path : {"/v1/models", "/health", "/metrics"}) {
         server.Post(path, wrong_method("GET"));
         server.Put(path, wrong_method("GET"));
         server.Delete(path, wrong_method("GET"));

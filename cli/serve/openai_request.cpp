@@ -1,8 +1,12 @@
 #include "openai_request.hpp"
 
+#include "openai_fields.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <map>
 #include <optional>
 
 namespace hetero::serve {
@@ -62,6 +66,51 @@ std::string content_text(const json& content, size_t index) {
     return text;
 }
 
+// An integer field in [lo, hi], or nullopt when absent.
+std::optional<int32_t> int_in(const json& j, const char* name, int32_t lo, int32_t hi) {
+    const json* v = field(j, name);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
+        throw invalid_request(fmt::format("'{}' must be an integer between {} and {}", name, lo, hi), name);
+    return int32_t(v->get<int64_t>());
+}
+
+// {"token id": bias, ...}: ids as decimal strings, biases in [-100, 100].
+std::map<int32_t, float> logit_bias(const json& v) {
+    if (!v.is_object()) throw invalid_request("'logit_bias' must be an object of token ids and biases", "logit_bias");
+    std::map<int32_t, float> out;
+    for (const auto& [key, bias] : v.items()) {
+        int32_t token = -1;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), token);
+        if (key.empty() || ec != std::errc() || end != key.data() + key.size() || token < 0)
+            throw invalid_request(fmt::format("'logit_bias' key '{}' is not a token id (a non-negative integer)", key), "logit_bias");
+        if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100))
+            throw invalid_request(fmt::format("'logit_bias' of token {} must be a number between -100 and 100", key), "logit_bias");
+        out[token] = bias.get<float>();
+    }
+    return out;
+}
+
+void parse_sampling(const json& j, SamplerOptions& s) {
+    s.temperature = number_in(j, "temperature", 0, 2, s.temperature);
+    s.top_p = number_in(j, "top_p", 0, 1, s.top_p);
+    // Nucleus sampling keeps the tokens up to this much probability: none at all is no sampling.
+    if (!(s.top_p > 0.f)) throw invalid_request("'top_p' must be greater than 0 and at most 1", "top_p");
+    s.top_k = int_in(j, "top_k", 0, INT32_MAX).value_or(s.top_k);
+    s.min_p = number_in(j, "min_p", 0, 1, s.min_p);
+    // vLLM's and Hugging Face's name, and llama.cpp server's.
+    if (field(j, "repetition_penalty") && field(j, "repeat_penalty"))
+        throw invalid_request("give 'repetition_penalty' or 'repeat_penalty', not both", "repeat_penalty");
+    for (const char* name : {"repetition_penalty", "repeat_penalty"}) {
+        s.repetition_penalty = number_in(j, name, 0, 100, s.repetition_penalty);
+        if (!(s.repetition_penalty > 0.f)) throw invalid_request(fmt::format("'{}' must be greater than 0 (1 = off)", name), name);
+    }
+    s.repetition_window = int_in(j, "repeat_last_n", -1, INT32_MAX).value_or(s.repetition_window);
+    s.presence_penalty = number_in(j, "presence_penalty", -2, 2, s.presence_penalty);
+    s.frequency_penalty = number_in(j, "frequency_penalty", -2, 2, s.frequency_penalty);
+    if (const json* v = field(j, "logit_bias")) s.logit_bias = logit_bias(*v);
+}
+
 void parse_common(const json& j, GenerationRequest& r) {
     r.model = required_string(j, "model");
     for (const char* name : {"max_tokens", "max_completion_tokens"})
@@ -70,13 +119,7 @@ void parse_common(const json& j, GenerationRequest& r) {
                 throw invalid_request(fmt::format("'{}' must be a positive integer", name), name);
             r.max_tokens = int32_t(v->get<int64_t>());
         }
-    r.temperature = number_in(j, "temperature", 0, 2, 1.f);
-    r.top_p = number_in(j, "top_p", 0, 1, 1.f);
-    // Nucleus sampling keeps the tokens up to this much probability: none at all is no sampling.
-    if (!(r.top_p > 0.f)) throw invalid_request("'top_p' must be greater than 0 and at most 1", "top_p");
-    // Accepted for compatibility and checked as OpenAI checks them, not applied.
-    for (const char* penalty : {"presence_penalty", "frequency_penalty"}) number_in(j, penalty, -2, 2, 0.f);
-    if (const json* v = field(j, "logit_bias"); v && !v->is_object()) throw invalid_request("'logit_bias' must be an object", "logit_bias");
+    parse_sampling(j, r.sampling);
     if (const json* v = field(j, "seed")) {
         if (!v->is_number_integer()) throw invalid_request("'seed' must be an integer", "seed");
         r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
@@ -99,25 +142,24 @@ void parse_common(const json& j, GenerationRequest& r) {
     }
     if (const json* v = field(j, "stream_options")) {
         if (!v->is_object()) throw invalid_request("'stream_options' must be an object", "stream_options");
-        if (const json* u = field(*v, "include_usage")) r.include_usage = u->is_boolean() && u->get<bool>();
+        for (const auto& [key, value] : v->items())
+            // include_obfuscation pads chunks against length side channels: harmless to leave out.
+            if (key != "include_usage" && key != "include_obfuscation" && !value.is_null())
+                throw invalid_request(fmt::format("'stream_options.{}' is not a field this server implements", key), "stream_options." + key);
+        if (const json* u = field(*v, "include_usage")) {
+            if (!u->is_boolean()) throw invalid_request("'stream_options.include_usage' must be true or false", "stream_options.include_usage");
+            r.include_usage = u->get<bool>();
+        }
     }
     if (const json* v = field(j, "n"))
         if (!v->is_number_integer() || v->get<int64_t>() != 1) throw invalid_request("only n = 1 is supported", "n");
-}
-
-// An integer field in [lo, hi], or nullopt when absent.
-std::optional<int32_t> int_in(const json& j, const char* name, int32_t lo, int32_t hi) {
-    const json* v = field(j, name);
-    if (!v) return std::nullopt;
-    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
-        throw invalid_request(fmt::format("'{}' must be an integer between {} and {}", name, lo, hi), name);
-    return int32_t(v->get<int64_t>());
 }
 
 }  // namespace
 
 GenerationRequest parse_chat_request(const std::string& body) {
     const json j = parse_object(body);
+    refuse_unimplemented_fields(j, true);
     GenerationRequest r;
     r.chat = true;
     const json* messages = field(j, "messages");
@@ -126,6 +168,10 @@ GenerationRequest parse_chat_request(const std::string& body) {
     for (size_t i = 0; i < messages->size(); ++i) {
         const json& m = (*messages)[i];
         if (!m.is_object()) throw invalid_request(fmt::format("messages[{}] must be an object", i), fmt::format("messages[{}]", i));
+        for (const auto& [key, value] : m.items())
+            if (key != "role" && key != "content" && !value.is_null())
+                throw invalid_request(fmt::format("messages[{}].{} is not supported by this server (only role and content are)", i, key),
+                                      fmt::format("messages[{}].{}", i, key));
         const json* role = field(m, "role");
         if (!role || !role->is_string())
             throw invalid_request(fmt::format("messages[{}].role is required and must be a string", i), fmt::format("messages[{}].role", i));
@@ -146,6 +192,7 @@ GenerationRequest parse_chat_request(const std::string& body) {
 
 GenerationRequest parse_completion_request(const std::string& body) {
     const json j = parse_object(body);
+    refuse_unimplemented_fields(j, false);
     GenerationRequest r;
     r.chat = false;
     const json* prompt = field(j, "prompt");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hetero/chat/chat_template.hpp>
+#include <hetero/runtime/sampler.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -23,15 +24,24 @@ struct ApiError : std::runtime_error {
 
 ApiError invalid_request(const std::string& message, const std::string& param = "", const std::string& code = "");
 
+inline SamplerOptions default_sampling() {
+    SamplerOptions s;
+    s.temperature = 1.f;
+    s.top_p = 1.f;
+    s.top_k = 0;
+    return s;
+}
+
 struct GenerationRequest {
     bool chat = true;  // /v1/chat/completions, else /v1/completions
     std::string model;
     std::vector<ChatMessage> messages;  // chat
     std::string prompt;                 // completion
     std::optional<int32_t> max_tokens;
-    float temperature = 1.f;
-    float top_p = 1.f;
-    std::optional<uint64_t> seed;
+    // OpenAI's defaults (temperature 1, top_p 1, no top-k) and, from
+    // llama.cpp's server, top_k, min_p, repeat_penalty and repeat_last_n.
+    SamplerOptions sampling = default_sampling();
+    std::optional<uint64_t> seed;  // nullopt: the server picks one
     std::vector<std::string> stop;
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
@@ -40,7 +50,9 @@ struct GenerationRequest {
     int32_t top_logprobs = -1;
 };
 
-// Throws ApiError (400) for malformed JSON, a missing or mistyped field.
+// Throws ApiError (400) for malformed JSON, a missing or mistyped field, a
+// field hetero does not implement (openai_fields.hpp). logit_bias token ids
+// are checked against the vocabulary later, by whoever knows it.
 GenerationRequest parse_chat_request(const std::string& body);
 GenerationRequest parse_completion_request(const std::string& body);
 

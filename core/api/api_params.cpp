@@ -69,7 +69,7 @@ ModelLoadOptions load_options(const hetero_model_params& p) {
     return o;
 }
 
-SamplerOptions sampler_options(const hetero_generate_params& p) {
+SamplerOptions sampler_options(const hetero_generate_params& p, int64_t n_vocab) {
     if (!std::isfinite(p.temperature) || p.temperature < 0)
         throw ArgumentError(fmt::format("temperature is {}: give 0 (greedy) or more", p.temperature));
     if (p.top_k < 0) throw ArgumentError(fmt::format("top_k is {}: give 0 (off) or more", p.top_k));
@@ -79,13 +79,36 @@ SamplerOptions sampler_options(const hetero_generate_params& p) {
     s.top_k = p.top_k;
     s.top_p = p.top_p;
     s.seed = p.seed;
+    if (!(p.min_p >= 0 && p.min_p <= 1)) throw ArgumentError(fmt::format("min_p is {}: give a value in [0, 1] (0 = off)", p.min_p));
+    if (!std::isfinite(p.repetition_penalty) || p.repetition_penalty <= 0)
+        throw ArgumentError(fmt::format("repetition_penalty is {}: give a value > 0 (1 = off)", p.repetition_penalty));
+    if (p.repetition_window < -1)
+        throw ArgumentError(fmt::format("repetition_window is {}: give a number of tokens, 0 (none) or -1 (all)", p.repetition_window));
+    if (!(p.presence_penalty >= -2 && p.presence_penalty <= 2))
+        throw ArgumentError(fmt::format("presence_penalty is {}: give a value in [-2, 2]", p.presence_penalty));
+    if (!(p.frequency_penalty >= -2 && p.frequency_penalty <= 2))
+        throw ArgumentError(fmt::format("frequency_penalty is {}: give a value in [-2, 2]", p.frequency_penalty));
+    s.min_p = p.min_p;
+    s.repetition_penalty = p.repetition_penalty;
+    s.repetition_window = p.repetition_window;
+    s.presence_penalty = p.presence_penalty;
+    s.frequency_penalty = p.frequency_penalty;
+    if (p.n_logit_bias && !p.logit_bias) throw ArgumentError(fmt::format("n_logit_bias is {} but logit_bias is NULL", p.n_logit_bias));
+    for (size_t i = 0; i < p.n_logit_bias; ++i) {
+        const hetero_logit_bias& b = p.logit_bias[i];
+        if (b.token < 0 || b.token >= n_vocab)
+            throw ArgumentError(fmt::format("logit_bias[{}] names token {}, which is not in the vocabulary (token ids 0 .. {})", i, b.token, n_vocab - 1));
+        if (!(b.bias >= -100 && b.bias <= 100))
+            throw ArgumentError(fmt::format("logit_bias[{}] (token {}) is {}: give a value in [-100, 100]", i, b.token, b.bias));
+        if (!s.logit_bias.emplace(b.token, b.bias).second) throw ArgumentError(fmt::format("logit_bias names token {} twice", b.token));
+    }
     return s;
 }
 
-CompletionOptions completion_options(const hetero_generate_params& p) {
+CompletionOptions completion_options(const hetero_generate_params& p, int64_t n_vocab) {
     CompletionOptions o;
     o.max_tokens = p.max_tokens;
-    o.sampling = sampler_options(p);
+    o.sampling = sampler_options(p, n_vocab);
     if (p.n_stop && !p.stop) throw ArgumentError(fmt::format("n_stop is {} but stop is NULL", p.n_stop));
     for (size_t i = 0; i < p.n_stop; ++i) {
         if (!p.stop[i] || !*p.stop[i]) throw ArgumentError(fmt::format("stop string {} is NULL or empty", i));

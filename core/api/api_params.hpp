@@ -33,8 +33,9 @@ P read_params(const P* given, void (*init)(P*)) {
 }
 RuntimeOptions runtime_options(const hetero_runtime_params& p);
 ModelLoadOptions load_options(const hetero_model_params& p);
-SamplerOptions sampler_options(const hetero_generate_params& p);
-CompletionOptions completion_options(const hetero_generate_params& p);
+// `n_vocab`: the model's vocabulary, which logit_bias token ids must be in.
+SamplerOptions sampler_options(const hetero_generate_params& p, int64_t n_vocab);
+CompletionOptions completion_options(const hetero_generate_params& p, int64_t n_vocab);
 // The tokens a plain completion stops at: EOS, and BOS (which llama2.c-style
 // models emit between stories), as `hetero run` stops.
 std::vector<int32_t> end_tokens(const LoadedModel& model);

@@ -212,6 +212,11 @@ void hetero_generate_params_init(hetero_generate_params* p) {
     p->top_k = defaults.top_k;
     p->top_p = defaults.top_p;
     p->seed = defaults.seed;
+    p->min_p = defaults.min_p;
+    p->repetition_penalty = defaults.repetition_penalty;
+    p->repetition_window = defaults.repetition_window;
+    p->presence_penalty = defaults.presence_penalty;
+    p->frequency_penalty = defaults.frequency_penalty;
 }
 
 hetero_result hetero_generate(hetero_model* model, const char* prompt, const hetero_generate_params* params,
@@ -219,9 +224,9 @@ hetero_result hetero_generate(hetero_model* model, const char* prompt, const het
     if (!model) return invalid("hetero_generate: model is NULL");
     return guarded([&] {
         const hetero_generate_params p = hetero::api::read_params(params, &hetero_generate_params_init);
-        hetero::Sampler sampler(hetero::api::sampler_options(p));
-        const std::string text = prompt ? prompt : "";
         hetero::LoadedModel& m = *model->model;
+        hetero::Sampler sampler(hetero::api::sampler_options(p, m.n_vocab()));
+        const std::string text = prompt ? prompt : "";
         const size_t n_prompt = m.tokenizer().encode(text, true).size();
         if (int32_t(n_prompt) >= m.n_ctx())
             return fail(HETERO_RESULT_CONTEXT_FULL, fmt::format("the prompt's {} tokens do not fit the context of {} tokens", n_prompt, m.n_ctx()));
@@ -261,7 +266,7 @@ hetero_result hetero_complete(hetero_model* model, const char* prompt, const het
         if (int32_t(tokens.size()) >= m.n_ctx())
             return fail(HETERO_RESULT_CONTEXT_FULL,
                         fmt::format("the prompt's {} tokens do not fit the context of {} tokens", tokens.size(), m.n_ctx()));
-        hetero::CompletionOptions co = hetero::api::completion_options(p);
+        hetero::CompletionOptions co = hetero::api::completion_options(p, m.n_vocab());
         co.stop_tokens = hetero::api::end_tokens(m);
         write_stats(stats, m.complete(tokens, co, text_sink(on_text, user)));
         return HETERO_RESULT_OK;
@@ -279,7 +284,7 @@ hetero_result hetero_chat(hetero_model* model, const hetero_chat_message* messag
         if (int32_t(tokens.size()) >= m.n_ctx())
             return fail(HETERO_RESULT_CONTEXT_FULL,
                         fmt::format("the conversation's {} tokens do not fit the context of {} tokens", tokens.size(), m.n_ctx()));
-        hetero::CompletionOptions co = hetero::api::completion_options(p);
+        hetero::CompletionOptions co = hetero::api::completion_options(p, m.n_vocab());
         co.stop_tokens = m.chat().stop_tokens();
         write_stats(stats, m.complete(tokens, co, text_sink(on_text, user)));
         return HETERO_RESULT_OK;

@@ -24,6 +24,7 @@ CompletionStream::CompletionStream(const Tokenizer& tokenizer, const std::vector
     if (prompt.empty()) throw Error("the prompt encodes to no tokens");
     if (r_.n_prompt >= n_ctx)
         throw Error(fmt::format("the prompt has {} tokens but the context holds {} (and one more is needed for the reply)", r_.n_prompt, n_ctx));
+    sampler_.add_context(prompt);  // the repetition penalty looks back over the prompt too
     prev_ = prompt.back();
     decode_started_ = started_;
 }
@@ -40,6 +41,7 @@ std::optional<int32_t> CompletionStream::next(const float* logits, size_t n_voca
     if (options_.interrupt && options_.interrupt->load()) return finish(FinishReason::interrupted);
     row_.assign(logits, logits + n_vocab);
     const int32_t next = sampler_.sample(row_);
+    if (r_.n_generated == 0) r_.first_token_seconds = since(started_);
     if (std::find(options_.stop_tokens.begin(), options_.stop_tokens.end(), next) != options_.stop_tokens.end()) return finish(FinishReason::stop);
     ++r_.n_generated;
     if (options_.on_sample) options_.on_sample(row_, next);

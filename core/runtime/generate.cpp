@@ -27,6 +27,7 @@ GenerationResult generate(Evaluator& session, const Tokenizer& tokenizer, const 
         for (size_t i = 0; i < r.tokens.size(); ++i)
             on_text(i == 0 ? tokenizer.decode(r.tokens[0]) : tokenizer.decode_next(r.tokens[i - 1], r.tokens[i]));
     }
+    sampler.add_context(r.tokens);  // the repetition penalty looks back over the prompt too
     const auto t_prefill = std::chrono::steady_clock::now();
     const std::vector<float>* logits = &session.forward(r.tokens, 0);
     r.stats.prefill_seconds = since(t_prefill);

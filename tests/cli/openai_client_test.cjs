@@ -1,10 +1,13 @@
 // hetero serve through the official `openai` npm client: models, chat and
 // completions (streamed and not), chat log-probabilities, concurrent
-// streams, an aborted stream, and the client's typed errors for an unknown
-// model and a too-long prompt.
-// Usage: node openai_client_test.cjs NODE_MODULES_PARENT BASE_URL MODEL
+// streams, an aborted stream, the client's typed errors for a too-long
+// prompt, a refused field (with its param) and a wrong API key, any model
+// name answered, CORS (a preflight and the header on replies), and the
+// samplers beyond OpenAI's (min_p, repetition_penalty) with penalties,
+// logit_bias and seeds. The client sends only the fields it is given.
+// Usage: node openai_client_test.cjs NODE_MODULES_PARENT BASE_URL MODEL API_KEY
 const path = require('path');
-const [dir, baseURL, model] = process.argv.slice(2);
+const [dir, baseURL, model, apiKey] = process.argv.slice(2);
 const mod = require(path.join(dir, 'node_modules', 'openai'));
 const OpenAI = mod.OpenAI || mod.default || mod;
 
@@ -14,7 +17,7 @@ function check(name, ok, detail) {
   if (!ok) failed = true;
 }
 
-const client = new OpenAI({ baseURL: baseURL + '/v1', apiKey: 'unused', maxRetries: 0, timeout: 60000 });
+const client = new OpenAI({ baseURL: baseURL + '/v1', apiKey, maxRetries: 0, timeout: 60000 });
 const chatArgs = (content, extra = {}) => ({ model, messages: [{ role: 'user', content }], max_tokens: 12, temperature: 0, ...extra });
 
 async function streamText(stream, field) {
@@ -30,13 +33,13 @@ async function streamText(stream, field) {
   return { text, finish, chunks };
 }
 
-async function expectError(name, fn, cls, status, code) {
+async function expectError(name, fn, cls, status, code, param) {
   try {
     await fn();
     check(name, false, 'no error');
   } catch (e) {
-    check(name, e instanceof cls && e.status === status && (code === undefined || e.code === code),
-          `${e.constructor.name} status ${e.status} code ${e.code}: ${e.message}`);
+    check(name, e instanceof cls && e.status === status && (code === undefined || e.code === code) && (param === undefined || e.param === param),
+          `${e.constructor.name} status ${e.status} code ${e.code} param ${e.param}: ${e.message}`);
   }
 }
 
@@ -86,12 +89,54 @@ async function expectError(name, fn, cls, status, code) {
   console.log(`     request after the aborted stream answered in ${waited.toFixed(2)} s`);
   check('an aborted stream stops; the next request is answered at once', seen === 5 && after.choices[0].text === text && waited < 5);
 
-  await expectError('unknown model -> NotFoundError 404 model_not_found', () => client.chat.completions.create({ ...chatArgs('hi'), model: 'no-such-model' }),
-                    OpenAI.NotFoundError, 404, 'model_not_found');
+  const anyName = await client.chat.completions.create({ ...chatArgs('Hello'), model: 'gpt-4o' });
+  check('any model name is answered by the one model served, named in the reply', anyName.model === model && anyName.choices[0].message.content === reply,
+        JSON.stringify(anyName));
+  await expectError('a field hetero does not implement -> BadRequestError 400 naming it', () => client.chat.completions.create(chatArgs('hi', { frobnicate: true })),
+                    OpenAI.BadRequestError, 400, undefined, 'frobnicate');
+  await expectError('tools -> BadRequestError 400 param tools',
+                    () => client.chat.completions.create(chatArgs('hi', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] })),
+                    OpenAI.BadRequestError, 400, undefined, 'tools');
+  await expectError('response_format json_object -> BadRequestError 400 param response_format',
+                    () => client.chat.completions.create(chatArgs('hi', { response_format: { type: 'json_object' } })),
+                    OpenAI.BadRequestError, 400, undefined, 'response_format');
   await expectError('prompt longer than the context -> BadRequestError 400 context_length_exceeded',
                     () => client.completions.create({ model, prompt: 'word '.repeat(3000) }), OpenAI.BadRequestError, 400, 'context_length_exceeded');
   await expectError('bad parameter -> BadRequestError 400', () => client.chat.completions.create(chatArgs('hi', { temperature: 7 })),
                     OpenAI.BadRequestError, 400);
+  // The API key: a client with another key is refused; /health needs none.
+  const stranger = new OpenAI({ baseURL: baseURL + '/v1', apiKey: apiKey + '-not', maxRetries: 0, timeout: 60000 });
+  await expectError('a wrong API key -> AuthenticationError 401 invalid_api_key', () => stranger.models.list(), OpenAI.AuthenticationError, 401, 'invalid_api_key');
+  await expectError('a wrong API key on a completion -> AuthenticationError 401', () => stranger.chat.completions.create(chatArgs('hi')),
+                    OpenAI.AuthenticationError, 401, 'invalid_api_key');
+  const health = await fetch(baseURL + '/health');
+  check('/health needs no key', health.status === 200);
+
+  // CORS, as a browser would ask: a preflight, then the header on the reply.
+  const preflight = await fetch(baseURL + '/v1/chat/completions', {
+    method: 'OPTIONS',
+    headers: { Origin: 'http://page.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,x-stainless-os' },
+  });
+  check('CORS preflight: 204, POST allowed, the asked headers (Authorization among them) allowed, any origin',
+        preflight.status === 204 && preflight.headers.get('access-control-allow-methods').includes('POST') &&
+        preflight.headers.get('access-control-allow-headers') === 'authorization,content-type,x-stainless-os' &&
+        preflight.headers.get('access-control-allow-origin') === '*',
+        `${preflight.status} ${JSON.stringify([...preflight.headers.entries()])}`);
+  const { response } = await client.chat.completions.create(chatArgs('Hello')).withResponse();
+  check('replies carry Access-Control-Allow-Origin', response.headers.get('access-control-allow-origin') === '*');
+
+  // Samplers: a seed reproduces the reply with every sampler on; another seed differs.
+  const sampled = (seed) => client.chat.completions.create(chatArgs('Hello', {
+    temperature: 1, seed, max_tokens: 24, top_p: 0.95, min_p: 0.02, presence_penalty: 0.5, frequency_penalty: 0.5, repetition_penalty: 1.1,
+    logit_bias: { 68: 2 },
+  })).then((c) => c.choices[0].message.content);
+  const [s1, s2, s3] = [await sampled(42), await sampled(42), await sampled(43)];
+  check('min_p, penalties, logit_bias and seed: the same seed gives the same reply, another seed another', s1 === s2 && s1 !== s3, JSON.stringify([s1, s2, s3]));
+  const biased = await client.chat.completions.create(chatArgs('Hello', { logit_bias: { 68: 100 } }));  // token 68 is the byte 'A'
+  check('logit_bias +100 at temperature 0: every token is that one', biased.choices[0].message.content === 'A'.repeat(12), biased.choices[0].message.content);
+  const minP = await client.chat.completions.create(chatArgs('Hello', { temperature: 1, min_p: 1, seed: 9 }));
+  check('min_p 1 at temperature 1: the greedy reply', minP.choices[0].message.content === reply, minP.choices[0].message.content);
+
   const again = await client.chat.completions.create(chatArgs('Hello'));
   check('still serving after the errors', again.choices[0].message.content === reply);
   process.exit(failed ? 1 : 0);

@@ -24,8 +24,9 @@ source "$here/serve_lib.sh"
 # stories15M's shape with random weights: slow enough that a stream to the
 # full context is still running when the client aborts it.
 "$hetero" gen-model "$tmp/model.gguf" --shape stories15m --type q8_0 2>/dev/null || { echo "gen-model failed"; exit 1; }
-start_server "$tmp/server.log" -m "$tmp/model.gguf" || exit 1
-node "$here/openai_client_test.cjs" "$client_dir" "$base" random; rc=$?
+key="hetero-test-$RANDOM$RANDOM"
+start_server "$tmp/server.log" -m "$tmp/model.gguf" --api-key "$key" || exit 1
+node "$here/openai_client_test.cjs" "$client_dir" "$base" random "$key"; rc=$?
 stop_server || { echo "FAIL the server did not stop cleanly"; rc=1; }
 server_pid=""
 if [[ $rc != 0 ]]; then echo "server log:"; tail -20 "$tmp/server.log"; fi

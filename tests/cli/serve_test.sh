@@ -176,7 +176,12 @@ err_check "missing messages" 400 None /v1/chat/completions "{\"model\":\"$model\
 err_check "missing model" 400 None /v1/chat/completions '{"messages":[{"role":"user","content":"hi"}]}'
 err_check "missing prompt" 400 None /v1/completions "{\"model\":\"$model\"}"
 err_check "wrong field type" 400 None /v1/chat/completions "{\"model\":\"$model\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":\"many\"}"
-err_check "unknown model" 404 "'model_not_found'" /v1/chat/completions '{"model":"no-such-model","messages":[{"role":"user","content":"hi"}]}'
+# One model is served: a request naming any model gets it (the README's "NAME" too), and the reply names it.
+s=$(post /v1/chat/completions '{"model":"NAME","messages":[{"role":"user","content":"Hello"}],"max_tokens":12,"temperature":0}' "$tmp/e")
+[[ $s == 200 ]] && json "$tmp/e" "d['model']=='$model' and d['choices'][0]['message']['content']==json.load(open('$tmp/c1'))['choices'][0]['message']['content']"
+check "a request naming another model is answered by the one served" $?
+s=$(curl -s -o "$tmp/e" -w '%{http_code}' "$base/v1/models/no-such-model"); [[ $s == 404 ]] && json "$tmp/e" "d['error']['code']=='model_not_found'"
+check "GET /v1/models/UNKNOWN -> 404 model_not_found" $?
 long=$(python3 -c "print('word ' * 3000)")
 err_check "prompt longer than the context" 400 "'context_length_exceeded'" /v1/completions "{\"model\":\"$model\",\"prompt\":\"$long\"}"
 err_check "chat longer than the context" 400 "'context_length_exceeded'" /v1/chat/completions "{\"model\":\"$model\",\"messages\":[{\"role\":\"user\",\"content\":\"$long\"}],\"stream\":true}"

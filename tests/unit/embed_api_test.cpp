@@ -344,3 +344,78 @@ TEST(EmbedApi, CppWrapper) {
         EXPECT_NE(std::string(e.what()).find("/nonexistent.gguf"), std::string::npos);
     }
 }
+
+// The sampling fields of 1.1 reach the sampler, and bad values are refused by name.
+TEST(EmbedApi, PenaltiesBiasAndMinPReachTheSampler) {
+    CpuRuntime r;
+    hetero_model* m = load_default(r.rt);
+    ASSERT_NE(m, nullptr);
+    Collected plain_text;
+    hetero_generate_params g = greedy(24);
+    ASSERT_EQ(hetero_generate(m, "Once upon a time", &g, collect, &plain_text, nullptr), HETERO_RESULT_OK) << hetero_last_error();
+    // The shipped model's end token (2) biased up: the generation ends at once.
+    const hetero_logit_bias end_now{2, 100.f};
+    g.logit_bias = &end_now;
+    g.n_logit_bias = 1;
+    hetero_generate_stats s{};
+    s.struct_size = sizeof s;
+    Collected c;
+    ASSERT_EQ(hetero_generate(m, "Once upon a time", &g, collect, &c, &s), HETERO_RESULT_OK) << hetero_last_error();
+    EXPECT_EQ(s.n_generated, 0);
+    EXPECT_EQ(s.finish, HETERO_FINISH_STOP);
+    // A strong repetition penalty over the whole context changes the greedy story.
+    g = greedy(24);
+    g.repetition_penalty = 3.f;
+    g.repetition_window = -1;
+    Collected penalised;
+    ASSERT_EQ(hetero_complete(m, "Once upon a time", &g, collect, &penalised, nullptr), HETERO_RESULT_OK) << hetero_last_error();
+    EXPECT_NE(penalised.text, plain_text.text);
+
+    const auto refused = [&](hetero_generate_params bad, const char* named) {
+        Collected ignored;
+        EXPECT_EQ(hetero_complete(m, "x", &bad, collect, &ignored, nullptr), HETERO_RESULT_INVALID_ARGUMENT) << named;
+        EXPECT_NE(std::string(hetero_last_error()).find(named), std::string::npos) << hetero_last_error();
+    };
+    const hetero_logit_bias outside{512, 1.f}, too_big{3, 101.f};
+    const hetero_logit_bias twice[] = {{3, 1.f}, {3, 2.f}};
+    g = greedy(4);
+    g.logit_bias = &outside;
+    g.n_logit_bias = 1;
+    refused(g, "token 512");
+    g.logit_bias = &too_big;
+    refused(g, "logit_bias[0]");
+    g.logit_bias = twice;
+    g.n_logit_bias = 2;
+    refused(g, "twice");
+    g.logit_bias = nullptr;
+    refused(g, "n_logit_bias");
+    g = greedy(4);
+    g.min_p = 2.f;
+    refused(g, "min_p");
+    g = greedy(4);
+    g.repetition_penalty = 0.f;
+    refused(g, "repetition_penalty");
+    g = greedy(4);
+    g.presence_penalty = -2.5f;
+    refused(g, "presence_penalty");
+    g = greedy(4);
+    g.frequency_penalty = 9.f;
+    refused(g, "frequency_penalty");
+    g = greedy(4);
+    g.repetition_window = -5;
+    refused(g, "repetition_window");
+    hetero_model_free(m);
+
+    // The same through the C++ wrapper.
+    hetero::embed::RuntimeOptions ro;
+    ro.providers = "cpu";
+    ro.threads = 2;
+    ro.plugin_dirs = HETERO_BUILD_PLUGIN_DIR;
+    hetero::embed::Runtime rt(ro);
+    hetero::embed::Model model(rt);
+    hetero::embed::GenerateOptions go;
+    go.max_tokens = 8;
+    go.temperature = 0;
+    go.logit_bias = {{2, 100.f}};
+    EXPECT_EQ(model.generate("Once upon a time", go).stats.n_generated, 0);
+}

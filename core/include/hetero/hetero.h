@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define HETERO_API_VERSION_MAJOR 1u
-#define HETERO_API_VERSION_MINOR 0u
+#define HETERO_API_VERSION_MINOR 1u
 #define HETERO_API_VERSION ((HETERO_API_VERSION_MAJOR << 16) | HETERO_API_VERSION_MINOR)
 
 typedef enum hetero_result {
@@ -153,6 +153,12 @@ HETERO_API const char* hetero_model_plan(hetero_model* model);
 
 /* ---- generation ----------------------------------------------------------- */
 
+/* A bias added to one token's logit (hetero_generate_params.logit_bias). since 1.1 */
+typedef struct hetero_logit_bias {
+    int32_t token;
+    float bias;
+} hetero_logit_bias;
+
 typedef struct hetero_generate_params {
     size_t struct_size;
     /* Most tokens to generate; <= 0 = until the context is full. Default 256. */
@@ -166,6 +172,26 @@ typedef struct hetero_generate_params {
      * hetero_complete and hetero_chat. */
     const char* const* stop;
     size_t n_stop;
+    /* since 1.1. The model's logits are adjusted first (repetition penalty,
+     * then presence and frequency penalties, then logit_bias); temperature 0
+     * then takes the largest, otherwise top_k, the temperature, top_p and
+     * min_p cut the candidates in that order before one is drawn. */
+    /* Drops tokens less likely than min_p times the likeliest; 0 = off, at most 1. */
+    float min_p;
+    /* A recent token's positive logit is divided by it, a negative one
+     * multiplied; 1 = off, > 0. Recent: the last repetition_window tokens of
+     * the prompt and reply (-1 = all of them, 0 = none; default 64). */
+    float repetition_penalty;
+    int32_t repetition_window;
+    /* OpenAI's penalties over the reply so far: a token's logit loses
+     * frequency_penalty per time it appeared and presence_penalty once if it
+     * did. Each in [-2, 2]; 0 = off. */
+    float presence_penalty;
+    float frequency_penalty;
+    /* Added to the logits of the tokens named, each in [-100, 100]; a token
+     * id outside the vocabulary or named twice is refused. NULL / 0 = none. */
+    const hetero_logit_bias* logit_bias;
+    size_t n_logit_bias;
 } hetero_generate_params;
 
 HETERO_API void hetero_generate_params_init(hetero_generate_params* params);

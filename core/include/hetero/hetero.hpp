@@ -7,6 +7,7 @@
 #include <hetero/hetero.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -94,6 +95,13 @@ struct GenerateOptions {
     float top_p = detail::default_generate_params().top_p;
     uint64_t seed = detail::default_generate_params().seed;
     std::vector<std::string> stop;
+    // since 1.1 (hetero_generate_params says what each does and in which order)
+    float min_p = detail::default_generate_params().min_p;
+    float repetition_penalty = detail::default_generate_params().repetition_penalty;
+    int32_t repetition_window = detail::default_generate_params().repetition_window;
+    float presence_penalty = detail::default_generate_params().presence_penalty;
+    float frequency_penalty = detail::default_generate_params().frequency_penalty;
+    std::map<int32_t, float> logit_bias;  // token id -> bias
 };
 
 struct Message {
@@ -182,6 +190,15 @@ private:
         for (const std::string& s : o.stop) stop.push_back(s.c_str());
         p.stop = stop.data();
         p.n_stop = stop.size();
+        p.min_p = o.min_p;
+        p.repetition_penalty = o.repetition_penalty;
+        p.repetition_window = o.repetition_window;
+        p.presence_penalty = o.presence_penalty;
+        p.frequency_penalty = o.frequency_penalty;
+        std::vector<hetero_logit_bias> bias;
+        for (const auto& [token, value] : o.logit_bias) bias.push_back({token, value});
+        p.logit_bias = bias.data();
+        p.n_logit_bias = bias.size();
         Sink sink{&on_text, {}};
         Reply r;
         r.stats.struct_size = sizeof r.stats;

@@ -40,6 +40,7 @@ struct CompletionResult {
     int32_t n_reused = 0;     // prompt tokens the cache already held
     int32_t n_generated = 0;  // sampled tokens, stop token excluded
     double prefill_seconds = 0, decode_seconds = 0;
+    double first_token_seconds = 0;  // from the start to the first sampled token (a stop token too)
 };
 
 // `on_text` gets the text as it becomes final; returning false cancels.

@@ -69,6 +69,7 @@ public:
     const std::string& name() const { return name_; }  // general.name, else the file's stem
     const std::string& stem() const { return stem_; }  // the file's stem
     int32_t n_ctx() const { return session_->n_ctx(); }
+    int64_t n_vocab() const { return model_.file.hparams.n_vocab; }  // the logits' width
 
     // The plan the model started on, and the one it runs on now (they differ
     // after a device failed).
