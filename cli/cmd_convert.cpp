@@ -1,8 +1,11 @@
 // hetero convert llama2c IN.bin TOKENIZER.bin OUT.gguf: checkpoint to GGUF.
+// hetero convert hf DIR OUT.gguf: a Hugging Face model folder to GGUF.
 #include "commands.hpp"
 #include "common.hpp"
 
 #include <hetero/model/convert.hpp>
+#include <hetero/model/hf_convert.hpp>
+#include <hetero/model/quantize.hpp>
 
 #include <fmt/format.h>
 
@@ -25,6 +28,26 @@ void add_convert_command(CLI::App& app) {
     l2c->callback([o] {
         convert_llama2c_to_gguf(o->in, o->tokenizer, o->out, weight_type_from_name(o->type));
         fmt::print(stderr, "wrote {}\n", o->out);
+    });
+
+    struct HfOpts {
+        std::string dir, out, type = "f16";
+        int threads = 0;
+    };
+    auto h = std::make_shared<HfOpts>();
+    std::string types;
+    for (const auto* list : {&hf_convert_type_names(), &quantize_type_names()})
+        for (const std::string& n : *list) types += (types.empty() ? "" : ", ") + n;
+    CLI::App* hf = cmd->add_subcommand("hf", "Hugging Face model folder (config.json, *.safetensors, tokenizer files) to GGUF");
+    hf->add_option("model_dir", h->dir, "folder with config.json, model.safetensors (or the index and its shards), tokenizer.json or tokenizer.model")
+        ->required()
+        ->check(CLI::ExistingDirectory);
+    hf->add_option("output", h->out, "GGUF file to write")->required();
+    hf->add_option("--type", h->type, "weight type of the matrices (default f16): " + types + " (any case)");
+    hf->add_option("-t,--threads", h->threads, "threads encoding rows (0 = one per hardware thread)")->check(CLI::NonNegativeNumber);
+    hf->callback([h] {
+        convert_hf_to_gguf(h->dir, h->out, {h->type, h->threads});
+        fmt::print(stderr, "wrote {}\n", h->out);
     });
 }
 
