@@ -1,10 +1,14 @@
 // hetero chat: an interactive conversation on stdin/stdout. Replies stream as
-// they are generated; the KV cache is kept between turns. /reset starts over,
+// they are generated; the KV cache is kept between turns. At a terminal, lines
+// are edited and kept in a history (chat/line_reader.hpp); a message may run
+// over several lines; /help, /reset, /save, /load (chat/chat_commands.hpp);
 // /exit or end of input quits; Ctrl-C stops the reply being written, or the
 // chat template being rendered (at the prompt it quits). A turn that fails
 // (its template refused or ran past its budget, the message did not fit)
 // prints an error line and the chat goes on; the exit status is then 1, so a
 // script learns that some of its turns got no reply.
+#include "chat/chat_commands.hpp"
+#include "chat/line_reader.hpp"
 #include "commands.hpp"
 #include "model_session.hpp"
 #include "sampling_flags.hpp"
@@ -16,7 +20,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
 #include <unistd.h>
 
 namespace hetero::cli {
@@ -29,6 +32,7 @@ struct ChatOptions {
     int32_t n_predict = 512;
     std::string system;
     bool quiet = false, stats = false;
+    std::string history;  // "" = the default file, "none" = no history
 };
 
 std::atomic<bool> g_interrupt{false};
@@ -47,28 +51,26 @@ void chat(const ChatOptions& o) {
     sigaction(SIGINT, &sa, nullptr);
 
     const bool interactive = isatty(STDIN_FILENO);
-    if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); /reset starts over, /exit quits\n", model.name(), model.n_ctx());
+    if (interactive && !o.quiet) fmt::print(stderr, "chatting with {} ({} tokens of context); {}\n", model.name(), model.n_ctx(), chat_commands_hint());
     CompletionOptions co;
     co.max_tokens = o.n_predict;
     co.sampling = sampler_options(o.sampling, model.n_vocab());
     const uint64_t first_seed = co.sampling.seed;
     if (!o.quiet && co.sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this chat)\n", first_seed, first_seed);
     co.interrupt = &g_interrupt;
-    std::string line;
+    LineReader reader(interactive, o.history == "none" ? "" : o.history.empty() ? default_chat_history_file() : o.history, &g_interrupt);
     int failed_turns = 0;
     int64_t turn = 0;
-    for (;;) {
-        if (interactive) {
-            std::fputs("> ", stdout);
-            std::fflush(stdout);
-        }
+    for (bool quit = false; !quit;) {
         g_interrupt.store(false);
-        if (!std::getline(std::cin, line) || g_interrupt.load()) break;
-        if (line == "/exit" || line == "/quit") break;
-        if (line == "/reset") {
-            conv.reset();
-            if (!o.quiet) fmt::print(stderr, "(conversation cleared)\n");
-            continue;
+        const std::optional<std::string> message = reader.read_message();
+        if (!message) break;
+        const std::string& line = *message;
+        switch (run_chat_command(line, conv, model.name(), o.quiet)) {
+            case ChatCommandResult::quit: quit = true; continue;
+            case ChatCommandResult::failed: ++failed_turns; continue;
+            case ChatCommandResult::done: continue;
+            case ChatCommandResult::not_a_command: break;
         }
         if (line.empty()) continue;
         co.sampling.seed = first_seed + uint64_t(turn++);  // each turn draws afresh, the whole chat from the one seed
@@ -116,12 +118,16 @@ void chat(const ChatOptions& o) {
 
 void add_chat_command(CLI::App& app) {
     auto o = std::make_shared<ChatOptions>();
-    CLI::App* cmd = app.add_subcommand("chat", "talk with a model through its chat template (stdin/stdout; /reset, /exit)");
+    CLI::App* cmd = app.add_subcommand("chat", "talk with a model through its chat template (stdin/stdout; /help lists commands)");
     add_chat_model_options(*cmd, o->model);
     add_sampling_flags(*cmd, o->sampling);
     cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per reply (0 = until the context is full)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--system", o->system, "a system message that opens the conversation");
     cmd->add_flag("-q,--quiet", o->quiet, "print only the replies");
+    cmd->add_option("--history", o->history,
+                    LineReader::has_line_editing()
+                        ? "at a terminal: libedit line editing, with the history kept in this file (default: " + default_chat_history_file() + "; none: no history)"
+                        : std::string("the history file (this build has no line editing: it was built without libedit)"));
     cmd->add_flag("--stats", o->stats, "after each reply, print its token counts and times to stderr");
     cmd->callback([o] { chat(*o); });
 }
