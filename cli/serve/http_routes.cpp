@@ -1,5 +1,7 @@
 #include "http_routes.hpp"
 
+#include "response_format.hpp"
+
 #include "connection_stream.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
@@ -189,6 +191,7 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
                            fmt::format("the request body is too large ({} bytes; at most {})", req.body.size(), limits.max_body_bytes));
         const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
         CompletionOptions options = completion_options(m, r);
+        if (r.response_schema) options.constraint = std::make_shared<TokenConstraint>(r.response_schema, served_token_trie(*m.tokenizer));
         std::vector<int32_t> tokens = prompt_tokens(m, r);
         const Usage usage{int32_t(tokens.size()), 0};
         // Any name gets the one model served; the reply names it as asked when that is one of its names.

@@ -58,9 +58,7 @@ void check_partial_chat_fields(const json& body) {
         unsupported("'functions' (function calling) is not supported by this server", "functions");
     if (const json* call = given(body, "function_call"); call && *call != "none")
         unsupported("'function_call' other than \"none\" is not supported by this server (no function calling)", "function_call");
-    if (const json* format = given(body, "response_format"); format && *format != json{{"type", "text"}})
-        unsupported("'response_format' other than {\"type\": \"text\"} is not supported by this server (no JSON mode or schemas)",
-                    "response_format");
+    // response_format (text, json_object, json_schema) is read by the request parser (response_format.hpp).
     if (const json* modalities = given(body, "modalities"); modalities && *modalities != json::array({"text"}))
         unsupported("'modalities' other than [\"text\"] are not supported by this server", "modalities");
 }

@@ -1,5 +1,7 @@
 #include "openai_request.hpp"
 
+#include "response_format.hpp"
+
 #include "openai_fields.hpp"
 
 #include <fmt/format.h>
@@ -187,6 +189,7 @@ GenerationRequest parse_chat_request(const std::string& body) {
     const std::optional<int32_t> top = int_in(j, "top_logprobs", 0, 20);
     if (top && !logprobs) throw invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     if (logprobs) r.top_logprobs = top.value_or(0);
+    if (const json* format = field(j, "response_format")) r.response_schema = parse_response_format(*format);
     return r;
 }
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <hetero/chat/chat_template.hpp>
+#include <hetero/chat/json_schema_matcher.hpp>
 #include <hetero/runtime/sampler.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -48,6 +50,8 @@ struct GenerationRequest {
     // Log-probabilities of the reply's tokens with this many alternatives
     // each (chat: logprobs + top_logprobs; completions: logprobs = N); -1: none.
     int32_t top_logprobs = -1;
+    // response_format json_object / json_schema (chat): the schema the reply is held to.
+    std::shared_ptr<const JsonSchema> response_schema;
 };
 
 // Throws ApiError (400) for malformed JSON, a missing or mistyped field, a

@@ -40,13 +40,16 @@ std::optional<int32_t> CompletionStream::next(const float* logits, size_t n_voca
     if (options_.max_tokens > 0 && r_.n_generated >= options_.max_tokens) return finish(FinishReason::length);
     if (options_.interrupt && options_.interrupt->load()) return finish(FinishReason::interrupted);
     row_.assign(logits, logits + n_vocab);
+    if (options_.constraint) options_.constraint->mask(row_, options_.stop_tokens);  // the sampler sees only what the schema allows
     const int32_t next = sampler_.sample(row_);
     if (r_.n_generated == 0) r_.first_token_seconds = since(started_);
     if (std::find(options_.stop_tokens.begin(), options_.stop_tokens.end(), next) != options_.stop_tokens.end()) return finish(FinishReason::stop);
     ++r_.n_generated;
     if (options_.on_sample) options_.on_sample(row_, next);
+    if (options_.constraint) options_.constraint->accept(next);
     if (text_.push(tokenizer_.decode_next(prev_, next))) return finish(text_.cancelled() ? FinishReason::cancelled : FinishReason::stop);
     prev_ = next;
+    if (options_.constraint && !options_.constraint->can_continue()) return finish(FinishReason::stop);  // the value is closed
     // The KV cache holds the prompt and every token before this one.
     if (int64_t(r_.n_prompt) + r_.n_generated - 1 >= n_ctx_) return finish(FinishReason::context_full);
     return next;

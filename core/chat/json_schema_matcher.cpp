@@ -8,13 +8,29 @@ namespace hetero {
 
 namespace {
 
-constexpr uint32_t kMaxWhitespaceRun = 48;  // room for an indented line, not for padding forever
+constexpr uint32_t kMaxIndent = 20;  // spaces or tabs after a newline
 constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxAlternatives = 64;
 constexpr uint64_t kMaxNumberDigits = 16;   // per integer or fraction part
 constexpr uint64_t kMaxExponentDigits = 3;
 
 bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+// Whitespace between tokens: nothing, one space, or a newline and up to
+// kMaxIndent spaces or tabs (compact, spaced and indented JSON; never a run a
+// model could pad with). `run`: 0 none yet, 1 after the space, 2 + n after
+// the newline and n indentation bytes.
+bool take_space(uint32_t& run, unsigned char c) {
+    if (run == 0) {
+        if (c == ' ') run = 1;
+        else if (c == '\n') run = 2;
+        else return false;
+        return true;
+    }
+    if (run == 1 || (c != ' ' && c != '\t') || run >= 2 + kMaxIndent) return false;
+    ++run;
+    return true;
+}
 bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 bool is_hex(unsigned char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -239,7 +255,7 @@ void JsonMatcher::start_value(Stack stack, unsigned char c, std::vector<Stack>& 
         return;
     }
     if (is_space(c)) {
-        if (++stack.whitespace <= kMaxWhitespaceRun) out.push_back(std::move(stack));
+        if (take_space(stack.whitespace, c)) out.push_back(std::move(stack));
         return;
     }
     const uint32_t t = n.types;
@@ -278,7 +294,7 @@ bool JsonMatcher::key_allowed(const Frame& object, const std::string& key, bool 
 bool JsonMatcher::feed_object(Stack& stack, unsigned char c) const {
     Frame& f = stack.frames.back();
     const JsonSchema::Node& n = schema_->node(f.node);
-    if (is_space(c) && f.state != kObjInValue) return ++stack.whitespace <= kMaxWhitespaceRun;
+    if (is_space(c) && f.state != kObjInValue) return take_space(stack.whitespace, c);
     stack.whitespace = 0;
     const auto required_seen = [&] {
         for (size_t i = 0; i < n.properties.size(); ++i)
@@ -333,7 +349,7 @@ void JsonMatcher::feed_array(Stack stack, unsigned char c, std::vector<Stack>& o
     Frame& f = stack.frames.back();
     const JsonSchema::Node& n = schema_->node(f.node);
     if (is_space(c) && f.state != kArrInValue) {
-        if (++stack.whitespace <= kMaxWhitespaceRun) out.push_back(std::move(stack));
+        if (take_space(stack.whitespace, c)) out.push_back(std::move(stack));
         return;
     }
     if (c == ']' && (f.state == kArrOpen || f.state == kArrAfterValue) && f.count >= n.min_items) {

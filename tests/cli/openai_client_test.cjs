@@ -97,8 +97,20 @@ async function expectError(name, fn, cls, status, code, param) {
   await expectError('tools -> BadRequestError 400 param tools',
                     () => client.chat.completions.create(chatArgs('hi', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] })),
                     OpenAI.BadRequestError, 400, undefined, 'tools');
-  await expectError('response_format json_object -> BadRequestError 400 param response_format',
-                    () => client.chat.completions.create(chatArgs('hi', { response_format: { type: 'json_object' } })),
+  // Structured output: a JSON-schema reply that parses and validates, even from a story model.
+  const schema = { type: 'object', additionalProperties: false, required: ['name', 'mood', 'age'],
+                   properties: { name: { type: 'string', maxLength: 10 }, mood: { enum: ['happy', 'sad'] }, age: { type: 'integer' } } };
+  const structured = await client.chat.completions.create(chatArgs('Describe a cat', {
+    max_tokens: 400, response_format: { type: 'json_schema', json_schema: { name: 'cat', strict: true, schema } } }));
+  let parsed = null;
+  try { parsed = JSON.parse(structured.choices[0].message.content); } catch (e) { parsed = null; }
+  check('a json_schema reply parses and validates (finish_reason stop)',
+        parsed !== null && Object.keys(parsed).sort().join() === 'age,mood,name' && typeof parsed.name === 'string' && parsed.name.length <= 10 &&
+        ['happy', 'sad'].includes(parsed.mood) && Number.isInteger(parsed.age) && structured.choices[0].finish_reason === 'stop',
+        JSON.stringify(structured.choices[0]));
+  await expectError('a schema keyword that is not enforced (pattern) -> BadRequestError 400 param response_format',
+                    () => client.chat.completions.create(chatArgs('hi', { response_format: { type: 'json_schema',
+                      json_schema: { name: 'x', schema: { type: 'string', pattern: '^a' } } } })),
                     OpenAI.BadRequestError, 400, undefined, 'response_format');
   await expectError('prompt longer than the context -> BadRequestError 400 context_length_exceeded',
                     () => client.completions.create({ model, prompt: 'word '.repeat(3000) }), OpenAI.BadRequestError, 400, 'context_length_exceeded');

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <hetero/chat/prefix_cache.hpp>
+#include <hetero/chat/token_constraint.hpp>
 #include <hetero/runtime/sampler.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,11 @@ struct CompletionOptions {
     std::vector<int32_t> stop_tokens;   // EOS, end-of-turn tokens; not part of the text
     const std::atomic<bool>* interrupt = nullptr;  // checked before every token
     OnSample on_sample;  // each sampled token of the reply (stop tokens are not)
+    // Structured output: only tokens that keep the reply a text the schema
+    // allows are sampled; the reply ends when the value is whole and a stop
+    // token comes, or at once when nothing can follow it. Advanced as it goes
+    // (one per completion).
+    std::shared_ptr<TokenConstraint> constraint;
 };
 
 enum class FinishReason {

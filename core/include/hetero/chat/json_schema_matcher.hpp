@@ -13,9 +13,10 @@
 // never get output that silently breaks its schema.
 //
 // The recognizer accepts compact and indented JSON and nothing after the top
-// value. What a model could otherwise grow forever is capped: runs of
-// whitespace (48 bytes), digits (16 per integer or fraction part, 3 in an
-// exponent), nesting (64 levels).
+// value. What a model could otherwise grow forever is capped: whitespace
+// between tokens is nothing, one space, or a newline and up to 20 spaces or
+// tabs; digits 16 per integer or fraction part, 3 in an exponent; nesting 64
+// levels.
 #pragma once
 
 #include <hetero/error.hpp>
@@ -113,7 +114,7 @@ private:
     };
     struct Stack {
         std::vector<Frame> frames;
-        uint32_t whitespace = 0;  // the current run of whitespace bytes
+        uint32_t whitespace = 0;  // the whitespace since the last token (take_space)
         bool operator==(const Stack&) const = default;
     };
 
