@@ -8,6 +8,12 @@
 // paid at every start because they keep no pipeline cache).
 // u[0] = N, u[1] = H, u[2] = Hkv, u[3] = Hd, u[4] = C, u[5] = 1 for f16 caches;
 // f[0] = scale; window and soft-cap as common.glsl says.
+// u[7] = S > 0 splits the keys into segments of S (llvmpipe ends a shader's
+// loops after 65535 iterations in all, so long caches must be split there):
+// workgroup z takes keys [z S, z S + S) and writes its partial softmax to
+// binding 6 at ((z N H + g) (Hd + 2)): the unnormalised sum of weighted V
+// rows, then the scores' max and the sum of their exponentials (-inf and 0
+// when it has no keys); attention_merge.comp combines the segments.
 #include "common.glsl"
 #include "load.glsl"
 layout(local_size_x_id = 0) in;
@@ -20,6 +26,7 @@ layout(std430, binding = 2) readonly buffer K4 { vec4 k4[]; };  // same data
 layout(std430, binding = 3) readonly buffer V { uint vw[]; };
 layout(std430, binding = 4) readonly buffer P { int pos[]; };
 layout(std430, binding = 5) writeonly buffer O { float o[]; };
+layout(std430, binding = 6) writeonly buffer Part { float part[]; };
 DEFINE_LOADERS(kc, kw)
 DEFINE_LOADERS(vc, vw)
 shared float q_s[MAX_HD];
@@ -62,9 +69,24 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     int p = pos[(pc.t3 >> 2) + n];
     uint ob = (pc.t4 >> 2) + g * Hd;
-    if (p < 0 || uint(p) >= C) {
-        if (t == 0u) report_error(ERR_BAD_POSITION, uint(p));
-        for (uint d = t; d < Hd; d += WG) o[ob + d] = 0.0;
+    uint S = pc.u[7], z = gl_WorkGroupID.z;
+    uint pb = (pc.t5 >> 2) + (z * N * H + g) * (Hd + 2u);  // this segment's partial (S > 0)
+    bool bad = p < 0 || uint(p) >= C;
+    // This workgroup's keys: first..last, none when first > last.
+    int first = bad ? 1 : window_first(p), last_key = bad ? 0 : p;
+    if (S > 0u) {
+        first = max(first, int(z * S));
+        last_key = min(last_key, int(z * S + S) - 1);
+    }
+    if (bad && t == 0u) report_error(ERR_BAD_POSITION, uint(p));
+    if (first > last_key) {
+        // Bad positions give zeros (attention_merge.comp: no keys anywhere).
+        if (S == 0u) {
+            for (uint d = t; d < Hd; d += WG) o[ob + d] = 0.0;
+        } else {
+            for (uint d = t; d < Hd; d += WG) part[pb + d] = 0.0;
+            if (t == 0u) { part[pb + Hd] = -1.0 / 0.0; part[pb + Hd + 1u] = 0.0; }
+        }
         return;
     }
     uint qb = (pc.t0 >> 2) + g * Hd;
@@ -79,8 +101,8 @@ void main() {
     float m = -1.0 / 0.0, l = 0.0;
     float acc[ACC];
     for (uint i = 0u; i < ACC; ++i) acc[i] = 0.0;
-    uint last = uint(p);
-    for (uint j0 = uint(window_first(p)); j0 <= last; j0 += WG) {
+    uint last = uint(last_key);
+    for (uint j0 = uint(first); j0 <= last; j0 += WG) {
         uint j = j0 + t;
         float s = -1.0 / 0.0;
         if (j <= last) {
@@ -120,7 +142,9 @@ void main() {
         }
         barrier();
     }
-    float inv = 1.0 / l;
+    // A segment leaves its sums unnormalised, with m and l.
+    float inv = S == 0u ? 1.0 / l : 1.0;
+    if (S > 0u && t == 0u) { part[pb + Hd] = m; part[pb + Hd + 1u] = l; }
     if (G > 1u) {
         // Every group's sum was scaled by the same corrections: add them up.
         red[t] = t < G * Hd ? acc[0] : 0.0;
@@ -128,9 +152,13 @@ void main() {
         if (t < Hd) {
             float a = 0.0;
             for (uint g2 = 0u; g2 < G; ++g2) a += red[g2 * Hd + t];
-            o[ob + t] = a * inv;
+            if (S == 0u) o[ob + t] = a * inv;
+            else part[pb + t] = a;
         }
         return;
     }
-    for (uint i = 0u; i * WG + t < Hd; ++i) o[ob + i * WG + t] = acc[i] * inv;
+    for (uint i = 0u; i * WG + t < Hd; ++i) {
+        if (S == 0u) o[ob + i * WG + t] = acc[i] * inv;
+        else part[pb + i * WG + t] = acc[i];
+    }
 }

@@ -23,6 +23,11 @@ struct DeviceInfo {
     // CPU implementations (lavapipe): compact shaders that their compilers
     // build fast, narrow workgroups (option gpu_kernels=1 turns this off).
     bool compact_kernels = false;
+    // Loop iterations one shader invocation may run, all its loops together,
+    // before the implementation ends them early without a word; 0 = no cap.
+    // llvmpipe (lavapipe) caps them at 65535 (LP_MAX_TGSI_LOOP_ITERATIONS),
+    // so long key loops need splitting there (vk_attention.cpp).
+    uint32_t loop_iteration_cap = 0;
     bool storage16 = false;
     bool storage8 = false;
     bool update_after_bind = false;

@@ -196,6 +196,7 @@ DeviceInfo describe(VkInstance instance, VkPhysicalDevice phys) {
     d.kind = device_kind(d.props.deviceType);
     read_memory(d, phys);
     d.driver = driver_string(d, driver, arithmetic);
+    if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) d.loop_iteration_cap = 65535;
     return d;
 }
 

@@ -41,11 +41,14 @@ std::unique_ptr<DispatchProfiler> dispatch_profiler(Device& dev, const sdk::Grap
 
 // Barriers only where a dispatch touches memory an earlier one (since the
 // last barrier) wrote, or writes memory one of them read. Bound tensors may
-// alias each other, so they all count as one region. Returns, per dispatch,
-// whether a barrier goes before it.
-std::vector<bool> plan_barriers(const sdk::Graph& g, const sdk::MemoryPlan& plan, const std::vector<Dispatch>& dispatches) {
+// alias each other, so they all count as one region; the scratch area
+// (kScratchOperand) is the arena's bytes [scratch_lo, scratch_hi). Returns,
+// per dispatch, whether a barrier goes before it.
+std::vector<bool> plan_barriers(const sdk::Graph& g, const sdk::MemoryPlan& plan, const std::vector<Dispatch>& dispatches,
+                                uint64_t scratch_lo, uint64_t scratch_hi) {
     struct Region { bool external; uint64_t lo, hi; };
     auto region = [&](int32_t t) -> std::optional<Region> {
+        if (t == kScratchOperand) return Region{false, scratch_lo, scratch_hi};
         if (t < 0 || g.tensors[t].kind == HETERO_TENSOR_CONSTANT) return std::nullopt;
         if (g.tensors[t].kind == HETERO_TENSOR_BOUND) return Region{true, 0, 0};
         return Region{false, plan.offset[t], plan.offset[t] + sdk::tensor_bytes(g.tensors[t])};
@@ -87,7 +90,7 @@ VkExecutable::VkExecutable(Device& dev, uint32_t device, sdk::Graph graph, const
         pipelines_ = dev.pipelines().get_all(keys);
         if (profiling_enabled()) shared_->profiler = dispatch_profiler(dev, this->graph(), dispatches_);
         place_tensors(plan, constants);
-        barrier_before_ = plan_barriers(this->graph(), plan, dispatches_);
+        barrier_before_ = plan_barriers(this->graph(), plan, dispatches_, scratch_offset_, scratch_offset_ + scratch_bytes_);
         create_descriptor_sets();
         create_command_buffer();
         // With update-after-bind descriptors the command buffer never needs re-recording.
@@ -146,7 +149,11 @@ sdk::MemoryPlan VkExecutable::lower_graph() {
 void VkExecutable::place_tensors(const sdk::MemoryPlan& plan, const std::vector<sdk::BoundTensor>& constants) {
     const sdk::Graph& g = graph();
     const uint32_t nt = uint32_t(g.tensors.size());
-    arena_ = std::make_unique<DeviceBuffer>(dev_, device(), std::max<uint64_t>(plan.arena_bytes, 64), MemoryUse::Device);
+    // The scratch area after the tensors, at an offset a descriptor can start at.
+    const uint64_t align = dev_.info().min_offset_align;
+    scratch_offset_ = (plan.arena_bytes + align - 1) / align * align;
+    for (const Dispatch& d : dispatches_) scratch_bytes_ = std::max(scratch_bytes_, d.scratch_bytes);
+    arena_ = std::make_unique<DeviceBuffer>(dev_, device(), std::max<uint64_t>(scratch_offset_ + scratch_bytes_, 64), MemoryUse::Device);
     shared_->meta = std::make_unique<DeviceBuffer>(dev_, device(), 4 * kMetaHeaderWords, MemoryUse::Shared);
     std::memset(shared_->meta->mapped(), 0, shared_->meta->size());
     slots_.resize(nt);
@@ -178,16 +185,18 @@ void VkExecutable::create_descriptor_sets() {
         check(vkAllocateDescriptorSets(dev_.handle(), &ai, sets_.data()), "vkAllocateDescriptorSets");
     }
     VkDescriptorBufferInfo meta{shared_->meta->handle(), 0, VK_WHOLE_SIZE};
+    VkDescriptorBufferInfo scratch{arena_->handle(), scratch_offset_, std::max<uint64_t>(scratch_bytes_, 4)};
     std::vector<VkWriteDescriptorSet> writes;
     for (size_t i = 0; i < dispatches_.size(); ++i)
         for (uint32_t b = 0; b <= kOperandBindings; ++b) {
-            if (b > 0 && dispatches_[i].operand[b - 1] >= 0) continue;
+            const int32_t t = b > 0 ? dispatches_[i].operand[b - 1] : -1;
+            if (t >= 0) continue;
             VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
             w.dstSet = sets_[i];
             w.dstBinding = b;
             w.descriptorCount = 1;
             w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-            w.pBufferInfo = &meta;
+            w.pBufferInfo = t == kScratchOperand ? &scratch : &meta;
             writes.push_back(w);
         }
     if (!writes.empty()) vkUpdateDescriptorSets(dev_.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);

@@ -91,7 +91,8 @@ private:
     std::vector<VkPipeline> pipelines_;
     std::vector<bool> barrier_before_;
     std::vector<Slot> slots_;
-    std::unique_ptr<DeviceBuffer> arena_;
+    std::unique_ptr<DeviceBuffer> arena_;       // internal tensors, then the scratch area
+    uint64_t scratch_offset_ = 0, scratch_bytes_ = 0;
     VkDescriptorPool pool_ = VK_NULL_HANDLE;
     std::vector<VkDescriptorSet> sets_;
     VkCommandPool cmd_pool_ = VK_NULL_HANDLE;

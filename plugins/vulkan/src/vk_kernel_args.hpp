@@ -28,7 +28,14 @@ struct Dispatch {
     PushConstants push;
     uint32_t groups[3] = {1, 1, 1};
     int32_t operand[kOperandBindings] = {-1, -1, -1, -1, -1, -1, -1, -1};  // tensor at binding b + 1 (in0..in3, out0..out2, in4)
+    uint64_t scratch_bytes = 0;  // of the executable's scratch area it uses (kScratchOperand)
 };
+
+// An operand that is no tensor but the executable's scratch area: arena
+// bytes after its tensors, as many as the largest Dispatch::scratch_bytes,
+// which a dispatch leaves to the next ones (attention's partial softmaxes
+// to their merge). Barriers are planned around it as around a tensor.
+inline constexpr int32_t kScratchOperand = -2;
 
 // Dispatch::operand indices of bindings 1..8.
 enum OperandSlot : uint32_t {
@@ -120,11 +127,30 @@ struct AttentionArgs {
     uint32_t cache_f16;                                    // u[5]
     uint32_t window = 0;                                   // u[6] (0 = none)
     float scale, softcap = 0.f;                            // f[0], f[1] (0 = none)
+    // attention_basic.comp only: keys per segment (u[7]; 0 = all of them,
+    // into y). Segment z (grid z) writes its partial softmax per (row, head)
+    // to `partials` (binding 6) instead, for attention_merge.comp.
+    uint32_t segment_keys = 0;
+    int32_t partials = -1;
     void put(Dispatch& d) const {
         d.operand[kIn0] = q; d.operand[kIn1] = k_cache; d.operand[kIn2] = v_cache; d.operand[kIn3] = positions; d.operand[kOut0] = y;
+        d.operand[kOut1] = partials;
         d.push.u[0] = rows; d.push.u[1] = heads; d.push.u[2] = kv_heads; d.push.u[3] = head_dim; d.push.u[4] = cache_rows;
-        d.push.u[5] = cache_f16; d.push.u[6] = window;
+        d.push.u[5] = cache_f16; d.push.u[6] = window; d.push.u[7] = segment_keys;
         d.push.f[0] = scale; d.push.f[1] = softcap;
+    }
+};
+
+// shaders/attention_merge.comp: y[g, :] from the `segments` partial
+// softmaxes of (row, head) g that attention_basic.comp wrote to `partials`
+// ([segment][g][Hd + 2]: the unnormalised sum of weighted V rows, the
+// scores' max, the sum of their exponentials).
+struct AttentionMergeArgs {
+    int32_t partials, y;
+    uint32_t groups, head_dim, segments;  // u[0..2]: N x H, Hd, segments
+    void put(Dispatch& d) const {
+        d.operand[kIn0] = partials; d.operand[kOut0] = y;
+        d.push.u[0] = groups; d.push.u[1] = head_dim; d.push.u[2] = segments;
     }
 };
 

@@ -61,6 +61,7 @@ void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const 
         fail(HETERO_ERR_UNSUPPORTED, "convert: quantizing to " + std::string(sdk::dtype_name(out_dtype)) + " is not provided");
     if ((node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
         fail(HETERO_ERR_UNSUPPORTED, "attention: head dim above " + std::to_string(kAttentionMaxHeadDim));
+    if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) check_attention_supported(dev, node, tensors);
     if (node.op == HETERO_OP_MATMUL && tensors[node.inputs[0]].shape[0] > kMatvecMaxRows &&
         ceil_div(uint64_t(tensors[node.inputs[0]].shape[0]), kGemmTile) > 65535u)
         fail(HETERO_ERR_UNSUPPORTED, "matmul: too many rows for one dispatch");
@@ -77,7 +78,7 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
         case HETERO_OP_ROPE:
         case HETERO_OP_ROPE_SCALED: return {lower_rope(n)};
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: return {lower_attention(n)};
+        case HETERO_OP_ATTENTION_EXT: return lower_attention(n);
         case HETERO_OP_SWIGLU:
         case HETERO_OP_GEGLU:
         case HETERO_OP_SOFTCAP:

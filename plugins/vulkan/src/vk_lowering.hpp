@@ -77,8 +77,11 @@ bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype);
 Dispatch lower_matmul(const NodeLowering& n, const ResidualFusion& fusion);
 Dispatch lower_matmul_group(const DeviceInfo& dev, const std::vector<hetero_node>& members, uint32_t first_index,
                             const hetero_tensor_desc* t, const hetero_node* norm, const hetero_node* swiglu);
-// vk_attention.cpp: ATTENTION, ATTENTION_EXT.
-Dispatch lower_attention(const NodeLowering& n);
+// vk_attention.cpp: ATTENTION, ATTENTION_EXT (one dispatch, or key segments
+// and their merge on loop-capped devices); the check throws
+// HETERO_ERR_UNSUPPORTED where even segments cannot run the node.
+std::vector<Dispatch> lower_attention(const NodeLowering& n);
+void check_attention_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors);
 // vk_elementwise.cpp
 Dispatch lower_embedding(const NodeLowering& n);
 Dispatch lower_norm(const NodeLowering& n);  // RMSNORM, SOFTMAX

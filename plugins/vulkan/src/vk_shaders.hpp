@@ -10,7 +10,7 @@ namespace hetero::vk {
 #define HETERO_VK_SHADERS(X) \
     X(elementwise) X(elementwise_h) X(rmsnorm) X(rmsnorm_sg) X(rmsnorm_h) X(rmsnorm_sg_h) X(softmax) X(rope) X(rope_scaled) X(rope_scaled_pair) X(rope_scaled_pair_store) \
     X(rope_pair) X(rope_pair_store) X(embedding) X(to_f32) X(from_f32_half) X(from_f32_quant) X(store_rows) \
-    X(store_rows_pair) X(attention) X(attention_basic) X(attention_tiled) X(attention_coop) \
+    X(store_rows_pair) X(attention) X(attention_basic) X(attention_merge) X(attention_tiled) X(attention_coop) \
     X(attention_coop_h) X(matmul_w0) X(matmul_w1) X(matmul_w2) X(matmul_w3) X(matmul_w4) X(matvec_w0) \
     X(matvec_w1) X(matvec_w2) X(matvec_w3) X(matvec_w4) X(matvec_sg_w0) X(matvec_sg_w1) X(matvec_sg_w2) \
     X(matvec_sg_w3) X(matvec_sg_w4) X(matmul_coop_w3) X(matmul_coop_w4) X(matmul_coop_multi_w3) \
