@@ -36,8 +36,9 @@ void add_convert_command(CLI::App& app) {
     };
     auto h = std::make_shared<HfOpts>();
     std::string types;
-    for (const auto* list : {&hf_convert_type_names(), &quantize_type_names()})
-        for (const std::string& n : *list) types += (types.empty() ? "" : ", ") + n;
+    for (const std::string& n : hf_convert_type_names()) types += (types.empty() ? "" : ", ") + n;
+    for (const std::string& n : quantize_type_names())
+        if (n != "Q8_0" && n != "F16" && n != "BF16" && n != "F32") types += ", " + n;  // those four are listed in lower case
     CLI::App* hf = cmd->add_subcommand("hf", "Hugging Face model folder (config.json, *.safetensors, tokenizer files) to GGUF");
     hf->add_option("model_dir", h->dir, "folder with config.json, model.safetensors (or the index and its shards), tokenizer.json or tokenizer.model")
         ->required()

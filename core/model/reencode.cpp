@@ -1,5 +1,7 @@
 #include "reencode.hpp"
 
+#include "quant_search.hpp"
+
 #include <hetero/sdk/quant.hpp>
 
 #include <algorithm>
@@ -44,7 +46,7 @@ void reencode_rows(uint32_t src_dtype, const uint8_t* src, uint32_t dst_dtype, u
         std::vector<float> row(static_cast<size_t>(cols));
         for (int64_t r = first; r < last; ++r) {
             sdk::row_to_f32(src_dtype, src + in_row * uint64_t(r), row.data(), cols);
-            sdk::row_from_f32(dst_dtype, row.data(), dst + out_row * uint64_t(r), cols);
+            encode_row_best(dst_dtype, row.data(), dst + out_row * uint64_t(r), cols);
         }
     });
 }

@@ -14,8 +14,8 @@ namespace hetero::model_detail {
 void parallel_rows(int64_t rows, int64_t row_values, int threads, const std::function<void(int64_t first, int64_t last)>& work);
 
 // `rows` rows of `cols` values: from `src` (hetero_dtype `src_dtype`) to
-// `dst` (`dst_dtype`); both row widths must hold whole blocks. The result
-// does not depend on the thread count.
+// `dst` (`dst_dtype`, through encode_row_best); both row widths must hold
+// whole blocks. The result does not depend on the thread count.
 void reencode_rows(uint32_t src_dtype, const uint8_t* src, uint32_t dst_dtype, uint8_t* dst, int64_t rows, int64_t cols, int threads);
 
 }  // namespace hetero::model_detail

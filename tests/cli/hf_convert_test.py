@@ -11,6 +11,10 @@ tokenizer.model, configs), one per architecture:
 - with the llama.cpp peer (PEER_DIR/cpu/peer-greedy), llama.cpp generates the
   same tokens as hetero on the f32, f16 and q8_0 files;
 - sharded weights convert to the same tensors as one file;
+- real vocabularies (llama.cpp's ggml-vocab-*.gguf: Llama 2's SentencePiece,
+  Llama 3's, Qwen2's and GPT-2's BPE), rebuilt as tokenizer.model /
+  tokenizer.json, convert back to the same tokens, types, scores and merges
+  (when $HETERO_VOCAB_DIR, .peer/vocab or PEER_DIR/vocab holds them);
 - hostile folders (truncated shard, offsets past the end, unknown dtype,
   missing tensor, out-of-range config values, ...) fail with an error that
   names the file and the problem, and leave no output file.
@@ -28,7 +32,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from hf import gguf_read, models, reference  # noqa: E402
+from hf import gguf_read, models, reference, vocab_roundtrip  # noqa: E402
 from hf import safetensors_io as st  # noqa: E402
 
 PROMPT = "Once upon a time"
@@ -335,6 +339,31 @@ def check_hostile(hetero, tmp):
                 ok(f"hostile {label}: {err.splitlines()[-1][:160]}")
 
 
+def check_real_vocabularies(hetero, vocab_dir, tmp):
+    for name, arch in (("llama-spm", "llama"), ("llama-bpe", "llama"), ("qwen2", "qwen2"), ("gpt-2", "qwen2")):
+        path = os.path.join(vocab_dir, f"ggml-vocab-{name}.gguf")
+        if not os.path.exists(path):
+            print(f"note: no {path}: that vocabulary is not checked")
+            continue
+        original = gguf_read.Gguf(path).kv
+        folder, out = os.path.join(tmp, "vocab-" + name), os.path.join(tmp, "vocab.gguf")
+        vocab_roundtrip.write_folder(original, folder, arch)
+        r = convert(hetero, folder, out)
+        if r.returncode != 0:
+            fail(f"vocabulary {name}: convert: {r.stderr.strip()[-300:]}")
+            continue
+        got = gguf_read.Gguf(out).kv
+        diff = [k for k in vocab_roundtrip.COMPARED if k in original and got.get(k) != original[k]]
+        if diff:
+            k = diff[0]
+            first = next((i for i, (a, b) in enumerate(zip(original[k], got.get(k, []))) if a != b), None) \
+                if isinstance(original[k], list) else None
+            where = f" (first at index {first}: {original[k][first]!r} became {got[k][first]!r})" if first is not None else ""
+            fail(f"vocabulary {name}: {', '.join(diff)} differ from llama.cpp's{where}")
+        else:
+            ok(f"vocabulary {name}: {len(got['tokenizer.ggml.tokens'])} tokens, their types, scores and merges as llama.cpp wrote them")
+
+
 def check_truncations(hetero, tmp):
     """Files cut at many points: an error naming the file, or (for a cut
     between whole pieces of tokenizer.model) a file that converts; never a
@@ -368,12 +397,18 @@ def main():
         print(f"note: no llama.cpp peer in {peer_dir} (tests/arch/build_peer.sh builds one): the comparisons with llama.cpp are skipped")
         peer_dir = ""
     archs = os.environ.get("ARCHS", " ".join(models.ARCHS)).split()
+    # llama.cpp's vocabulary files: as the unit tests find them (tests/fetch_vocab.sh), else the peer's.
+    vocab_dir = os.environ.get("HETERO_VOCAB_DIR") or os.path.join(HERE, "..", "..", ".peer", "vocab")
+    if not os.path.isdir(vocab_dir):
+        vocab_dir = os.path.join(peer_dir, "vocab") if peer_dir else ""
     with tempfile.TemporaryDirectory() as tmp:
         for arch in archs:
             check_arch(hetero, peer_dir, arch, tmp)
         check_shards(hetero, tmp)
         check_hostile(hetero, tmp)
         check_truncations(hetero, tmp)
+        if vocab_dir:
+            check_real_vocabularies(hetero, vocab_dir, tmp)
     print(f"{len(failures)} failures" if failures else "all passed")
     return 1 if failures else 0
 

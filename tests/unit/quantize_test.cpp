@@ -224,6 +224,39 @@ TEST_F(QuantizeFile, EveryTypeLoadsAndStaysWithinItsRoundingError) {
     }
 }
 
+// The K-quants' and IQ4_NL's scales are searched for the least error: below
+// what each sub-block's extremes give (the SDK's encoders), by 3 % or more on
+// these uniformly spread weights.
+TEST_F(QuantizeFile, SearchedScalesBeatTheExtremes) {
+    const GgufFile src = GgufFile::open(*src_);
+    for (const char* type : {"Q2_K", "Q3_K_S", "Q4_K_S", "Q5_K_S", "Q6_K", "IQ4_NL"}) {
+        SCOPED_TRACE(type);
+        const std::string out = temp_path("s.gguf");
+        quantize_gguf_file(*src_, out, {type, 2, false});
+        const GgufFile q = GgufFile::open(out);
+        int compared = 0;
+        for (size_t i = 0; i < src.tensors().size(); ++i) {
+            const GgufTensorInfo& a = src.tensors()[i];
+            const GgufTensorInfo& b = q.tensors()[i];
+            const uint32_t dtype = *hetero_dtype_from_ggml(b.ggml_type);
+            if (a.ne.size() != 2 || !(sdk::is_kquant_dtype(dtype) || dtype == HETERO_DTYPE_IQ4_NL)) continue;
+            const std::vector<float> ref = to_f32(a);
+            const int64_t cols = a.ne[0];
+            std::vector<uint8_t> row(sdk::row_bytes(dtype, cols));
+            std::vector<float> extremes(ref.size());
+            for (size_t r = 0; r < ref.size() / size_t(cols); ++r) {
+                sdk::row_from_f32(dtype, ref.data() + r * size_t(cols), row.data(), cols);
+                sdk::row_to_f32(dtype, row.data(), extremes.data() + r * size_t(cols), cols);
+            }
+            const double searched = relative_rms_error(ref, to_f32(b)), plain = relative_rms_error(ref, extremes);
+            EXPECT_LE(searched, 0.97 * plain) << a.name << " as " << ggml_type_name(b.ggml_type);
+            ++compared;
+        }
+        EXPECT_GT(compared, 0);
+        fs::remove(out);
+    }
+}
+
 TEST_F(QuantizeFile, ResultDoesNotDependOnTheThreadCount) {
     const std::string a = temp_path("t1.gguf"), b = temp_path("t3.gguf");
     quantize_gguf_file(*src_, a, {"Q4_K_M", 1, false});

@@ -3,6 +3,7 @@
 // the file is written, so one tensor at a time is in memory).
 #include <hetero/model/hf_convert.hpp>
 
+#include "../quant_search.hpp"
 #include "../reencode.hpp"
 #include "hf_config.hpp"
 #include "hf_hparams.hpp"
@@ -120,7 +121,7 @@ void fill(const PlannedTensor& p, uint8_t* out, int threads) {
             read_row(*p.src, src, source_row(r, rows, p.permute_heads), cols, raw, row.data());
             if (p.add != 0.f)
                 for (float& x : row) x += p.add;
-            sdk::row_from_f32(dst, row.data(), out + out_row * uint64_t(r), cols);
+            encode_row_best(dst, row.data(), out + out_row * uint64_t(r), cols);
         }
     });
 }
