@@ -1,7 +1,9 @@
 // hetero serve: the OpenAI HTTP API (chat completions, completions, models)
-// for one model. Requests queue for one worker that owns the session, so
-// clients are answered one after another; the KV cache is reused where a
-// request repeats the previous one's tokens (a growing conversation).
+// for one model. Requests queue for one worker that owns the session and
+// runs up to --parallel of them at once in its slots, decoded together in
+// batched steps; a slot's KV cache is reused where a request repeats the
+// tokens it holds (a growing conversation). Past --max-queue waiting
+// requests the server answers 503.
 //
 // No client can stall it (serve/guarded_server.hpp): headers and bodies have
 // deadlines, connections are capped per client and in total, /health is
@@ -42,6 +44,7 @@ struct ServeOptions {
     std::string api_key, api_key_file;  // --api-key (or HETERO_API_KEY), --api-key-file
     std::vector<std::string> cors_origins;
     std::vector<std::string> aliases;
+    serve::QueueOptions queue;
 };
 
 // The key from --api-key / HETERO_API_KEY or --api-key-file; nullopt = none.
@@ -70,7 +73,7 @@ void serve_model(const ServeOptions& o) {
 
     const std::optional<serve::ApiKey> key = api_key(o);
     const serve::CorsPolicy cors = serve::cors_policy(o.cors_origins);
-    auto cm = open_chat_model(o.model, 256, o.quiet);
+    auto cm = open_chat_model(o.model, 256, o.quiet);  // o.model.n_seq: one KV sequence per slot
     serve::ServedModel served;
     LoadedModel& model = *cm->model;
     served.name = model.name();
@@ -86,7 +89,7 @@ void serve_model(const ServeOptions& o) {
     served.stopping = &stopping;
 
     serve::ServerMetrics metrics;
-    serve::GenerationQueue queue(model.cache(), model.tokenizer(), [&metrics](const serve::JobReport& r) {
+    serve::GenerationQueue queue(model.session(), model.tokenizer(), o.queue, [&metrics](const serve::JobReport& r) {
         metrics.count_generation(r.n_prompt, r.n_generated, r.first_token_seconds, r.decode_seconds);
     });
     serve::GuardedServer server(limits);
@@ -98,6 +101,8 @@ void serve_model(const ServeOptions& o) {
     fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, /v1/models; /health, /metrics)\n",
                served.name, serve::url_host(o.host), port);
     if (!o.quiet) {
+        fmt::print(stderr, "{} slot{} of {} tokens of context, decoded together; up to {} requests wait for a slot\n", o.model.n_seq,
+                   o.model.n_seq == 1 ? "" : "s", model.n_ctx(), o.queue.max_waiting);
         fmt::print(stderr, "{}; CORS: {}\n", key ? "an API key is required on /v1/* and /metrics" : "no API key required",
                    !cors.enabled ? "off" : cors.origins.empty() ? "any origin" : fmt::format("{}", fmt::join(cors.origins, ", ")));
     }
@@ -132,8 +137,21 @@ void serve_model(const ServeOptions& o) {
 
 void add_serve_command(CLI::App& app) {
     auto o = std::make_shared<ServeOptions>();
-    CLI::App* cmd = app.add_subcommand("serve", "serve a model over the OpenAI HTTP API (requests are queued and answered one at a time)");
+    CLI::App* cmd = app.add_subcommand("serve", "serve a model over the OpenAI HTTP API (up to --parallel requests at once, decoded together)");
     add_chat_model_options(*cmd, o->model);
+    o->model.n_seq = 4;
+    cmd->add_option("--parallel", o->model.n_seq,
+                    "requests generated at once, each in a slot with its own KV cache of the full context (memory grows with it); "
+                    "their tokens are decoded together, one batch through the weights per step")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    cmd->add_option("--max-queue", o->queue.max_waiting, "requests that may wait for a free slot; more are answered 503 at once")
+        ->check(CLI::Range(0, 1 << 20))
+        ->capture_default_str();
+    cmd->add_option("--prefill-chunk", o->queue.prefill_chunk,
+                    "prompt tokens evaluated between two decode steps of the running requests (a long prompt does not stall them)")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
     cmd->add_option("--host", o->host, "address to listen on");
     cmd->add_option("--port", o->port, "port (0 = any free one; the chosen port is printed)")->check(CLI::Range(0, 65535));
     cmd->add_option("--max-connections,--http-threads", o->limits.max_connections,

@@ -20,6 +20,7 @@ std::unique_ptr<ChatModel> open_chat_model(const ChatModelOptions& o, int32_t ex
     lo.n_ctx = o.ctx;
     lo.cache_type = cache_type_from_name(o.cache_type);
     lo.expected_reply = expected_reply;
+    lo.n_seq = o.n_seq;
     if (!o.chat_template_file.empty()) {
         lo.chat_template = read_text_file(o.chat_template_file);
         lo.template_origin = o.chat_template_file;

@@ -18,6 +18,7 @@ struct ChatModelOptions {
     int32_t ctx = 0;
     std::string cache_type = "auto";
     std::string chat_template_file;  // overrides the model's template
+    int32_t n_seq = 1;               // sequences the KV cache holds (serve's slots)
 };
 
 struct ChatModel {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace hetero::serve {
 
 std::optional<std::string> Job::next_piece() {
@@ -55,12 +57,18 @@ void Job::finish(CompletionResult result, std::string error, bool dropped) {
     changed_.notify_all();
 }
 
-GenerationQueue::GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer, OnJobEnd on_end)
-    : cache_(cache), tokenizer_(tokenizer), on_end_(std::move(on_end)), worker_([this] { work(); }) {}
+GenerationQueue::GenerationQueue(BatchEvaluator& session, const Tokenizer& tokenizer, QueueOptions options, OnJobEnd on_end)
+    : slots_(session, tokenizer, options.prefill_chunk), tokenizer_(tokenizer), options_(options), on_end_(std::move(on_end)),
+      worker_([this] { work(); }) {}
 
 size_t GenerationQueue::waiting() {
     std::lock_guard lock(mutex_);
     return queue_.size();
+}
+
+size_t GenerationQueue::running() {
+    std::lock_guard lock(mutex_);
+    return running_.size();
 }
 
 GenerationQueue::~GenerationQueue() {
@@ -77,6 +85,7 @@ std::shared_ptr<Job> GenerationQueue::submit(std::string label, std::vector<int3
             job->finish({}, "", true);
             return job;
         }
+        if (queue_.size() >= options_.max_waiting) throw QueueFull(queue_.size());
         queue_.push_back(job);
     }
     wake_.notify_one();
@@ -89,7 +98,7 @@ void GenerationQueue::shutdown() {
         std::lock_guard lock(mutex_);
         stopping_ = true;
         dropped.swap(queue_);
-        if (running_) running_->cancel_for_shutdown();
+        for (auto& job : running_) job->cancel_for_shutdown();
     }
     wake_.notify_all();
     for (auto& job : dropped) job->finish({}, "", true);
@@ -97,52 +106,62 @@ void GenerationQueue::shutdown() {
 
 void GenerationQueue::work() {
     for (;;) {
-        std::shared_ptr<Job> job;
+        std::vector<std::shared_ptr<Job>> admitted;
         {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-            if (queue_.empty()) return;  // stopping
-            job = std::move(queue_.front());
-            queue_.pop_front();
-            running_ = job;
-        }
-        CompletionResult result;
-        std::string error;
-        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - job->submitted_).count();
-        if (job->cancelled()) {
-            result.finish = FinishReason::cancelled;  // its client left while it waited
-        } else {
-            try {
-                result = complete(cache_, tokenizer_, job->prompt_, job->options_, [&](std::string_view piece) {
-                    job->push(piece);
-                    return !job->cancelled();
-                });
-                // Cancelled between two tokens, the loop reports an interrupt: it is the same thing here.
-                if (result.finish == FinishReason::interrupted) result.finish = FinishReason::cancelled;
-            } catch (const std::exception& e) {
-                error = e.what();
-                // What the cache holds after a failed forward is unknown: start afresh.
-                cache_.clear();
+            wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || slots_.busy(); });
+            if (queue_.empty() && !slots_.busy()) return;  // stopping, nothing left to finish
+            // Waiting jobs take the free slots, in arrival order.
+            while (!queue_.empty() && int32_t(admitted.size()) < slots_.idle()) {
+                admitted.push_back(std::move(queue_.front()));
+                queue_.pop_front();
+                running_.push_back(admitted.back());
             }
         }
-        {
-            std::lock_guard lock(mutex_);
-            running_.reset();
-        }
-        // The seed is logged (OpenAI's responses have no field for it), so a reply can be asked for again.
-        const SamplerOptions& sampling = job->options_.sampling;
-        const std::string drawn = sampling.temperature > 0 ? fmt::format("seed {}", sampling.seed) : "greedy";
-        if (error.empty())
-            fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}, {}\n", job->label_, job->prompt_.size(),
-                       result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3,
-                       finish_reason_name(result.finish), drawn);
-        else
-            fmt::print(stderr, "{}: failed: {}\n", job->label_, error);
-        if (on_end_ && error.empty() && (result.first_token_seconds > 0 || result.n_generated > 0))
-            on_end_({int32_t(job->prompt_.size()), result.n_generated,
-                     result.first_token_seconds > 0 ? waited + result.first_token_seconds : -1.0, result.decode_seconds});
-        job->finish(std::move(result), std::move(error));
+        for (const auto& job : admitted) start(job);
+        slots_.step();
     }
+}
+
+void GenerationQueue::start(const std::shared_ptr<Job>& job) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - job->submitted_).count();
+    if (job->cancelled()) {  // its client left while it waited
+        CompletionResult result;
+        result.finish = FinishReason::cancelled;
+        end(job, std::move(result), "", waited);
+        return;
+    }
+    SlotRequest request;
+    request.prompt = job->prompt_;
+    request.options = job->options_;
+    request.on_text = [job](std::string_view piece) {
+        job->push(piece);
+        return !job->cancelled();
+    };
+    request.on_end = [this, job, waited](CompletionResult result, std::string error) { end(job, std::move(result), std::move(error), waited); };
+    slots_.start(std::move(request));
+}
+
+void GenerationQueue::end(const std::shared_ptr<Job>& job, CompletionResult result, std::string error, double waited) {
+    // Cancelled between two tokens, the loop reports an interrupt: it is the same thing here.
+    if (result.finish == FinishReason::interrupted) result.finish = FinishReason::cancelled;
+    {
+        std::lock_guard lock(mutex_);
+        running_.erase(std::remove(running_.begin(), running_.end(), job), running_.end());
+    }
+    // The seed is logged (OpenAI's responses have no field for it), so a reply can be asked for again.
+    const SamplerOptions& sampling = job->options_.sampling;
+    const std::string drawn = sampling.temperature > 0 ? fmt::format("seed {}", sampling.seed) : "greedy";
+    if (error.empty())
+        fmt::print(stderr, "{}: prompt {} tokens ({} cached), {} generated in {:.0f} ms, {}, {}\n", job->label_, job->prompt_.size(),
+                   result.n_reused, result.n_generated, (result.prefill_seconds + result.decode_seconds) * 1e3,
+                   finish_reason_name(result.finish), drawn);
+    else
+        fmt::print(stderr, "{}: failed: {}\n", job->label_, error);
+    if (on_end_ && error.empty() && (result.first_token_seconds > 0 || result.n_generated > 0))
+        on_end_({int32_t(job->prompt_.size()), result.n_generated,
+                 result.first_token_seconds > 0 ? waited + result.first_token_seconds : -1.0, result.decode_seconds});
+    job->finish(std::move(result), std::move(error));
 }
 
 }  // namespace hetero::serve

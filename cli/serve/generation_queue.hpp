@@ -1,10 +1,15 @@
 // The server's one worker: it owns the session (and its KV cache) and runs
-// queued generations one after another, in arrival order. A job's text is
-// handed to the HTTP thread that waits for it piece by piece.
+// the queued generations in its slots (`serve --parallel N`): up to N at
+// once, decoded together in batched steps, the others waiting in arrival
+// order, at most a given number (more are refused). A job's text is handed
+// to the HTTP thread that waits for it piece by piece.
 #pragma once
 
 #include <hetero/chat/completion.hpp>
+#include <hetero/chat/completion_slots.hpp>
 #include <hetero/error.hpp>
+
+#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace hetero::serve {
 
@@ -24,6 +30,19 @@ class ShuttingDown : public Error {
 public:
     ShuttingDown() : Error("the server is shutting down") {}
     explicit ShuttingDown(const std::string& message) : Error(message) {}
+};
+
+// A job refused because the queue is full (serve answers 503).
+class QueueFull : public Error {
+public:
+    explicit QueueFull(size_t waiting)
+        : Error(fmt::format("the server is busy: {} requests are already waiting for a slot; try again later", waiting)) {}
+};
+
+// How the worker runs jobs.
+struct QueueOptions {
+    size_t max_waiting = 64;     // jobs waiting for a slot; submit() refuses more with QueueFull
+    int32_t prefill_chunk = 128;  // prompt tokens between two decode steps of the other slots
 };
 
 // What the worker tells of each job it ran (for /metrics).
@@ -78,29 +97,36 @@ private:
 
 class GenerationQueue {
 public:
-    // `on_end` (may be empty) hears of every job the worker ran, on the worker's thread.
-    GenerationQueue(PrefixCache& cache, const Tokenizer& tokenizer, OnJobEnd on_end = {});
+    // One slot per sequence of `session`. `on_end` (may be empty) hears of
+    // every job the worker ran, on the worker's thread.
+    GenerationQueue(BatchEvaluator& session, const Tokenizer& tokenizer, QueueOptions options, OnJobEnd on_end = {});
     ~GenerationQueue();  // shutdown(), then waits for the worker
     GenerationQueue(const GenerationQueue&) = delete;
     GenerationQueue& operator=(const GenerationQueue&) = delete;
 
-    // `label` names the job in the log line written when it ends.
+    // `label` names the job in the log line written when it ends. Throws
+    // QueueFull when options.max_waiting jobs already wait for a slot.
     std::shared_ptr<Job> submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options);
     // Cancels the running and queued jobs; later submits finish at once.
     void shutdown();
-    // Jobs waiting for the worker (the running one not counted).
+    // Jobs waiting for a slot (the running ones not counted).
     size_t waiting();
+    // Jobs running in a slot.
+    size_t running();
 
 private:
     void work();
+    void start(const std::shared_ptr<Job>& job);  // in a slot, on the worker's thread
+    void end(const std::shared_ptr<Job>& job, CompletionResult result, std::string error, double waited);
 
-    PrefixCache& cache_;
+    CompletionSlots slots_;  // the worker's alone
     const Tokenizer& tokenizer_;
+    QueueOptions options_;
     OnJobEnd on_end_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;
-    std::shared_ptr<Job> running_;
+    std::vector<std::shared_ptr<Job>> running_;
     bool stopping_ = false;
     std::thread worker_;
 };

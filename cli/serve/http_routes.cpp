@@ -218,6 +218,9 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
                         "application/json");
     } catch (const ApiError& e) {
         send_error(res, e);
+    } catch (const QueueFull& e) {
+        send_error(res, ApiError(503, "server_error", e.what(), "", "server_busy"));
+        res.set_header("Retry-After", "1");
     } catch (const ShuttingDown& e) {
         send_error(res, ApiError(503, "server_error", e.what(), "", "server_shutting_down"));
     } catch (const std::exception& e) {

@@ -60,6 +60,7 @@ LoadedModel::LoadedModel(const Runtime& runtime, const ModelLoadOptions& o) {
     SessionOptions so;
     so.n_ctx = o.n_ctx;
     so.cache_type = o.cache_type;
+    so.n_seq = o.n_seq;
     so.sync = sync_mode_from_env();
     const int32_t n_ctx = context_length(model_.file.hparams, o.n_ctx);
     int32_t prompt_len = o.expected_prompt > 0 ? o.expected_prompt : std::max(1, n_ctx / 4);

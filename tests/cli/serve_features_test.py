@@ -127,7 +127,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f"serve {' '.join(args)}: refused at start ({says})", p.returncode != 0 and says in p.stderr, p.stderr[-300:])
 
     # One slot, so that a second request waits in the queue (the /metrics queue-depth check).
-    srv = Server(tmp, "keyed", "--alias", "gpt-test", "--alias", "second-name", "--cors-origin", "https://app.example.com",
+    srv = Server(tmp, "keyed", "--parallel", "1", "--alias", "gpt-test", "--alias", "second-name", "--cors-origin", "https://app.example.com",
                  "--cors-origin", "http://localhost:3000", env={"HETERO_API_KEY": KEY})
 
     # ---- the API key ----

@@ -29,6 +29,9 @@ struct ModelLoadOptions {
     std::string tokenizer;  // tokenizer.bin for a llama2.c checkpoint ("" = found beside it)
     int32_t n_ctx = 0;      // 0 = the model's training context, clamped to [512, 4096]
     CacheType cache_type = CacheType::automatic;
+    // Sequences the KV cache holds, each with n_ctx rows (a server's slots,
+    // decoded together); the plan is made for decode steps of this many.
+    int32_t n_seq = 1;
 
     // What the plan is optimised for: the prompt's token count (taken from
     // `plan_prompt` when set, else `expected_prompt`, else a quarter of the
