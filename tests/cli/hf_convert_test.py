@@ -209,6 +209,24 @@ def check_shards(hetero, tmp):
     ok("shards: model.safetensors.index.json and 3 shards give the same tensors as one file")
 
 
+def check_gemma3_multimodal(hetero, tmp):
+    """Gemma 3 as Gemma3ForConditionalGeneration: the text model, the same
+    tensors as Gemma3ForCausalLM gives, the vision tower left out."""
+    text, mm = os.path.join(tmp, "g3-text"), os.path.join(tmp, "g3-mm")
+    models.write_model("gemma3", text, seed=7)
+    models.write_model("gemma3", mm, seed=7, multimodal=True)
+    a, b = os.path.join(tmp, "g3-text.gguf"), os.path.join(tmp, "g3-mm.gguf")
+    for folder, out in ((text, a), (mm, b)):
+        r = convert(hetero, folder, out, "--type", "f32")
+        if r.returncode != 0:
+            return fail(f"gemma3 multimodal: convert {folder}: {r.stderr.strip()}")
+    ga, gb = gguf_read.Gguf(a), gguf_read.Gguf(b)
+    same_keys = all(gb.kv.get(k) == v for k, v in ga.kv.items() if k != "general.name")
+    if ga.tensors != gb.tensors or ga.data() != gb.data() or not same_keys:
+        return fail("gemma3 multimodal: Gemma3ForConditionalGeneration converts to other tensors or keys than Gemma3ForCausalLM")
+    ok("gemma3 multimodal: the image-text class converts to the text model's tensors and keys, vision tower left out")
+
+
 # ----------------------------------------------------------------- hostile inputs
 
 def shard_path(folder):
@@ -405,6 +423,7 @@ def main():
         for arch in archs:
             check_arch(hetero, peer_dir, arch, tmp)
         check_shards(hetero, tmp)
+        check_gemma3_multimodal(hetero, tmp)
         check_hostile(hetero, tmp)
         check_truncations(hetero, tmp)
         if vocab_dir:

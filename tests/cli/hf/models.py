@@ -137,9 +137,11 @@ def _weights(arch, c, rng):
     return w
 
 
-def write_model(arch, folder, seed=1, dtype=None, shards=1, dims=None):
+def write_model(arch, folder, seed=1, dtype=None, shards=1, dims=None, multimodal=False):
     """Writes the folder (`dims` overrides config.json's sizes, e.g.
-    {"hidden_size": 256}); returns (config, encoder of prompts to token ids,
+    {"hidden_size": 256}; `multimodal`: Gemma 3 as its image-text class, the
+    text model under text_config and language_model., beside a vision
+    tower and projector); returns (config, encoder of prompts to token ids,
     weights as stored: name -> (shape, flat values))."""
     rng = random.Random(seed * 100 + ARCHS.index(arch))
     files, n_vocab, bos, eos, encode = _tokenizer(arch)
@@ -149,11 +151,21 @@ def write_model(arch, folder, seed=1, dtype=None, shards=1, dims=None):
     for name, content in files.items():
         with open(os.path.join(folder, name), "wb") as f:
             f.write(content if isinstance(content, bytes) else json.dumps(content, indent=1).encode())
+    written = c
+    if multimodal:
+        text = {k: v for k, v in c.items() if k not in ("architectures", "bos_token_id", "eos_token_id")}
+        written = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "text_config": text,
+                   "vision_config": {"hidden_size": 32, "image_size": 28, "patch_size": 14}, "mm_tokens_per_image": 4,
+                   "bos_token_id": bos, "eos_token_id": eos}
     with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(c, f, indent=1)
+        json.dump(written, f, indent=1)
     with open(os.path.join(folder, "generation_config.json"), "w") as f:
         json.dump({"bos_token_id": bos, "eos_token_id": eos, "temperature": 0.6, "top_p": 0.9, "do_sample": True}, f)
     tensors = [(name, dtype, shape, values) for name, shape, values in _weights(arch, c, rng)]
+    if multimodal:
+        tensors = [(n.replace("model.", "language_model.model.", 1), d, shape, v) for n, d, shape, v in tensors]
+        tensors += [("vision_tower.vision_model.embeddings.patch_embedding.weight", dtype, [32, 3, 14, 14], [0.01] * (32 * 588)),
+                    ("multi_modal_projector.mm_input_projection_weight", dtype, [32, 64], [0.02] * (32 * 64))]
     if shards == 1:
         st.write(os.path.join(folder, "model.safetensors"), tensors, {"format": "pt"})
     else:
