@@ -12,6 +12,8 @@
 #include <hetero/runtime/resilient_session.hpp>
 #include <hetero/runtime/session.hpp>
 #include <hetero/schedule/schedule.hpp>
+#include <hetero/solver/planner.hpp>
+#include <hetero/solver/prior_cost_model.hpp>
 
 #include "build_tree_registry.hpp"
 
@@ -264,6 +266,24 @@ TEST(BatchDecodeResilient, HistoriesPerSequence) {
     for (const Stream& s : all) alone.push_back(decode_alone(m.file, plan, s));
     expect_same(decode_together(rs, m.file.hparams.n_vocab, all, {3, 2, 1, 0}), alone, 0.f, "resilient");
     EXPECT_THROW(rs.decode_batch({{0, 1, 200}}), Error);
+}
+
+// The planner knows the batch: a decode step of 8 sequences is predicted to
+// cost more than one of 1 (8 rows of compute, 8 attentions) and less than 8
+// of them (the weights are read once).
+TEST(BatchDecodePlan, ADecodeStepIsCostedForItsBatch) {
+    Provider* cpu = registry().find("cpu");
+    ASSERT_NE(cpu, nullptr);
+    OpenedModel m = open_model(model_path("random:llama:q4_0"));
+    const std::vector<DeviceRef> devs = {{cpu, 0, cpu->device_props(0)}};
+    const PriorCostModel cost(devs);
+    PlanRequest req;
+    req.n_ctx = 256;
+    const double one = solve_plan(m.file, devs, cost, req).predicted_seconds[kDecode];
+    req.decode_batch = 8;
+    const double eight = solve_plan(m.file, devs, cost, req).predicted_seconds[kDecode];
+    EXPECT_GT(eight, one);
+    EXPECT_LT(eight, 8 * one);
 }
 
 }  // namespace
