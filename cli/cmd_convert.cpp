@@ -4,10 +4,14 @@
 #include "common.hpp"
 
 #include <hetero/model/convert.hpp>
+#include <hetero/model/ggml_types.hpp>
 #include <hetero/model/hf_convert.hpp>
 #include <hetero/model/quantize.hpp>
 
 #include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
 
 
 namespace hetero::cli {
@@ -47,8 +51,15 @@ void add_convert_command(CLI::App& app) {
     hf->add_option("--type", h->type, "weight type of the matrices (default f16): " + types + " (any case)");
     hf->add_option("-t,--threads", h->threads, "threads encoding rows (0 = one per hardware thread)")->check(CLI::NonNegativeNumber);
     hf->callback([h] {
-        convert_hf_to_gguf(h->dir, h->out, {h->type, h->threads});
-        fmt::print(stderr, "wrote {}\n", h->out);
+        const HfConvertResult r = convert_hf_to_gguf(h->dir, h->out, {h->type, h->threads});
+        std::map<std::string, int> counts;
+        for (const QuantizedTensor& t : r.tensors) ++counts[ggml_type_name(t.ggml_type)];
+        std::string summary;
+        for (const auto& [type, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, type);
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(h->out, ec);
+        fmt::print(stderr, "wrote {} ({:.1f} MiB): {}, {} tokens, {} tensors: {}\n", h->out, ec ? 0.0 : double(bytes) / (1 << 20), r.arch,
+                   r.n_tokens, r.tensors.size(), summary);
     });
 }
 

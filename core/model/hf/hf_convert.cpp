@@ -223,7 +223,7 @@ const std::vector<std::string>& hf_convert_type_names() {
     return names;
 }
 
-void convert_hf_to_gguf(const std::string& dir, const std::string& out_gguf, const HfConvertOptions& options) {
+HfConvertResult convert_hf_to_gguf(const std::string& dir, const std::string& out_gguf, const HfConvertOptions& options) {
     const OutputType type = output_type(options.type);
     if (!fs::is_directory(dir)) throw Error(fmt::format("{}: not a directory (a Hugging Face model folder is expected)", dir));
     const HfConfig config = read_hf_config(dir);
@@ -260,6 +260,9 @@ void convert_hf_to_gguf(const std::string& dir, const std::string& out_gguf, con
     }
     w.write(out_gguf);
     progress->reset();
+    HfConvertResult result{config.arch, {}, vocab.tokens.size()};
+    for (const PlannedTensor& p : *tensors) result.tensors.push_back({p.name, p.ggml_type});
+    return result;
 }
 
 }  // namespace hetero

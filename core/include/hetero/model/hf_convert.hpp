@@ -6,6 +6,9 @@
 // Gemma 3.
 #pragma once
 
+#include <hetero/model/quantize.hpp>
+
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,13 @@ struct HfConvertOptions {
     int threads = 0;  // rows encoded in parallel; 0 = one per hardware thread
 };
 
+// What a conversion wrote.
+struct HfConvertResult {
+    std::string arch;                      // general.architecture
+    std::vector<QuantizedTensor> tensors;  // each tensor's name and ggml type, in file order
+    size_t n_tokens = 0;                   // the vocabulary
+};
+
 // The --type names convert_hf_to_gguf takes besides quantize_type_names().
 const std::vector<std::string>& hf_convert_type_names();
 
@@ -26,6 +36,6 @@ const std::vector<std::string>& hf_convert_type_names();
 // the problem: an architecture or tokenizer hetero does not convert, a
 // missing, truncated or inconsistent file, a tensor missing, of the wrong
 // shape or of a dtype other than F32, F16 and BF16.
-void convert_hf_to_gguf(const std::string& dir, const std::string& out_gguf, const HfConvertOptions& options);
+HfConvertResult convert_hf_to_gguf(const std::string& dir, const std::string& out_gguf, const HfConvertOptions& options);
 
 }  // namespace hetero
