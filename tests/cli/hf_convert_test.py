@@ -209,6 +209,25 @@ def check_shards(hetero, tmp):
     ok("shards: model.safetensors.index.json and 3 shards give the same tensors as one file")
 
 
+def check_direct_mix(hetero, tmp):
+    """--type Q4_K_M picks each tensor's type as hetero quantize does on the f16 file."""
+    folder = os.path.join(tmp, "mix")
+    models.write_model("qwen2", folder, seed=9, dims={"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 8})
+    direct, f16, quantized = (os.path.join(tmp, n) for n in ("mix-direct.gguf", "mix-f16.gguf", "mix-q.gguf"))
+    for cmd in ([hetero, "convert", "hf", folder, direct, "--type", "Q4_K_M"], [hetero, "convert", "hf", folder, f16],
+                [hetero, "quantize", f16, quantized, "Q4_K_M"]):
+        r = run(cmd)
+        if r.returncode != 0:
+            return fail(f"direct mix: {' '.join(cmd[1:3])}: {r.stderr.strip()}")
+    a, b = gguf_read.Gguf(direct), gguf_read.Gguf(quantized)
+    types_a = {n: t for n, (t, _, _) in a.tensors.items()}
+    types_b = {n: t for n, (t, _, _) in b.tensors.items()}
+    if types_a != types_b or a.kv.get("general.file_type") != 15:
+        return fail(f"direct mix: --type Q4_K_M gives other types than quantize on the f16 file: "
+                    f"{sorted((n, types_a.get(n), types_b.get(n)) for n in set(types_a) | set(types_b) if types_a.get(n) != types_b.get(n))[:5]}")
+    ok(f"direct mix: --type Q4_K_M gives the {len(types_a)} tensor types hetero quantize gives the f16 file")
+
+
 def check_gemma3_multimodal(hetero, tmp):
     """Gemma 3 as Gemma3ForConditionalGeneration: the text model, the same
     tensors as Gemma3ForCausalLM gives, the vision tower left out."""
@@ -257,6 +276,16 @@ def add_tensor(folder, name, shape):
     st.write(shard_path(folder), [(k, d, s, v) for k, (d, s, v) in tensors.items()])
 
 
+def set_value(folder, name, index, value, dtype="F32"):
+    """Rewrites tensor `name` as `dtype` with element `index` set to `value`."""
+    tensors = st.read(shard_path(folder))
+    d, shape, v = tensors[name]
+    v = list(v)
+    v[index] = value
+    tensors[name] = (dtype, shape, v)
+    st.write(shard_path(folder), [(k, d_, s_, v_) for k, (d_, s_, v_) in tensors.items()])
+
+
 def edit_json(folder, file, edit):
     p = os.path.join(folder, file)
     j = json.load(open(p))
@@ -293,6 +322,8 @@ HOSTILE = [
      ["model.safetensors", "o_proj.bias", "not one hetero's llama uses"]),
     ("unknown tensor name", lambda f: add_tensor(f, "model.layers.0.self_attn.rotary_scale", [64]),
      ["model.safetensors", "rotary_scale", "no GGUF name"]),
+    ("a NaN weight", lambda f: set_value(f, Q, 70, float("nan")), [Q, "nan", "row 1, column 6", "damaged"]),
+    ("a weight beyond F16", lambda f: set_value(f, Q, 5, 1e6), [Q, "1000000 (row 0, column 5)", "beyond F16's range", "--type bf16 or f32"]),
     ("layer out of range", lambda f: edit_json(f, "config.json", lambda c: c.update(num_hidden_layers=1)),
      ["layer 1", "1 layers"]),
     ("no layers", lambda f: edit_json(f, "config.json", lambda c: c.update(num_hidden_layers=0)),
@@ -424,6 +455,7 @@ def main():
             check_arch(hetero, peer_dir, arch, tmp)
         check_shards(hetero, tmp)
         check_gemma3_multimodal(hetero, tmp)
+        check_direct_mix(hetero, tmp)
         check_hostile(hetero, tmp)
         check_truncations(hetero, tmp)
         if vocab_dir:

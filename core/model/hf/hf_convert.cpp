@@ -26,8 +26,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -95,6 +97,19 @@ void read_row(const SafetensorsTensor& t, uint32_t dtype, int64_t r, int64_t col
     sdk::row_to_f32(dtype, raw.data(), out, cols);
 }
 
+// A source value a GGUF of `dst` cannot hold: not finite, or beyond F16's
+// range when the matrix is written as F16 (it would become infinity).
+void check_values(const PlannedTensor& p, uint32_t dst, const float* v, int64_t n, int64_t row) {
+    const float limit = dst == HETERO_DTYPE_F16 ? 65504.f : std::numeric_limits<float>::max();
+    for (int64_t i = 0; i < n; ++i) {
+        if (std::isfinite(v[i]) && std::fabs(v[i]) <= limit) continue;
+        if (!std::isfinite(v[i]))
+            throw Error(fmt::format("{}: tensor '{}' holds {} (row {}, column {}): the checkpoint is damaged", p.file, p.src->name, v[i], row, i));
+        throw Error(fmt::format("{}: tensor '{}' holds {} (row {}, column {}), beyond F16's range: convert with --type bf16 or f32", p.file,
+                                p.src->name, v[i], row, i));
+    }
+}
+
 void fill(const PlannedTensor& p, uint8_t* out, int threads) {
     if (!p.src) {
         std::memcpy(out, p.generated.data(), p.generated.size() * 4);
@@ -106,6 +121,7 @@ void fill(const PlannedTensor& p, uint8_t* out, int threads) {
         std::vector<float> v(static_cast<size_t>(n));
         std::vector<uint8_t> raw;
         read_row(*p.src, src, 0, n, raw, v.data());
+        check_values(p, HETERO_DTYPE_F32, v.data(), n, 0);
         std::vector<float> o(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) o[size_t(i)] = v[size_t(source_row(i, n, p.permute_heads))] + p.add;
         std::memcpy(out, o.data(), o.size() * 4);
@@ -118,9 +134,11 @@ void fill(const PlannedTensor& p, uint8_t* out, int threads) {
         std::vector<uint8_t> raw;
         std::vector<float> row(static_cast<size_t>(cols));
         for (int64_t r = first; r < last; ++r) {
-            read_row(*p.src, src, source_row(r, rows, p.permute_heads), cols, raw, row.data());
+            const int64_t from = source_row(r, rows, p.permute_heads);
+            read_row(*p.src, src, from, cols, raw, row.data());
             if (p.add != 0.f)
                 for (float& x : row) x += p.add;
+            check_values(p, dst, row.data(), cols, from);
             encode_row_best(dst, row.data(), out + out_row * uint64_t(r), cols);
         }
     });
