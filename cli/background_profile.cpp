@@ -70,6 +70,7 @@ std::string start_background_profile(const LoadedModel& model) {
     }
     if (providers.empty()) return "";
     const std::string dir = profile_cache_dir();
+    if (dir.empty()) return "";  // nowhere to keep a profile
     std::error_code ec;
     fs::create_directories(dir, ec);
     const std::string stem = fmt::format("{}/background-{:016x}", dir, sdk::fnv1a(fs::absolute(model.file().path, ec).string()));

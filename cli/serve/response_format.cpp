@@ -20,9 +20,9 @@ std::shared_ptr<const JsonSchema> parse_response_format(const nlohmann::json& fo
     if (!spec.contains("name") || !spec["name"].is_string()) throw bad("json_schema.name is missing or not a string");
     if (spec.contains("strict") && !spec["strict"].is_boolean()) throw bad("json_schema.strict must be true or false");
     // Without a schema OpenAI takes any JSON; with one, it is enforced whether "strict" is set or not.
-    if (!spec.contains("schema")) return JsonSchema::compile(nlohmann::json::object());
+    if (!spec.contains("schema")) return JsonSchema::compile("{}");
     try {
-        return JsonSchema::compile(spec["schema"]);
+        return JsonSchema::compile(spec["schema"].dump());
     } catch (const JsonSchemaError& e) {
         throw bad(std::string("json_schema.schema: ") + e.what());
     }

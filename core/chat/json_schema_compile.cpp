@@ -2,6 +2,7 @@
 #include <hetero/chat/json_schema_matcher.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <set>
@@ -182,8 +183,16 @@ private:
     int depth_ = 0;
 };
 
-std::shared_ptr<const JsonSchema> JsonSchema::compile(const nlohmann::json& schema) { return JsonSchemaCompiler(schema).run(); }
+std::shared_ptr<const JsonSchema> JsonSchema::compile(std::string_view schema_json) {
+    nlohmann::json schema;
+    try {
+        schema = nlohmann::json::parse(schema_json);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw JsonSchemaError(fmt::format("response schema: not JSON: {}", e.what()));
+    }
+    return JsonSchemaCompiler(schema).run();
+}
 
-std::shared_ptr<const JsonSchema> JsonSchema::any_object() { return compile(nlohmann::json{{"type", "object"}}); }
+std::shared_ptr<const JsonSchema> JsonSchema::any_object() { return compile(R"({"type": "object"})"); }
 
 }  // namespace hetero

@@ -266,6 +266,11 @@ std::vector<std::optional<DeviceCalibration>> calibrations_for(const std::vector
             log(LogLevel::info, fmt::format("{}: not calibrated: its prior is over {}x the best device's", devices[d].label(), kHopeless));
             continue;
         }
+        if (calibration_dir().empty()) {
+            note(fmt::format("{} not calibrated: no cache directory to keep it in (neither XDG_CACHE_HOME nor HOME is set)",
+                             devices[d].label()));
+            continue;
+        }
         if (!calibration_worth_probing(devices[d], &why_not)) {
             note(fmt::format("{} not calibrated: {}", devices[d].label(), why_not));
             continue;

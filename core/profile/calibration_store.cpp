@@ -32,7 +32,7 @@ constexpr double kMaxScale = 1e3, kMaxOverheadSeconds = 1.0;
 std::string calibration_path(const ProfileKey& key) {
     const std::string identity = key.provider + '\n' + key.device_name + '\n' + key.model_shape;
     const std::string dtype = key.model_shape.substr(key.model_shape.rfind(' ') + 1);
-    return (fs::path(calibration_dir()) / fmt::format("{}-{}-{}-{:016x}.json", sanitise(key.provider, 16), sanitise(key.device_name, 48),
+    return (fs::path(require_cache_subdir("calibration")) / fmt::format("{}-{}-{}-{:016x}.json", sanitise(key.provider, 16), sanitise(key.device_name, 48),
                                                       sanitise(dtype, 8), sdk::fnv1a(identity)))
         .string();
 }
@@ -71,6 +71,7 @@ DeviceCalibration read_calibration_file(const std::string& path) {
 std::string calibration_dir() { return cache_subdir("calibration"); }
 
 std::optional<DeviceCalibration> load_calibration(const DeviceRef& device, uint32_t dtype) {
+    if (calibration_dir().empty()) return std::nullopt;  // no cache directory
     const ProfileKey key = calibration_key(device, dtype);
     const std::string path = calibration_path(key);
     if (!cache_file_present(path)) return std::nullopt;

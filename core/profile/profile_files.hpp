@@ -20,8 +20,11 @@ std::string key_difference(const ProfileKey& stored, const ProfileKey& now);
 // A regular file of at most max_bytes (a FIFO or a link to /dev/zero must
 // neither hang nor fill memory); throws hetero::Error naming it.
 std::string read_small_file(const std::string& path, uint64_t max_bytes, const char* what);
-// $XDG_CACHE_HOME/hetero/<name>, else ~/.cache/hetero/<name>.
+// $XDG_CACHE_HOME/hetero/<name>, else ~/.cache/hetero/<name>; "" when
+// neither variable is set (nothing is then read from or saved to a cache).
 std::string cache_subdir(const char* name);
+// cache_subdir, or hetero::Error saying that there is none (for saving).
+std::string require_cache_subdir(const char* name);
 // The identity fields of a device (provider, version, name, driver, compute
 // units); model_shape left empty for the caller.
 ProfileKey device_key(const DeviceRef& device);

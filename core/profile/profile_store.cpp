@@ -8,6 +8,7 @@
 #include "profile_files.hpp"
 
 #include <hetero/sdk/atomic_file.hpp>
+#include <hetero/sdk/cache_dir.hpp>
 #include <hetero/sdk/hash.hpp>
 
 #include "../model/mapped_file.hpp"
@@ -80,12 +81,12 @@ std::string read_small_file(const std::string& path, uint64_t max_bytes, const c
     return std::string(reinterpret_cast<const char*>(map.data()), size_t(map.size()));
 }
 
-std::string cache_subdir(const char* name) {
-    fs::path base;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
-    else throw Error(fmt::format("no cache directory for {}: neither XDG_CACHE_HOME nor HOME is set", name));
-    return (base / "hetero" / name).string();
+std::string cache_subdir(const char* name) { return sdk::user_cache_dir(name); }
+
+std::string require_cache_subdir(const char* name) {
+    std::string dir = cache_subdir(name);
+    if (dir.empty()) throw Error(fmt::format("no cache directory for {}: neither XDG_CACHE_HOME nor HOME is set", name));
+    return dir;
 }
 
 ProfileKey device_key(const DeviceRef& d) {
@@ -233,11 +234,12 @@ ProfileKey profile_key(const DeviceRef& d, const ModelFile& model) {
 std::string profile_cache_dir() { return cache_subdir("profiles"); }
 
 std::string profile_path(const ProfileKey& key) {
+    const std::string dir = require_cache_subdir("profiles");
     const std::string identity = key.provider + '\n' + key.device_name + '\n' + key.model_shape;
     const std::string arch = key.model_shape.substr(0, key.model_shape.find(' '));
     const std::string name = fmt::format("{}-{}-{}-{:016x}.json", sanitise(key.provider, 16), sanitise(key.device_name, 48),
                                          sanitise(arch, 16), sdk::fnv1a(identity));
-    return (fs::path(profile_cache_dir()) / name).string();
+    return (fs::path(dir) / name).string();
 }
 
 // The file's text: a regular file of at most kMaxProfileBytes (a FIFO or a
@@ -297,6 +299,7 @@ DeviceProfile read_profile_file(const std::string& path) {
 }
 
 std::optional<DeviceProfile> load_profile(const DeviceRef& device, const ModelFile& model) {
+    if (profile_cache_dir().empty()) return std::nullopt;  // no cache: plans use priors
     const ProfileKey key = profile_key(device, model);
     const std::string path = profile_path(key);
     if (!cache_file_present(path)) return std::nullopt;

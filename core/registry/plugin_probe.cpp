@@ -2,6 +2,7 @@
 
 #include <hetero/log.hpp>
 #include <hetero/sdk/atomic_file.hpp>
+#include <hetero/sdk/cache_dir.hpp>
 #include <hetero/sdk/hash.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -48,11 +49,7 @@ std::string identity(const std::string& path, const std::map<std::string, std::s
     return fmt::format("{} {} {} {:016x}", path, uint64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, h);
 }
 
-std::string cache_dir() {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "hetero" / "plugin-probes").string();
-    if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "hetero" / "plugin-probes").string();
-    return "";
-}
+std::string cache_dir() { return sdk::user_cache_dir("plugin-probes"); }
 
 std::string probe_program() {
     boost::system::error_code ec;

@@ -1,6 +1,8 @@
 #include <hetero/error.hpp>
 #include <hetero/sim/soc_profile.hpp>
 
+#include <hetero/sdk/soc_profile_reader.hpp>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>

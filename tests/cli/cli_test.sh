@@ -95,6 +95,16 @@ got=$(head -c 120 "$tmp/out")
 [[ $rc == 0 && -n "$expected" && "$got" == "${expected:0:${#got}}" && ${#got} -ge 100 ]]; check "default model greedy text matches llama2.c" $?
 [[ $fail == 0 ]] || { echo "expected: $expected"; echo "got:      $got"; cat "$tmp/err"; }
 
+# No HOME and no XDG_CACHE_HOME (a service account): run and chat work from
+# priors with no cache; saving a profile is refused with the reason.
+env -u HOME -u XDG_CACHE_HOME "$hetero" run --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/nohome_out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 && "$(head -c 120 "$tmp/nohome_out")" == "$got" ]]; check "run with neither HOME nor XDG_CACHE_HOME set: the same text" $?
+echo "Hello" | env -u HOME -u XDG_CACHE_HOME "$hetero" chat --providers cpu -n 4 --temp 0 -q >"$tmp/nohome_out" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 && -s "$tmp/nohome_out" ]]; check "chat with neither HOME nor XDG_CACHE_HOME set" $?
+env -u HOME -u XDG_CACHE_HOME "$hetero" profile --providers cpu >"$tmp/nohome_out" 2>"$tmp/err"; rc=$?
+[[ $rc == 1 ]] && grep -q "no cache directory for profiles: neither XDG_CACHE_HOME nor HOME is set" "$tmp/err"
+check "profile with neither HOME nor XDG_CACHE_HOME set: refused with the reason" $?
+
 # --logprobs: one line per generated token; greedy picks the most likely,
 # log-probabilities are normalized and the alternatives sorted.
 "$hetero" run --providers cpu -p "Once upon a time" -n 6 --temp 0 -q --logprobs "$tmp/lp.jsonl" --top-logprobs 3 >"$tmp/lp_out" 2>"$tmp/err"; rc=$?
@@ -365,7 +375,9 @@ fi
 "$hetero" gen-model "$tmp/s15.gguf" --shape stories15m --type f32 >/dev/null 2>&1
 for sig in INT TERM; do
   "$hetero" run -m "$tmp/s15.gguf" --providers cpu --threads 1 -c 4096 -n 4000 -p "Once" >"$tmp/sig_out" 2>"$tmp/sig_err" &
-  pid=$!; sleep 1; kill -$sig $pid; wait $pid; rc=$?
+  pid=$!
+  for _ in $(seq 300); do [[ -s "$tmp/sig_out" ]] && break; sleep 0.1; done  # signal once text is flowing
+  kill -$sig $pid; wait $pid; rc=$?
   want=$([[ $sig == INT ]] && echo 130 || echo 143)
   [[ $rc == $want ]] && grep -q "interrupted by SIG$sig after [0-9]* of 4000 tokens" "$tmp/sig_err" && grep -q "^decode: " "$tmp/sig_err" && [[ -s "$tmp/sig_out" ]]
   check "SIG$sig during run: text and stats printed, exit $want" $?

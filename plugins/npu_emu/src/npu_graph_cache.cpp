@@ -1,6 +1,7 @@
 #include "npu_graph_cache.hpp"
 
 #include <hetero/sdk/atomic_file.hpp>
+#include <hetero/sdk/cache_dir.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,11 +13,7 @@ namespace hetero::npu {
 
 namespace fs = std::filesystem;
 
-std::string default_cache_dir() {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "hetero" / "npu_emu").string();
-    if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "hetero" / "npu_emu").string();
-    return "";
-}
+std::string default_cache_dir() { return hetero::sdk::user_cache_dir("npu_emu"); }
 
 std::string GraphCache::file_of(uint64_t key, const std::string& profile_id) const {
     char name[64];

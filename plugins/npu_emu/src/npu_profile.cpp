@@ -1,7 +1,7 @@
 #include "npu_profile.hpp"
 
 #include <hetero/sdk/provider.hpp>
-#include <hetero/sdk/soc_profile.hpp>
+#include <hetero/sdk/soc_profile_reader.hpp>
 
 #include <algorithm>
 #include <cstdlib>

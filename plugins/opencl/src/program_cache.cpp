@@ -3,6 +3,7 @@
 #include "cl_util.hpp"
 
 #include <hetero/sdk/atomic_file.hpp>
+#include <hetero/sdk/cache_dir.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -111,11 +112,7 @@ cl_program try_binary(cl_context ctx, cl_device_id dev, const std::vector<unsign
 
 }  // namespace
 
-std::string default_cache_dir() {
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/hetero/opencl";
-    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/hetero/opencl";
-    return {};
-}
+std::string default_cache_dir() { return sdk::user_cache_dir("opencl"); }
 
 bool program_cached(const std::string& label, std::string_view source, const std::string& options, const std::string& device_key,
                     const std::string& cache_dir) {

@@ -3,6 +3,7 @@
 #include "vk_shaders.hpp"
 
 #include <hetero/sdk/atomic_file.hpp>
+#include <hetero/sdk/cache_dir.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -30,14 +31,12 @@ ShaderCode shader_code(std::string_view name) {
 }
 
 std::string pipeline_cache_path(const uint8_t (&uuid)[VK_UUID_SIZE], uint32_t driver_version) {
-    std::filesystem::path dir;
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = x;
-    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::filesystem::path(h) / ".cache";
-    else return {};
+    const std::string dir = sdk::user_cache_dir("vulkan");
+    if (dir.empty()) return {};
     char name[2 * VK_UUID_SIZE + 32];
     for (unsigned i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(name + 2 * i, 3, "%02x", uuid[i]);
     std::snprintf(name + 2 * VK_UUID_SIZE, 32, "-%08x.bin", driver_version);
-    return (dir / "hetero" / "vulkan" / name).string();
+    return dir + "/" + name;
 }
 
 namespace {

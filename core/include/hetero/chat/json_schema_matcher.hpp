@@ -21,8 +21,6 @@
 
 #include <hetero/error.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -43,8 +41,9 @@ class JsonSchema {
 public:
     static constexpr int kAny = 0;  // the node that accepts any JSON value
 
-    // Throws JsonSchemaError.
-    static std::shared_ptr<const JsonSchema> compile(const nlohmann::json& schema);
+    // `schema_json` is the schema as JSON text. Throws JsonSchemaError for a
+    // schema it cannot enforce and for text that is not JSON.
+    static std::shared_ptr<const JsonSchema> compile(std::string_view schema_json);
     // Any JSON object (OpenAI's response_format {"type": "json_object"}).
     static std::shared_ptr<const JsonSchema> any_object();
 

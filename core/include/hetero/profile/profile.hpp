@@ -49,7 +49,8 @@ struct ProfileKey {
 std::string model_shape_summary(const ModelFile& model);
 ProfileKey profile_key(const DeviceRef& device, const ModelFile& model);
 
-// $XDG_CACHE_HOME/hetero/profiles, else ~/.cache/hetero/profiles.
+// $XDG_CACHE_HOME/hetero/profiles, else ~/.cache/hetero/profiles; "" when
+// neither variable is set: no profile is then read, and saving one fails.
 std::string profile_cache_dir();
 // The cache file of a key: <cache dir>/<provider>-<device>-<arch>-<hash>.json
 // (sanitised; the hash is of the identity fields).

@@ -1,8 +1,10 @@
 // JSON as hand-written files should be read (configs, SoC profiles): like
 // nlohmann::json::parse, but a key repeated within one object is an error
 // rather than "the last one wins", so an edit that adds a second "threads"
-// beside the first cannot be silently ignored. Header-only (needs
-// nlohmann-json), so the core and providers read files by one rule.
+// beside the first cannot be silently ignored. Header-only, so the core and
+// providers read files by one rule; built in-tree only (it needs
+// nlohmann-json, and installed SDK headers need nothing beyond the standard
+// library).
 #pragma once
 
 #include <nlohmann/json.hpp>
