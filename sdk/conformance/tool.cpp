@@ -3,10 +3,10 @@
 // exits, crashes or hangs is reported as a failure rather than ending the
 // run (see README.md for the output, the exit statuses and --model).
 //
-//   hetero-conformance PLUGIN.so [--device N] [--filter SUBSTRING] [--option key=value ...]
+//   hetero-conformance PLUGIN.so [--device N] [--filter SUBSTRING] [--exclude SUBSTRING] [--option key=value ...]
 //                      [-v] [--junit FILE.xml] [--timeout SECONDS]
 //   hetero-conformance PLUGIN.so --model MODEL.gguf
-//   hetero-conformance --list [--filter SUBSTRING]
+//   hetero-conformance --list [--filter SUBSTRING] [--exclude SUBSTRING]
 #include "child_process.hpp"
 #include "child_work.hpp"
 #include "console_report.hpp"
@@ -28,11 +28,11 @@ int usage(const std::string& why) {
 }
 
 // The selected cases, each family's together.
-std::vector<Case> selected_cases(const std::string& filter) {
+std::vector<Case> selected_cases(const std::string& filter, const std::string& exclude) {
     std::map<std::string, Case> by_name;
     std::vector<std::string> names;
     for (auto& c : all_cases())
-        if (filter.empty() || c.name.find(filter) != std::string::npos) {
+        if ((filter.empty() || c.name.find(filter) != std::string::npos) && (exclude.empty() || c.name.find(exclude) == std::string::npos)) {
             names.push_back(c.name);
             by_name.emplace(c.name, std::move(c));
         }
@@ -42,7 +42,7 @@ std::vector<Case> selected_cases(const std::string& filter) {
 }
 
 int check_cases(const ToolOptions& options) {
-    const std::vector<Case> cases = selected_cases(options.filter);
+    const std::vector<Case> cases = selected_cases(options.filter, options.exclude);
     RunResults results;
     results.plugin = options.plugin;
     for (const auto& c : cases) {
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (options.list) {
-            for (const auto& c : selected_cases(options.filter)) std::printf("%s\n", c.name.c_str());
+            for (const auto& c : selected_cases(options.filter, options.exclude)) std::printf("%s\n", c.name.c_str());
             return 0;
         }
         return options.model_path.empty() ? check_cases(options) : check_model(options);

@@ -6,10 +6,10 @@
 namespace hetero::conformance {
 
 const char* const kUsage =
-    "usage: hetero-conformance PLUGIN.so [--device N] [--filter SUBSTRING] [--option key=value ...]\n"
+    "usage: hetero-conformance PLUGIN.so [--device N] [--filter SUBSTRING] [--exclude SUBSTRING] [--option key=value ...]\n"
     "                          [-v] [--junit FILE.xml] [--timeout SECONDS]\n"
     "       hetero-conformance PLUGIN.so --model MODEL.gguf [--device N] [--option key=value ...]\n"
-    "       hetero-conformance --list [--filter SUBSTRING]\n"
+    "       hetero-conformance --list [--filter SUBSTRING] [--exclude SUBSTRING]\n"
     "exit status: 0 cases ran and none failed; 1 a case failed or the plugin crashed, exited or hung;\n"
     "             2 the plugin did not load or the command line is wrong; 3 nothing ran (every case skipped,\n"
     "             or none selected); 4 (--model) the provider does not cover the model\n";
@@ -37,6 +37,9 @@ std::string parse_command_line(int argc, char** argv, ToolOptions& out) {
         } else if (a == "--filter") {
             if (!take()) return "--filter needs a substring";
             out.filter = next;
+        } else if (a == "--exclude") {
+            if (!take() || !*next) return "--exclude needs a substring";
+            out.exclude = next;
         } else if (a == "--option") {
             if (!take() || !std::strchr(next, '=')) return "--option needs key=value";
             const std::string kv = next;

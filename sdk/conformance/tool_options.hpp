@@ -11,6 +11,7 @@ struct ToolOptions {
     std::string plugin;
     long device = -1;  // -1: every device
     std::string filter;
+    std::string exclude;  // cases whose name holds it are left out
     std::vector<std::pair<std::string, std::string>> provider_options;  // --option key=value
     bool list = false;
     bool verbose = false;

@@ -50,6 +50,7 @@ public:
         kernels_.llama_act_grids = sdk::option_int(options, "llama_act_grids", 1, 0, 1) != 0;
         kernels_.decode_streams = decode_streams_option(options);
         kernels_.stream_prefetch = decode_prefetch_option(options);
+        kernels_.attention_chunk = sdk::option_int(options, "attention_chunk", 0, 0, int64_t(1) << 30);
         model_ = cpu_model_name();
         const double ghz = sdk::host_cpu_mhz() / 1000.0;
         peak_gflops_ = flops_per_cycle(kernels_) * ghz * threads_;
@@ -125,7 +126,8 @@ private:
     }
 
     static int init_threads(const sdk::Options& options) {
-        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams", "decode_prefetch"},
+        sdk::require_known_options(options, {"threads", "isa", "pack_weights", "llama_act_grids", "decode_streams", "decode_prefetch",
+                                                "attention_chunk"},
                                    "cpu");
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }

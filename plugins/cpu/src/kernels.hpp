@@ -90,6 +90,16 @@ constexpr uint64_t kPackGroupBlockQ6K = kPackQ6KScaleAt + kPackScaleBytes;  // 3
 constexpr uint64_t kAttendRowsWork(int64_t hd, int64_t span) { return uint64_t(16 * hd + 16 * (span + 4)); }
 // The head sizes Kernels::attend_rows takes.
 constexpr bool attend_rows_head_size(int64_t hd) { return hd == 64 || hd == 128 || hd == 256; }
+// Query rows Kernels::attend_part takes at once: attention of this many
+// rows or fewer (decode) runs split into chunks of cache rows.
+constexpr int kSplitRows = 8;
+// Query heads Kernels::attend_part takes at once.
+constexpr int64_t kPartMaxHeads = 128;
+// Scratch floats Kernels::attend_part needs: scores and per-head maxima and
+// sums, heads padded to 16.
+constexpr uint64_t kAttendPartWork(int rows, int64_t heads, int64_t span) {
+    return uint64_t(rows) * uint64_t(span + 2) * uint64_t((heads + 15) / 16 * 16);
+}
 
 // Computes y[n0..n1) x [m0..m1) of one matmul. The packed variants need m0
 // and m1 to be multiples of kPackRows.
@@ -152,6 +162,20 @@ struct Kernels {
     // ISA has none.
     void (*attend_rows)(const float* q, uint64_t q_stride, int rows, const float* k, const float* v, uint64_t stride, int64_t hd,
                         const int64_t* first, const int64_t* len, float scale, float* work, float* out, uint64_t out_stride) = nullptr;
+    // Flash-decoding's part of one chunk of cache rows (ops_attention_split.cpp):
+    // for up to kSplitRows query rows and up to kPartMaxHeads query heads
+    // (`group` of them per KV head), query row i (q + i * q_stride, head h at h * hd) over
+    // cache rows first[i]..len[i]-1 (none when first[i] >= len[i]); K/V as
+    // attend_row takes them, pointing at the first KV head of the range.
+    // Writes acc[(i * heads + h) * hd ..] = the sum over the rows of
+    // exp(s - max) * V, ml[i * heads + h] = the scores' max and
+    // ml[(rows + i) * heads + h] = the sum of exp(s - max) (-inf and 0 for
+    // no rows). `work` is scratch of kAttendPartWork(rows, heads, span)
+    // floats, span >= len[i] - first[i]. Null where the ISA has none
+    // (ops_attention_split.cpp then uses the row helpers above).
+    void (*attend_part)(const float* q, uint64_t q_stride, int rows, int64_t heads, int64_t group, const uint8_t* k, const uint8_t* v,
+                        uint64_t stride, int64_t hd, const int64_t* first, const int64_t* len, float scale, float cap, bool f16,
+                        float* work, int64_t span, float* acc, float* ml) = nullptr;
     // out[i] = silu(g[i]) * u[i]; null where the ISA has none (ops.cpp's
     // scalar loop then).
     void (*swiglu_row)(const float* g, const float* u, float* out, int64_t n) = nullptr;
@@ -168,6 +192,10 @@ struct Kernels {
     int decode_streams = 0;
     // How those streams are prefetched (the provider option decode_prefetch).
     StreamPrefetch stream_prefetch = StreamPrefetch::kNonTemporal;
+    // Cache rows per chunk of split (flash-decoding) attention (the provider
+    // option attention_chunk); 0 picks by rows and threads
+    // (ops_attention_split.cpp).
+    int64_t attention_chunk = 0;
 };
 
 // The portable tiles of the block types other than Q8_0/Q4_0

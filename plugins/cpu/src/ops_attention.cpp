@@ -1,7 +1,7 @@
 // Causal attention over a KV cache: for each query row and head, scores over
 // cache rows 0..positions[i] (ATTENTION_EXT: the last `window` of them, and
 // soft-capped scores), a softmax, and the weighted sum of V rows.
-#include "ops.hpp"
+#include "ops_attention.hpp"
 
 #include <hetero/sdk/graph_check.hpp>
 #include <hetero/sdk/provider.hpp>
@@ -40,28 +40,22 @@ void run_attention(const OpContext& ctx, const hetero_node& node, const NodeTens
     // The first cache row a query at `len` rows attends to.
     auto first_row = [&](int64_t len) { return window > 0 ? std::max<int64_t>(0, len - window) : 0; };
 
-    // The rows kernel where the ISA has it (f32 cache, no soft cap): in
-    // prefill 16 query rows of a head at a time; in decode the query heads
-    // that share a KV head (grouped-query models), as long as there are KV
-    // heads enough to keep every thread busy.
-    const bool rows_kernel = kern.attend_rows && !f16 && cap == 0.f && attend_rows_head_size(hd);
-    const bool decode_groups = n == 1 && group >= 2 && group <= 16 && kv_heads >= int64_t(ctx.pool.size());
-    if (rows_kernel && (n > 1 || decode_groups)) {
+    const AttentionArgs args{q, kc, vc, pos, n, heads, kv_heads, hd, group, longest, f16, scale, cap, window};
+    // A few query rows (decode): split over chunks of cache rows as well as
+    // heads, every variant (ops_attention_split.cpp).
+    if (n <= kSplitRows && group <= kPartMaxHeads) return run_attention_split(ctx, args, out);
+
+    // The rows kernel where the ISA has it (no soft cap): 16 query rows of a
+    // head at a time; over an f16 cache or a long f32 one, on copies of its
+    // rows with each KV head's rows side by side (ops_attention_slabs.cpp).
+    const bool rows_kernel = kern.attend_rows && cap == 0.f && attend_rows_head_size(hd);
+    if (rows_kernel && (f16 || longest >= kSlabF32MinRows)) return run_attention_rows_slabs(ctx, args, out);
+    if (rows_kernel) {
         const uint64_t work_floats = kAttendRowsWork(hd, longest);
         auto* work_all = static_cast<float*>(ctx.scratch.get(uint64_t(ctx.pool.size()) * work_floats * sizeof(float)));
         const auto* kf = reinterpret_cast<const float*>(kc);
         const auto* vf = reinterpret_cast<const float*>(vc);
         const uint64_t cache_stride = uint64_t(kv_heads * hd);
-        if (decode_groups) {
-            int64_t first[16], len[16];
-            std::fill(len, len + group, int64_t(pos[0]) + 1);
-            std::fill(first, first + group, first_row(len[0]));
-            ctx.pool.parallel_for(kv_heads, [&](int64_t kvh, int thread) {
-                kern.attend_rows(q + kvh * group * hd, uint64_t(hd), int(group), kf + kvh * hd, vf + kvh * hd, cache_stride, hd, first,
-                                 len, scale, work_all + uint64_t(thread) * work_floats, out + kvh * group * hd, uint64_t(hd));
-            });
-            return;
-        }
         const int64_t blocks = (n + 15) / 16;
         const uint64_t row_stride = uint64_t(heads * hd);
         ctx.pool.parallel_for(blocks * heads, [&](int64_t task, int thread) {
