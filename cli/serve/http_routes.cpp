@@ -202,7 +202,7 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
                     if (!end.content.empty() && !send(sse_event(chunk(head, end.content, "", false, logprobs.next(end.content))))) return false;
                     for (const json& c : tool_call_chunks(head, end.calls))
                         if (!send(sse_event(c))) return false;
-                    if (!end.calls.empty()) finish = "tool_calls";
+                    if (!end.calls.empty() && finish != "length") finish = "tool_calls";
                 }
                 json last = chunk(head, "", finish);
                 if (include_usage) {
@@ -262,7 +262,8 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
         ParsedReply reply{result.text, {}};
         if (reads_tools) reply = read_tool_calls(reading, r.tools, result.text);
         const bool called = !reply.calls.empty();
-        res.set_content(to_text(full_response(head, reply.content, called ? "tool_calls" : api_finish_reason(result.finish),
+        const std::string finish = api_finish_reason(result.finish);  // a reply cut short says so, calls or not
+        res.set_content(to_text(full_response(head, reply.content, called && finish != "length" ? "tool_calls" : finish,
                                               {usage.prompt_tokens, result.n_generated}, logprobs,
                                               called ? tool_calls_json(reply.calls) : json(nullptr))),
                         "application/json");

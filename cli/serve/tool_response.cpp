@@ -24,6 +24,8 @@ ParsedReply read_tool_calls(const ToolReading& how, const ToolRequest& tools, co
     for (const ToolCall& call : r.calls)
         if (!tools.lists(call.name)) return {text, {}};
     if (r.calls.empty()) r.content = text;  // as generated, without the implied prefix
+    // Held to calls, the text after the last whole one is a call cut short (finish_reason says "length").
+    else if (how.constrained) r.content.clear();
     if (!tools.parallel && r.calls.size() > 1) r.calls.resize(1);  // parallel_tool_calls: false asks for at most one
     return r;
 }

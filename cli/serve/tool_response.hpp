@@ -23,7 +23,9 @@ struct ToolReading {
 
 // The calls in `text`; when one of them names a tool the request does not
 // list, none of it counts as a call and all of it is content. With
-// parallel_tool_calls false only the first call is kept.
+// parallel_tool_calls false only the first call is kept. When the reply was
+// held to calls, text after the last whole call (one cut short by
+// max_tokens) is no content.
 ParsedReply read_tool_calls(const ToolReading& how, const ToolRequest& tools, const std::string& text);
 
 // [{"id": "call_…", "type": "function", "function": {"name", "arguments"}}], each with a new id.
