@@ -1,6 +1,7 @@
 #include "http_routes.hpp"
 
 #include "response_format.hpp"
+#include "tool_response.hpp"
 
 #include "connection_stream.hpp"
 #include "openai_request.hpp"
@@ -30,7 +31,12 @@ void send_error(httplib::Response& res, const ApiError& e) {
 std::vector<int32_t> prompt_tokens(const ServedModel& m, const GenerationRequest& r) {
     std::vector<int32_t> tokens;
     try {
-        tokens = r.chat ? m.prompt->tokens(r.messages, m.stopping) : m.tokenizer->encode(r.prompt, m.tokenizer->adds_bos(), true);
+        if (!r.chat)
+            tokens = m.tokenizer->encode(r.prompt, m.tokenizer->adds_bos(), true);
+        else if (r.renders_as_json())
+            tokens = m.prompt->tokens_json(r.template_messages, r.tools.tools_json, m.stopping);
+        else
+            tokens = m.prompt->tokens(r.messages, m.stopping);
     } catch (const ChatTemplateError& e) {
         if (m.stopping && m.stopping->load()) throw ShuttingDown();
         throw invalid_request(fmt::format("the chat template failed: {}", e.what()), "messages", "chat_template_error");
@@ -63,6 +69,31 @@ CompletionOptions completion_options(const ServedModel& m, const GenerationReque
             if (t >= 0) o.stop_tokens.push_back(t);
     }
     return o;
+}
+
+// How the reply of a request with tools is generated and read: held to a
+// call when one is required, parsed for calls when the model may choose.
+// Tools for a template that writes no calls are refused, never ignored.
+ToolReading tool_reading(const ServedModel& m, const GenerationRequest& r, CompletionOptions& options) {
+    const ToolCallStyle style = m.prompt->tool_style();
+    if (r.renders_as_json() && style == ToolCallStyle::none)
+        throw invalid_request("this model's chat template takes no tools (it writes tool calls in no format hetero knows: Hermes/Qwen "
+                              "<tool_call>, Llama 3.1 JSON, Mistral [TOOL_CALLS]); serve it with --chat-template FILE of one that does",
+                              r.tools.tools.empty() ? "messages" : "tools", "tools_not_supported");
+    ToolReading how;
+    if (!r.tools.reads_calls() || r.response_schema) return how;
+    how.style = style;
+    if (!r.tools.call_required()) return how;
+    ToolCallGrammar grammar;
+    try {
+        grammar = tool_call_grammar(style, r.tools.callable(), r.tools.parallel);
+    } catch (const JsonSchemaError& e) {
+        throw invalid_request(std::string("a required tool call cannot be held to these parameters: ") + e.what(), "tools");
+    }
+    options.constraint = std::make_shared<TokenConstraint>(grammar.schema, served_token_trie(*m.tokenizer), grammar.framing);
+    how.constrained = true;
+    how.implied_prefix = grammar.implied_prefix;
+    return how;
 }
 
 // The sampled tokens of one job with their log-probabilities: the worker
@@ -134,12 +165,13 @@ std::string api_finish_reason(FinishReason f) {
 }
 
 // `in_flight` is held until the stream is released.
+// `tools`: the reply is read for tool calls (null: all of it is content).
 void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseHead head, Usage usage, bool include_usage,
-                     StreamedLogprobs logprobs, std::shared_ptr<void> in_flight) {
+                     StreamedLogprobs logprobs, std::shared_ptr<ToolCallStream> tools, std::shared_ptr<void> in_flight) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, head, usage, include_usage, logprobs, in_flight](size_t, httplib::DataSink& sink) mutable {
+        [job, head, usage, include_usage, logprobs, tools, in_flight](size_t, httplib::DataSink& sink) mutable {
             const auto send = [&](const std::string& s) {
                 if (!sink.is_writable() || !sink.write(s.data(), s.size())) {
                     job->cancel();  // the client went away: stop its generation
@@ -158,11 +190,21 @@ void stream_response(httplib::Response& res, std::shared_ptr<Job> job, ResponseH
                 }
                 const auto piece = job->next_piece();
                 if (!piece) break;
-                if (!send(sse_event(chunk(head, *piece, "", false, logprobs.next(*piece))))) return false;
+                const std::string text = tools ? tools->push(*piece) : *piece;
+                if (tools && text.empty()) continue;  // held: it may be a tool call
+                if (!send(sse_event(chunk(head, text, "", false, logprobs.next(text))))) return false;
             }
             try {
                 const CompletionResult& r = job->wait();
-                json last = chunk(head, "", api_finish_reason(r.finish));
+                std::string finish = api_finish_reason(r.finish);
+                if (tools) {
+                    const ParsedReply end = tools->finish();
+                    if (!end.content.empty() && !send(sse_event(chunk(head, end.content, "", false, logprobs.next(end.content))))) return false;
+                    for (const json& c : tool_call_chunks(head, end.calls))
+                        if (!send(sse_event(c))) return false;
+                    if (!end.calls.empty() && finish != "length") finish = "tool_calls";
+                }
+                json last = chunk(head, "", finish);
                 if (include_usage) {
                     usage.completion_tokens = r.n_generated;
                     last["usage"] = usage_json(usage);
@@ -192,6 +234,8 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
         const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
         CompletionOptions options = completion_options(m, r);
         if (r.response_schema) options.constraint = std::make_shared<TokenConstraint>(r.response_schema, served_token_trie(*m.tokenizer));
+        const ToolReading reading = r.chat ? tool_reading(m, r, options) : ToolReading{};
+        const bool reads_tools = reading.style != ToolCallStyle::none;
         std::vector<int32_t> tokens = prompt_tokens(m, r);
         const Usage usage{int32_t(tokens.size()), 0};
         // Any name gets the one model served; the reply names it as asked when that is one of its names.
@@ -203,7 +247,9 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
         }
         auto job = queue.submit(head.id, std::move(tokens), std::move(options));
         if (r.stream) {
-            stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat), std::move(in_flight));
+            auto tools = reads_tools ? std::make_shared<ToolCallStream>(reading, r.tools) : nullptr;
+            stream_response(res, job, head, usage, r.include_usage, StreamedLogprobs(sampled, *m.tokenizer, chat), std::move(tools),
+                            std::move(in_flight));
             return;
         }
         const CompletionResult& result = wait_while_client_stays(*job);
@@ -213,8 +259,13 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
             all.resize(tokens_within(all, *m.tokenizer, result.text.size()).count);
             logprobs = logprobs_json(chat, all, *m.tokenizer);
         }
-        res.set_content(to_text(full_response(head, result.text, api_finish_reason(result.finish),
-                                              {usage.prompt_tokens, result.n_generated}, logprobs)),
+        ParsedReply reply{result.text, {}};
+        if (reads_tools) reply = read_tool_calls(reading, r.tools, result.text);
+        const bool called = !reply.calls.empty();
+        const std::string finish = api_finish_reason(result.finish);  // a reply cut short says so, calls or not
+        res.set_content(to_text(full_response(head, reply.content, called && finish != "length" ? "tool_calls" : finish,
+                                              {usage.prompt_tokens, result.n_generated}, logprobs,
+                                              called ? tool_calls_json(reply.calls) : json(nullptr))),
                         "application/json");
     } catch (const ApiError& e) {
         send_error(res, e);

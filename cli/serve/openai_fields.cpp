@@ -17,21 +17,19 @@ namespace {
 constexpr std::string_view kSamplingFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p", "repetition_penalty", "repeat_penalty",
     "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "stop", "stream", "stream_options", "n", "logprobs"};
-constexpr std::string_view kChatOnlyFields[] = {"messages", "top_logprobs"};
+constexpr std::string_view kChatOnlyFields[] = {"messages", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls"};
 constexpr std::string_view kCompletionOnlyFields[] = {"prompt"};
 
 // Accepted knowingly and without effect: OpenAI clients send them, and they
 // change nothing about the tokens one local model generates.
 //   user, safety_identifier, prompt_cache_key  who is asking, cache routing hints
 //   metadata, store                            OpenAI's stored-completion bookkeeping (nothing is stored here)
-//   parallel_tool_calls                        only means something with tools, which are refused
 //   service_tier                               OpenAI's processing tiers; there is one here
-constexpr std::string_view kHarmlessFields[] = {"user",  "safety_identifier",   "prompt_cache_key", "metadata",
-                                                "store", "parallel_tool_calls", "service_tier"};
+constexpr std::string_view kHarmlessFields[] = {"user", "safety_identifier", "prompt_cache_key", "metadata", "store", "service_tier"};
 
 // Implemented only in part: the values that ask for nothing hetero lacks are
 // accepted, others refused by check_partial_fields.
-constexpr std::string_view kPartialChatFields[] = {"tools", "tool_choice", "functions", "function_call", "response_format", "modalities"};
+constexpr std::string_view kPartialChatFields[] = {"functions", "function_call", "response_format", "modalities"};
 constexpr std::string_view kPartialCompletionFields[] = {"echo", "best_of", "suffix"};
 
 template <size_t N>
@@ -48,16 +46,13 @@ const json* given(const json& body, const char* name) {
 [[noreturn]] void unsupported(const std::string& message, const char* param) { throw invalid_request(message, param); }
 
 void check_partial_chat_fields(const json& body) {
-    const json* tools = given(body, "tools");
-    if (tools && !(tools->is_array() && tools->empty()))
-        unsupported("'tools' (function calling) is not supported by this server; send no tools", "tools");
-    if (const json* choice = given(body, "tool_choice"); choice && *choice != "none")
-        unsupported("'tool_choice' other than \"none\" is not supported by this server (no function calling)", "tool_choice");
+    // tools, tool_choice and parallel_tool_calls are read by the request parser (tool_request.hpp);
+    // the deprecated functions / function_call that preceded them are not.
     const json* functions = given(body, "functions");
     if (functions && !(functions->is_array() && functions->empty()))
-        unsupported("'functions' (function calling) is not supported by this server", "functions");
+        unsupported("'functions' (deprecated function calling) is not supported by this server; send 'tools'", "functions");
     if (const json* call = given(body, "function_call"); call && *call != "none")
-        unsupported("'function_call' other than \"none\" is not supported by this server (no function calling)", "function_call");
+        unsupported("'function_call' other than \"none\" is not supported by this server; send 'tool_choice'", "function_call");
     // response_format (text, json_object, json_schema) is read by the request parser (response_format.hpp).
     if (const json* modalities = given(body, "modalities"); modalities && *modalities != json::array({"text"}))
         unsupported("'modalities' other than [\"text\"] are not supported by this server", "modalities");

@@ -1,5 +1,6 @@
 #include "openai_request.hpp"
 
+#include "chat_messages.hpp"
 #include "response_format.hpp"
 
 #include "openai_fields.hpp"
@@ -49,23 +50,6 @@ float number_in(const json& j, const char* name, double lo, double hi, float fal
     const double x = v->get<double>();
     if (!(x >= lo && x <= hi)) throw invalid_request(fmt::format("'{}' must be between {} and {}", name, lo, hi), name);
     return float(x);
-}
-
-// Message content: a string, or a list of parts of which the text ones count.
-std::string content_text(const json& content, size_t index) {
-    const std::string param = fmt::format("messages[{}].content", index);
-    if (content.is_null()) return "";
-    if (content.is_string()) return content.get<std::string>();
-    if (!content.is_array()) throw invalid_request(param + " must be a string or a list of content parts", param);
-    std::string text;
-    for (const json& part : content) {
-        if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
-            throw invalid_request(param + ": every content part needs a 'type'", param);
-        if (part["type"] != "text") throw invalid_request(fmt::format("{}: content parts of type '{}' are not supported", param, part["type"].get<std::string>()), param);
-        if (!part.contains("text") || !part["text"].is_string()) throw invalid_request(param + ": a text part needs 'text'", param);
-        text += part["text"].get<std::string>();
-    }
-    return text;
 }
 
 // An integer field in [lo, hi], or nullopt when absent.
@@ -167,19 +151,10 @@ GenerationRequest parse_chat_request(const std::string& body) {
     const json* messages = field(j, "messages");
     if (!messages) throw invalid_request("'messages' is required", "messages");
     if (!messages->is_array() || messages->empty()) throw invalid_request("'messages' must be a non-empty list", "messages");
-    for (size_t i = 0; i < messages->size(); ++i) {
-        const json& m = (*messages)[i];
-        if (!m.is_object()) throw invalid_request(fmt::format("messages[{}] must be an object", i), fmt::format("messages[{}]", i));
-        for (const auto& [key, value] : m.items())
-            if (key != "role" && key != "content" && !value.is_null())
-                throw invalid_request(fmt::format("messages[{}].{} is not supported by this server (only role and content are)", i, key),
-                                      fmt::format("messages[{}].{}", i, key));
-        const json* role = field(m, "role");
-        if (!role || !role->is_string())
-            throw invalid_request(fmt::format("messages[{}].role is required and must be a string", i), fmt::format("messages[{}].role", i));
-        const auto content = m.find("content");
-        r.messages.push_back({role->get<std::string>(), content_text(content == m.end() ? json() : *content, i)});
-    }
+    ChatMessages parsed = parse_chat_messages(*messages);
+    r.messages = std::move(parsed.plain);
+    r.has_tool_turns = parsed.has_tool_turns;
+    r.template_messages = parsed.for_template.dump(-1, ' ', false, json::error_handler_t::replace);
     parse_common(j, r);
     bool logprobs = false;
     if (const json* v = field(j, "logprobs")) {
@@ -190,6 +165,11 @@ GenerationRequest parse_chat_request(const std::string& body) {
     if (top && !logprobs) throw invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     if (logprobs) r.top_logprobs = top.value_or(0);
     if (const json* format = field(j, "response_format")) r.response_schema = parse_response_format(*format);
+    r.tools = parse_tool_request(j);
+    // The template sees the tools as the client wrote them, keys in their order.
+    if (!r.tools.tools_json.empty()) r.tools.tools_json = nlohmann::ordered_json::parse(body)["tools"].dump(-1, ' ', false, json::error_handler_t::replace);
+    if (r.response_schema && r.tools.call_required())
+        throw invalid_request("a required tool call and 'response_format' cannot both shape the reply; send one of them", "tool_choice");
     return r;
 }
 

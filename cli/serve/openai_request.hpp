@@ -6,6 +6,8 @@
 #include <hetero/chat/json_schema_matcher.hpp>
 #include <hetero/runtime/sampler.hpp>
 
+#include "tool_request.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +54,13 @@ struct GenerationRequest {
     int32_t top_logprobs = -1;
     // response_format json_object / json_schema (chat): the schema the reply is held to.
     std::shared_ptr<const JsonSchema> response_schema;
+    // tools, tool_choice, parallel_tool_calls (chat).
+    ToolRequest tools;
+    // The messages as JSON for the template's render_json, used when there
+    // are tools or tool turns (the plain `messages` cannot carry them).
+    std::string template_messages;
+    bool has_tool_turns = false;
+    bool renders_as_json() const { return !tools.tools.empty() || has_tool_turns; }
 };
 
 // Throws ApiError (400) for malformed JSON, a missing or mistyped field, a

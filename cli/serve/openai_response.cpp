@@ -44,11 +44,15 @@ json reason(const std::string& finish_reason) { return finish_reason.empty() ? j
 }  // namespace
 
 json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u,
-                   const json& logprobs) {
+                   const json& logprobs, const json& tool_calls) {
     json j = head_json(h, false);
     json choice = {{"index", 0}, {"finish_reason", reason(finish_reason)}, {"logprobs", logprobs}};
     if (h.chat) {
         choice["message"] = {{"role", "assistant"}, {"content", text}};
+        if (!tool_calls.is_null()) {
+            if (text.empty()) choice["message"]["content"] = nullptr;
+            choice["message"]["tool_calls"] = tool_calls;
+        }
     } else {
         choice["text"] = text;
     }
@@ -69,6 +73,13 @@ json chunk(const ResponseHead& h, const std::string& text, const std::string& fi
         choice["text"] = text;
     }
     j["choices"] = json::array({choice});
+    return j;
+}
+
+json tool_call_chunk(const ResponseHead& h, const json& call_delta) {
+    json j = head_json(h, true);
+    j["choices"] = json::array({{{"index", 0}, {"finish_reason", nullptr}, {"logprobs", nullptr},
+                                 {"delta", {{"tool_calls", json::array({call_delta})}}}}});
     return j;
 }
 

@@ -28,8 +28,10 @@ ResponseHead new_response_head(bool chat, const std::string& model);
 nlohmann::json error_body(const ApiError& e);
 nlohmann::json usage_json(const Usage& u);
 // `logprobs`: the choice's log-probabilities (logprobs_json), null when not asked for.
+// `tool_calls` (chat): the message's calls (tool_response.hpp); its content
+// is then null unless `text` has some.
 nlohmann::json full_response(const ResponseHead& h, const std::string& text, const std::string& finish_reason, const Usage& u,
-                             const nlohmann::json& logprobs = nullptr);
+                             const nlohmann::json& logprobs = nullptr, const nlohmann::json& tool_calls = nullptr);
 // Sampled tokens with their log-probabilities as OpenAI lays them out:
 // chat {"content": [{"token", "logprob", "bytes", "top_logprobs"}]},
 // completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
@@ -45,6 +47,9 @@ TokenSpan tokens_within(const std::vector<cli::TokenLogprobs>& tokens, const Tok
 // A streamed chunk; `role` starts a chat stream, `finish_reason` ends it ("" = null).
 nlohmann::json chunk(const ResponseHead& h, const std::string& text, const std::string& finish_reason, bool role = false,
                      const nlohmann::json& logprobs = nullptr);
+
+// A chat stream chunk whose delta carries one entry of tool_calls.
+nlohmann::json tool_call_chunk(const ResponseHead& h, const nlohmann::json& call_delta);
 
 std::string to_text(const nlohmann::json& j);  // compact, invalid UTF-8 replaced
 std::string sse_event(const nlohmann::json& j);  // "data: {...}\n\n"

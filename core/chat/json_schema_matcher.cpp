@@ -12,7 +12,8 @@ constexpr uint32_t kMaxIndent = 20;  // spaces or tabs after a newline
 constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxAlternatives = 64;
 constexpr uint64_t kMaxNumberDigits = 16;   // per integer or fraction part
-constexpr uint64_t kMaxExponentDigits = 3;
+// Two: any number written stays within a double (1e999 would overflow, and JSON parsers refuse it or make it infinity).
+constexpr uint64_t kMaxExponentDigits = 2;
 
 bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 

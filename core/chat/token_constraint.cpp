@@ -28,8 +28,8 @@ TokenTrie::TokenTrie(const Tokenizer& tokenizer) {
     }
 }
 
-TokenConstraint::TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie)
-    : trie_(std::move(trie)), matcher_(std::move(schema)) {}
+TokenConstraint::TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie, JsonFraming framing)
+    : trie_(std::move(trie)), matcher_(std::move(schema), std::move(framing)) {}
 
 namespace {
 
@@ -38,7 +38,7 @@ bool plain_string_byte(unsigned char b) { return b >= 0x20 && b < 0x80 && b != '
 
 }  // namespace
 
-void TokenConstraint::walk(int32_t node, const JsonMatcher& state, std::vector<char>& allowed) const {
+void TokenConstraint::walk(int32_t node, const FramedJsonMatcher& state, std::vector<char>& allowed) const {
     const bool free_string = state.in_free_string();
     for (const auto& [byte, child] : trie_->node(node).children) {
         if (free_string && plain_string_byte(byte)) {  // the same state: no copy
@@ -46,7 +46,7 @@ void TokenConstraint::walk(int32_t node, const JsonMatcher& state, std::vector<c
             walk(child, state, allowed);
             continue;
         }
-        JsonMatcher next = state;
+        FramedJsonMatcher next = state;
         if (!next.feed(char(byte))) continue;
         for (int32_t t : trie_->node(child).tokens) allowed[size_t(t)] = 1;
         walk(child, next, allowed);

@@ -54,7 +54,7 @@ LoadedModel::LoadedModel(const Runtime& runtime, const ModelLoadOptions& o) {
             throw ChatTemplateError(fmt::format("{}: {}", src.origin, e.what()));
         }
         template_fallback_ = src.fallback;
-        prompt_ = std::make_unique<ChatPrompt>(*template_, *model_.tokenizer, gguf);
+        prompt_ = std::make_unique<ChatPrompt>(*template_, *model_.tokenizer, gguf, detect_tool_call_style(src.text));
     }
 
     SessionOptions so;

@@ -79,10 +79,10 @@ TEST(JsonSchemaMatcher, RefusesWhatItDoesNot) {
 
 TEST(JsonSchemaMatcher, NumbersLiteralsAndReferences) {
     const auto n = schema(R"({"type": "number"})");
-    for (const char* ok : {"0", "-0.5e+3", "12.25", "1E9"}) EXPECT_TRUE(match(n, ok).first) << ok;
-    for (const char* bad : {"-", "1.", ".5", "1e", "+1", "0x1", "12345678901234567", "1.12345678901234567", "1e1234"})
+    for (const char* ok : {"0", "-0.5e+3", "12.25", "1E9", "9e99"}) EXPECT_TRUE(match(n, ok).first) << ok;
+    for (const char* bad : {"-", "1.", ".5", "1e", "+1", "0x1", "12345678901234567", "1.12345678901234567", "1e1234", "5E+352"})
         EXPECT_FALSE(match(n, bad).first) << bad;
-    EXPECT_TRUE(match(n, "1234567890123456.1234567890123456e123").first);
+    EXPECT_TRUE(match(n, "1234567890123456.1234567890123456e99").first);
     const auto e = schema(R"({"enum": [1, 12, "1"]})");
     for (const char* ok : {"1", "12", "\"1\""}) EXPECT_TRUE(match(e, ok).first) << ok;
     EXPECT_FALSE(match(e, "123").first);

@@ -1,7 +1,8 @@
 // hetero serve through the official `openai` npm client: models, chat and
 // completions (streamed and not), chat log-probabilities, concurrent
 // streams, an aborted stream, the client's typed errors for a too-long
-// prompt, a refused field (with its param) and a wrong API key, any model
+// prompt, a refused field (with its param) and a wrong API key, a tool-call
+// round trip, any model
 // name answered, CORS (a preflight and the header on replies), and the
 // samplers beyond OpenAI's (min_p, repetition_penalty) with penalties,
 // logit_bias and seeds. The client sends only the fields it is given.
@@ -94,9 +95,42 @@ async function expectError(name, fn, cls, status, code, param) {
         JSON.stringify(anyName));
   await expectError('a field hetero does not implement -> BadRequestError 400 naming it', () => client.chat.completions.create(chatArgs('hi', { frobnicate: true })),
                     OpenAI.BadRequestError, 400, undefined, 'frobnicate');
-  await expectError('tools -> BadRequestError 400 param tools',
-                    () => client.chat.completions.create(chatArgs('hi', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] })),
-                    OpenAI.BadRequestError, 400, undefined, 'tools');
+  await expectError('tool_choice required without tools -> BadRequestError 400 param tool_choice',
+                    () => client.chat.completions.create(chatArgs('hi', { tool_choice: 'required' })),
+                    OpenAI.BadRequestError, 400, undefined, 'tool_choice');
+  // Tool calling (the server runs a Qwen 2.5 tool template): a required call read from tool_calls, its result sent back.
+  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city.',
+                   parameters: { type: 'object', additionalProperties: false, required: ['city', 'unit'],
+                                 properties: { city: { type: 'string', maxLength: 10 }, unit: { enum: ['c', 'f'] } } } } }];
+  const asked = [{ role: 'user', content: 'Weather in Bern?' }];
+  const calling = await client.chat.completions.create({ model, messages: asked, tools, tool_choice: 'required', parallel_tool_calls: false,
+                                                         max_tokens: 200, temperature: 0.8, seed: 3 });
+  const call = calling.choices[0].message.tool_calls?.[0];
+  let args = null;
+  try { args = JSON.parse(call.function.arguments); } catch (e) { args = null; }
+  check('tool_choice required: one call of get_weather whose arguments fit its schema (finish_reason tool_calls)',
+        calling.choices[0].message.tool_calls.length === 1 && calling.choices[0].message.content === null && /^call_/.test(call.id) &&
+        call.type === 'function' && call.function.name === 'get_weather' && args !== null && typeof args.city === 'string' &&
+        args.city.length <= 10 && ['c', 'f'].includes(args.unit) && Object.keys(args).length === 2 &&
+        calling.choices[0].finish_reason === 'tool_calls', JSON.stringify(calling.choices[0]));
+  const callStream = await client.chat.completions.create({ model, messages: asked, tools, tool_choice: 'required', parallel_tool_calls: false,
+                                                            max_tokens: 200, temperature: 0.8, seed: 3, stream: true });
+  const streamedCalls = [];
+  let callFinish = null;
+  for await (const chunk of callStream) {
+    for (const d of chunk.choices[0]?.delta?.tool_calls || []) {
+      streamedCalls[d.index] ??= { id: d.id, name: d.function?.name, arguments: '' };
+      streamedCalls[d.index].arguments += d.function?.arguments || '';
+    }
+    callFinish = chunk.choices[0]?.finish_reason || callFinish;
+  }
+  check('the same call streamed (delta.tool_calls by index)', streamedCalls.length === 1 && streamedCalls[0].name === 'get_weather' &&
+        streamedCalls[0].arguments === call.function.arguments && /^call_/.test(streamedCalls[0].id) && callFinish === 'tool_calls',
+        JSON.stringify(streamedCalls));
+  const answered = await client.chat.completions.create({ model, tools, max_tokens: 8, temperature: 0, messages: [
+    ...asked, calling.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' }] });
+  check('the tool result sent back is answered', answered.choices[0].message.content.length > 0 && answered.usage.prompt_tokens > calling.usage.prompt_tokens,
+        JSON.stringify(answered));
   // Structured output: a JSON-schema reply that parses and validates, even from a story model.
   const schema = { type: 'object', additionalProperties: false, required: ['name', 'mood', 'age'],
                    properties: { name: { type: 'string', maxLength: 10 }, mood: { enum: ['happy', 'sad'] }, age: { type: 'integer' } } };

@@ -177,7 +177,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # ---- fields hetero does not implement ----
     refusals = [("/v1/chat/completions", chat(tools=[{"type": "function", "function": {"name": "f"}}]), "tools"),
-                ("/v1/chat/completions", chat(tool_choice="auto"), "tool_choice"),
+                ("/v1/chat/completions", chat(tool_choice="required"), "tool_choice"),
                 ("/v1/chat/completions", chat(functions=[{"name": "f"}]), "functions"),
                 ("/v1/chat/completions", chat(response_format={"type": "xml"}), "response_format"),
                 ("/v1/chat/completions", chat(n=2), "n"),

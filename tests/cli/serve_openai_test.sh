@@ -25,7 +25,8 @@ source "$here/serve_lib.sh"
 # full context is still running when the client aborts it.
 "$hetero" gen-model "$tmp/model.gguf" --shape stories15m --type q8_0 2>/dev/null || { echo "gen-model failed"; exit 1; }
 key="hetero-test-$RANDOM$RANDOM"
-start_server "$tmp/server.log" -m "$tmp/model.gguf" --api-key "$key" || exit 1
+# A tool-calling template, for the tool-call round trip.
+start_server "$tmp/server.log" -m "$tmp/model.gguf" --api-key "$key" -c 2048 --chat-template "$here/../chat/templates/qwen2_5_tools.jinja" || exit 1
 node "$here/openai_client_test.cjs" "$client_dir" "$base" random "$key"; rc=$?
 stop_server || { echo "FAIL the server did not stop cleanly"; rc=1; }
 server_pid=""

@@ -15,7 +15,7 @@
 // The recognizer accepts compact and indented JSON and nothing after the top
 // value. What a model could otherwise grow forever is capped: whitespace
 // between tokens is nothing, one space, or a newline and up to 20 spaces or
-// tabs; digits 16 per integer or fraction part, 3 in an exponent; nesting 64
+// tabs; digits 16 per integer or fraction part, 2 in an exponent (a double never overflows); nesting 64
 // levels.
 #pragma once
 

@@ -1,8 +1,10 @@
 // Generation held to a JSON schema: which tokens may come next (a mask over
-// the vocabulary from a JsonMatcher walked along a byte trie of the tokens'
-// texts), and the state advanced by each sampled token.
+// the vocabulary from a matcher walked along a byte trie of the tokens'
+// texts), and the state advanced by each sampled token. The value may be
+// framed by fixed texts (framed_json_matcher.hpp), as tool calls are.
 #pragma once
 
+#include <hetero/chat/framed_json_matcher.hpp>
 #include <hetero/chat/json_schema_matcher.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
 
@@ -36,7 +38,7 @@ private:
 
 class TokenConstraint {
 public:
-    TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie);
+    TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie, JsonFraming framing = {});
 
     // Sets the logits of tokens that cannot come next to -infinity. The
     // `end_tokens` (EOS, end of turn) stay only once the value is whole; a
@@ -50,10 +52,10 @@ public:
     bool can_continue() const { return matcher_.can_continue(); }
 
 private:
-    void walk(int32_t node, const JsonMatcher& state, std::vector<char>& allowed) const;
+    void walk(int32_t node, const FramedJsonMatcher& state, std::vector<char>& allowed) const;
 
     std::shared_ptr<const TokenTrie> trie_;
-    JsonMatcher matcher_;
+    FramedJsonMatcher matcher_;
     // Masks by state_key(): inside a long string the state repeats token after token.
     mutable std::unordered_map<std::string, std::vector<char>> masks_;
 };
