@@ -92,10 +92,10 @@ if [[ -f "$lazy" ]]; then
 fi
 
 # --verify: the conformance kit's selftest provider computes with the scalar
-# reference; fault=attention_short makes its attention wrong.
+# reference; fault=rope_wrong_pairs rotates the wrong pairs (the text goes wrong within 16 tokens).
 selftest="$build/tests/conformance/selftest"
 if [[ -f "$selftest/libhetero-ep-selftest.so" ]]; then
-  for fault in none attention_short; do
+  for fault in none rope_wrong_pairs; do
     echo "{\"providers\": [{\"name\": \"selftest\", \"options\": {\"fault\": \"$fault\"}}, {\"name\": \"cpu\"}], \"plan\": {\"pin\": [{\"layers\": \"all\", \"device\": \"selftest:0\"}, {\"layers\": \"head\", \"device\": \"selftest:0\"}]}}" >"$tmp/selftest_$fault.json"
   done
   verify_run() {  # verify_run NAME FAULT [flags...]
@@ -105,10 +105,10 @@ if [[ -f "$selftest/libhetero-ep-selftest.so" ]]; then
       >"$tmp/$name.out" 2>"$tmp/$name.err"
     echo "rc=$?" >>"$tmp/$name.err"
   }
-  verify_run wrong_unchecked attention_short
+  verify_run wrong_unchecked rope_wrong_pairs
   grep -q "rc=0" "$tmp/wrong_unchecked.err" && ! grep -q "^verify:" "$tmp/wrong_unchecked.err" && ! cmp -s "$tmp/cpu_text" "$tmp/wrong_unchecked.out"
   check "without --verify a provider with wrong results runs to the end (it cannot know)" $?
-  verify_run wrong_checked attention_short --verify 1
+  verify_run wrong_checked rope_wrong_pairs --verify 1
   grep -q "rc=0" "$tmp/wrong_checked.err" &&
     grep -qE "^verify: step 1: logits of selftest:0 differ from the reference cpu:0 by [0-9.e+-]+ at most \(top token at most 1 nat" "$tmp/wrong_checked.err" &&
     grep -qE "^verify: cost: [0-9]+ of [0-9]+ decode steps checked, [0-9]+ tokens evaluated again on cpu:0 in [0-9.]+ ms" "$tmp/wrong_checked.err"
