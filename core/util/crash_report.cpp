@@ -59,6 +59,8 @@ void on_crash(int sig, siginfo_t*, void*) {
         if (std::strncmp(base, "libhetero-ep-", 13) != 0) continue;
         const char* call = t_call ? t_call : g_last_call.load(std::memory_order_relaxed);
         if (!call) call = "a call";
+        // Text streamed to stdout ends without a newline: the report starts on a line of its own.
+        if (crash_detail::output_written()) say("\n");
         say("hetero: the provider plugin ");
         say(info.dli_fname);
         say(" crashed (");

@@ -240,6 +240,8 @@ void restart_without(const char* plugin, const char* signal, const char* call) {
     say("hetero: could not run the command again\n");
 }
 
+bool output_written() { return g_out_bytes > 0; }
+
 void count_output(const char* data, size_t n) {
     g_out_bytes += n;
     g_out_hash = sdk::fnv1a(data, n, g_out_hash);

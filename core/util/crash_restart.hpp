@@ -26,7 +26,8 @@ bool restart_allowed(const char* plugin);
 // left out; returns only when execve failed.
 void restart_without(const char* plugin, const char* signal, const char* call);
 
-// What the command wrote to stdout (note_output_written).
+// What the command wrote to stdout (note_output_written); whether it wrote any.
 void count_output(const char* data, size_t n);
+bool output_written();
 
 }  // namespace hetero::crash_detail
