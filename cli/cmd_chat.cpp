@@ -108,6 +108,8 @@ void chat(const ChatOptions& o) {
                        finish_reason_name(r.finish));
     }
     if (interactive) std::fputc('\n', stdout);
+    if (!o.quiet)
+        for (const std::string& v : model.describe_spot_checks()) fmt::print(stderr, "verify: {}\n", v);
     if (failed_turns > 0) {
         fmt::print(stderr, "{} turn{} failed\n", failed_turns, failed_turns == 1 ? "" : "s");
         exit_code() = 1;

@@ -3,9 +3,11 @@
 #include "background_profile.hpp"
 #include "common.hpp"
 #include "logprobs.hpp"
+#include "restart_output.hpp"
 #include "sampling_flags.hpp"
 
 #include <hetero/engine/loaded_model.hpp>
+#include <hetero/runtime/spot_check.hpp>
 #include <hetero/runtime/trace.hpp>
 
 #include <fmt/format.h>
@@ -52,6 +54,7 @@ void run(const RunOptions& o) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     const auto t0 = std::chrono::steady_clock::now();
+    restart_on_plugin_crash();
     Runtime rt = open_runtime(o.providers);
     TraceRecorder trace;
     ModelLoadOptions lo;
@@ -84,10 +87,10 @@ void run(const RunOptions& o) {
         logprobs = std::make_unique<LogprobsWriter>(o.logprobs, model.tokenizer(), o.top_logprobs);
         on_sample = [&](const std::vector<float>& logits, int32_t token) { logprobs->write(logits, token); };
     }
-    const GenerationResult r = model.generate(o.prompt, o.n_predict, sampler, [](const std::string& piece) {
-        std::fwrite(piece.data(), 1, piece.size(), stdout);
-        std::fflush(stdout);
-    }, &g_stop, on_sample);
+    RestartedOutput output;
+    const GenerationResult r =
+        model.generate(o.prompt, o.n_predict, sampler, [&](const std::string& piece) { output.write(piece, stdout); }, &g_stop, on_sample);
+    output.finish(stdout);
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (r.stats.interrupted) {
@@ -101,7 +104,7 @@ void run(const RunOptions& o) {
     if (o.profile == "auto")
         if (const std::string note = start_background_profile(model); !note.empty() && !o.quiet) fmt::print(stderr, "note: {}\n", note);
     if (o.quiet) return;
-    if (const std::string v = model.describe_spot_checks(); !v.empty()) fmt::print(stderr, "verify: {}\n", v);
+    for (const std::string& v : model.describe_spot_checks()) fmt::print(stderr, "verify: {}\n", v);
     const auto& s = r.stats;
     if (sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this run)\n", sampling.seed, sampling.seed);
     fmt::print(stderr, "load: {:.1f} ms; first token after {:.1f} ms\n", load_s * 1e3, (load_s + s.first_token_seconds) * 1e3);
@@ -144,8 +147,9 @@ void add_run_command(CLI::App& app) {
     add_sampling_flags(*cmd, o->sampling);
     cmd->add_flag("-q,--quiet", o->quiet, "print only the generated text");
     cmd->add_option("--verify", o->verify,
-                    "every N decode steps, check the step's logits against the cpu provider; a provider that disagrees is "
-                    "dropped and the model re-planned without it")
+                    "every N decode steps, check the step's logits against the cpu provider (tolerance, for every weight and "
+                    "cache type: " + spot_check_tolerance() + "); a provider that disagrees is named, dropped and the model "
+                    "re-planned without it; the cost is printed at the end")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--profile", o->profile,
                     "auto: after the answer, profile in the background the devices the plan used that have no profile for this "

@@ -29,6 +29,8 @@ void ProviderFlags::add_to(CLI::App& app) {
             return "";
         });
     app.add_option("--threads", threads, "threads for the cpu provider")->check(CLI::PositiveNumber);
+    app.add_flag("--retry-crashed", retry_crashed,
+                 "load provider plugins quarantined after crashing a run (their quarantine is lifted; see docs/providers.md)");
 }
 
 std::string read_text_file(const std::string& path) {
@@ -73,13 +75,19 @@ RuntimeOptions ProviderFlags::runtime_options() const {
     o.config_path = config_path;
     o.providers = split_list(providers);
     o.threads = threads;
+    o.retry_crashed = retry_crashed;
     o.option_overrides = option_overrides;
     return o;
 }
 
 Config ProviderFlags::load_config() const { return load_runtime_config(runtime_options()); }
 
-Runtime open_runtime(const ProviderFlags& flags) { return hetero::open_runtime(flags.runtime_options()); }
+Runtime open_runtime(const ProviderFlags& flags) {
+    Runtime rt = hetero::open_runtime(flags.runtime_options());
+    for (const PluginRecord& r : rt.registry->records())
+        if (!r.left_out.empty()) fmt::print(stderr, "note: provider {} left out: {}\n", r.provider, r.left_out);
+    return rt;
+}
 
 void write_trace(const TraceRecorder& trace, const std::string& path) {
     trace.write(path);

@@ -26,6 +26,7 @@ struct ProviderFlags {
     std::optional<std::string> config_path;
     std::string providers;  // comma-separated, empty = config / all
     int threads = 0;        // 0 = provider default
+    bool retry_crashed = false;  // load quarantined plugins anyway
     // Provider options a command sets on top of the config's (provider -> key -> value).
     std::map<std::string, std::map<std::string, std::string>> option_overrides;
     void add_to(CLI::App& app);
@@ -33,7 +34,8 @@ struct ProviderFlags {
     Config load_config() const;
 };
 
-// The providers the flags and the config select (hetero::open_runtime).
+// The providers the flags and the config select (hetero::open_runtime); a
+// note on stderr for each provider left out after a crash.
 Runtime open_runtime(const ProviderFlags& flags);
 
 // Writes a trace and prints, per device, predicted vs measured executable time.

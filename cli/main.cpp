@@ -1,6 +1,7 @@
 // hetero: run LLMs across the execution providers found at run time.
 #include "commands.hpp"
 #include "progress_bar.hpp"
+#include "restart_output.hpp"
 
 #include <hetero/crash_report.hpp>
 #include <hetero/error.hpp>
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
     hetero::sdk::remove_temp_files_on_signal();
     // A provider plugin that crashes is named before the process dies.
     hetero::report_plugin_crashes();
+    hetero::cli::set_program_arguments(argv);
     CLI::App app{"hetero: run large language models across heterogeneous execution providers"};
     app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
     app.require_subcommand(1);

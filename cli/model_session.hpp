@@ -19,6 +19,7 @@ struct ChatModelOptions {
     std::string cache_type = "auto";
     std::string chat_template_file;  // overrides the model's template
     int32_t n_seq = 1;               // sequences the KV cache holds (serve's slots)
+    int32_t verify = 0;              // --verify N: spot checks against the cpu provider
 };
 
 struct ChatModel {
@@ -26,7 +27,7 @@ struct ChatModel {
     std::unique_ptr<LoadedModel> model;  // model, plan, session, prefix cache, chat template
 };
 
-// -m/--tokenizer, -c, --cache-type, --chat-template and the provider flags.
+// -m/--tokenizer, -c, --cache-type, --chat-template, --verify and the provider flags.
 void add_chat_model_options(CLI::App& cmd, ChatModelOptions& o);
 
 // Opens everything; `expected_reply` sizes the plan's decode part. Prints the

@@ -128,13 +128,17 @@ void LoadedModel::add_spot_check(const Runtime& runtime, const SessionOptions& s
     session_->set_spot_check(std::make_unique<SpotCheck>(model_.file, *reference, every, so));
 }
 
-std::string LoadedModel::describe_spot_checks() const {
-    if (!spot_note_.empty()) return spot_note_;
+std::vector<std::string> LoadedModel::describe_spot_checks() const {
+    if (!spot_note_.empty()) return {spot_note_};
     const SpotCheck* c = session_->spot_check();
-    if (!c) return "";
-    const size_t failed = session_->recoveries().size();
-    return fmt::format("{} spot checks against {}{}", c->checks(), c->reference().label(),
-                       failed ? fmt::format("; {} device(s) dropped (see the warnings)", failed) : std::string(", all agreed"));
+    if (!c) return {};
+    std::vector<std::string> lines = c->failures();
+    const size_t failed = c->failures().size();
+    lines.push_back(fmt::format("{} spot checks against {}{}", c->checks(), c->reference().label(),
+                                failed ? fmt::format("; {} device(s) dropped for wrong results", failed) : std::string(", all agreed")));
+    lines.push_back(fmt::format("cost: {} of {} decode steps checked, {} tokens evaluated again on {} in {:.1f} ms", c->checks(), c->steps(),
+                                c->tokens_replayed(), c->reference().label(), c->seconds() * 1e3));
+    return lines;
 }
 
 }  // namespace hetero

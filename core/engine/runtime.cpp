@@ -22,12 +22,13 @@ Runtime open_runtime(const RuntimeOptions& options) {
     }
     RegistryOptions ro = rt.config.registry_options();
     ro.plugin_dirs.insert(ro.plugin_dirs.end(), options.plugin_dirs.begin(), options.plugin_dirs.end());
+    ro.retry_crashed = options.retry_crashed;
     if (options.threads > 0) ro.provider_options["cpu"]["threads"] = std::to_string(options.threads);
     for (const auto& [provider, values] : options.option_overrides)
         for (const auto& [k, v] : values) ro.provider_options[provider][k] = v;
     rt.registry = std::make_unique<Registry>(ro);
     for (const std::string& wanted : ro.enabled) {
-        if (!wanted.empty() && !rt.registry->find(wanted))
+        if (!wanted.empty() && !rt.registry->find(wanted) && !rt.registry->left_out(wanted))
             throw NotFoundError(fmt::format("provider '{}' is not available\n{}", wanted, rt.registry->describe_search()));
     }
     // Providers discover their devices here (GPU drivers load now, not when the plugins load).

@@ -1,10 +1,12 @@
 // Plugin discovery and ABI negotiation. Loading order decides priority when
 // two plugins claim one provider name: the first found wins.
+#include <hetero/crash_report.hpp>
 #include <hetero/log.hpp>
 #include <hetero/registry.hpp>
 
 #include "device_claims.hpp"
 #include "plugin_probe.hpp"
+#include "quarantine.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -116,6 +118,7 @@ void make_utf8(char* s) {
 void Provider::discover() const {
     std::call_once(discover_once_, [this] {
         const auto t0 = std::chrono::steady_clock::now();
+        const PluginCall call("a device query");
         device_count_ = api_->device_count(ep_);
         discover_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // last_error() is per thread: read it on the thread that saw the 0.
@@ -138,6 +141,7 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     hetero_device_props p{};
     p.struct_size = sizeof(p);
     p.abi_version = HETERO_ABI_VERSION;
+    const PluginCall call("a device query");
     check(api_->device_props(ep_, device, &p), fmt::format("device {} properties", device));
     // struct_size must end up saying which fields are real (HETERO_HAS_FIELD):
     // a provider of an older minor fills less, and one of ABI 1.0 may leave
@@ -332,6 +336,14 @@ Registry::Registry(const RegistryOptions& options) {
                 records_.push_back(rec);
                 continue;
             }
+            // A plugin that crashed the process before runs no code here.
+            if (std::string crashed = registry_detail::crash_exclusion(rec.path, options.retry_crashed); !crashed.empty()) {
+                rec.provider = file_provider;
+                rec.status = "left out: " + crashed;
+                rec.left_out = crashed;
+                records_.push_back(rec);
+                continue;
+            }
             std::string why = untrusted(rec.path);
             why = why.empty() ? probe_refusal(rec.path, options, file_provider) : "refused: " + why;
             if (!why.empty()) {
@@ -391,6 +403,12 @@ Registry::~Registry() {
 Provider* Registry::find(const std::string& name) const {
     for (const auto& p : owned_)
         if (p->name() == name) return p.get();
+    return nullptr;
+}
+
+const PluginRecord* Registry::left_out(const std::string& name) const {
+    for (const auto& r : records_)
+        if (r.provider == name && !r.left_out.empty()) return &r;
     return nullptr;
 }
 

@@ -70,12 +70,12 @@ const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::
             history.resize(size_t(pos));
             history.insert(history.end(), tokens.begin(), tokens.end());
             if (spot_ && seq == 0) {
-                if (std::string why = spot_->after_forward(history, pos, tokens.size(), logits); !why.empty()) {
-                    const Plan& plan = session_->plan();
-                    const size_t blamed = checked_device(plan, spot_->reference());
+                const Plan& plan = session_->plan();
+                const size_t blamed = checked_device(plan, spot_->reference());
+                if (std::string why = spot_->after_forward(history, pos, tokens.size(), logits, plan.devices[blamed].label()); !why.empty()) {
                     throw DeviceFault(blamed, plan.devices[blamed].label(),
                                       ProviderError(plan.devices[blamed].provider ? plan.devices[blamed].provider->name() : "?", HETERO_ERR_INTERNAL,
-                                                    fmt::format("wrong results: a spot check against {} found that {}", spot_->reference().label(), why)));
+                                                    fmt::format("wrong results: a spot check against {} found at {}", spot_->reference().label(), why)));
                 }
             }
             return logits;

@@ -2,6 +2,7 @@
 // what each device runs and which tensors cross; here every hand-over gets
 // host memory and a binding on each device that touches it, and every
 // execute task becomes one graph compiled on its device.
+#include <hetero/crash_report.hpp>
 #include <hetero/progress.hpp>
 #include <hetero/runtime/graph_builder.hpp>
 #include <hetero/runtime/trace.hpp>
@@ -139,6 +140,7 @@ void ProgramCompiler::compile(size_t ti) {
     const hetero_graph view = gb.view();
     if (std::string e = sdk::check_graph(view); !e.empty()) throw Error("internal graph error: " + e);
     const auto tc = TraceRecorder::Clock::now();
+    const PluginCall call("compile");
     dv.check(dv.api->compile(dv.p->ep(), dv.dev, &view, constants.data(), constants.size(), &c.exe),
              fmt::format("compiling {} for {} tokens on {}", t.name, P_.n, dv.ref.label()));
     if (!trace_) return;

@@ -2,6 +2,7 @@
 // a task it waits for the hand-overs made elsewhere and copies them in
 // (unless the device binds host memory itself); after it, it makes the
 // hand-overs others read available in host memory.
+#include <hetero/crash_report.hpp>
 #include <hetero/runtime/cost_model.hpp>
 #include <hetero/runtime/trace.hpp>
 
@@ -73,6 +74,7 @@ private:
     Exchange& exchange(int x) { return *P_.exchanges[size_t(x)]; }
 
     void finish(hetero_event* ev, const std::string& what) {
+        const PluginCall call("execute");
         const hetero_status st = api_.event_wait(ep_, ev);
         double s = 0;
         uint32_t flags = 0;
@@ -155,6 +157,7 @@ private:
         CompiledTask& c = P_.compiled[ti];
         const auto t0 = SessionClock::now();
         hetero_event* ev = nullptr;
+        const PluginCall call("execute");
         dv_.check(api_.execute(ep_, c.exe, c.bindings.data(), c.bindings.size(), &ev), "running " + t.name);
         dv_.stats.runs += 1;
         if (!trace_) {

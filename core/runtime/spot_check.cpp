@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace hetero {
 
@@ -38,6 +40,27 @@ std::string compare_logits(const std::vector<float>& device, const std::vector<f
     return "";
 }
 
+double max_centred_difference(const std::vector<float>& device, const std::vector<float>& reference) {
+    if (device.size() != reference.size() || reference.empty()) return std::numeric_limits<double>::infinity();
+    double mean_dev = 0, mean_ref = 0;
+    for (size_t i = 0; i < reference.size(); ++i) {
+        mean_dev += device[i];
+        mean_ref += reference[i];
+    }
+    mean_dev /= double(reference.size());
+    mean_ref /= double(reference.size());
+    double worst = 0;
+    for (size_t i = 0; i < reference.size(); ++i) {
+        const double d = std::fabs((device[i] - mean_dev) - (reference[i] - mean_ref));
+        if (!(d <= worst)) worst = d;  // NaN wins
+    }
+    return worst;
+}
+
+std::string spot_check_tolerance() {
+    return fmt::format("top token at most {} nat below the reference's top, relative RMS at most {}", kMaxTopGap, kMaxRelativeRms);
+}
+
 SpotCheck::SpotCheck(const ModelFile& model, const DeviceRef& reference, int every, SessionOptions options)
     : reference_(reference), every_(std::max(1, every)) {
     options.cache_type = CacheType::f32;
@@ -50,17 +73,27 @@ SpotCheck::SpotCheck(const ModelFile& model, const DeviceRef& reference, int eve
 
 SpotCheck::~SpotCheck() = default;
 
-std::string SpotCheck::after_forward(const std::vector<int32_t>& history, int32_t pos, size_t n_tokens, const std::vector<float>& logits) {
+std::string SpotCheck::after_forward(const std::vector<int32_t>& history, int32_t pos, size_t n_tokens, const std::vector<float>& logits,
+                                     const std::string& checked) {
     // A rewind (a new prompt sharing a prefix) makes the reference's later rows stale.
     synced_ = std::min(synced_, pos);
     if (stopped_ || n_tokens != 1 || ++steps_ % every_ != 0) return "";
+    const auto t0 = std::chrono::steady_clock::now();
     const int32_t end = int32_t(history.size());
     const std::vector<int32_t> todo(history.begin() + synced_, history.begin() + end);
     const std::vector<float>& ref = session_->forward(todo, synced_);
     synced_ = end;
+    replayed_ += int(todo.size());
     ++checks_;
     const std::vector<float> last(ref.end() - long(logits.size()), ref.end());
-    return compare_logits(logits, last);
+    std::string why = compare_logits(logits, last);
+    if (!why.empty()) {
+        why = fmt::format("step {}: logits of {} differ from the reference {} by {:.4g} at most ({}): {}", steps_, checked, reference_.label(),
+                          max_centred_difference(logits, last), spot_check_tolerance(), why);
+        failures_.push_back(why);
+    }
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return why;
 }
 
 }  // namespace hetero

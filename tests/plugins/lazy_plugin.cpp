@@ -5,7 +5,9 @@
 // takes T ms, so that concurrent first callers overlap). For the tests of
 // claims held to physical bounds: claim_memory=BYTES (its device's memory),
 // claim_gflops=G (its peak), estimate=S (op_supported accepts every node
-// and estimates S seconds for it).
+// and estimates S seconds for it). For the tests of crash containment:
+// crash_in_execute=1 (compile succeeds, and the first execute outside the
+// probe dereferences null), crash_in_compile=1 (the first compile does).
 #include <hetero/sdk/host_memory.hpp>
 #include <hetero/sdk/provider.hpp>
 
@@ -27,9 +29,11 @@ class LazyTestProvider final : public sdk::HostMemoryProvider {
 public:
     explicit LazyTestProvider(const sdk::Options& o) {
         sdk::require_known_options(o, {"devices", "fail", "discover_ms", "bad_strings", "claim_memory", "claim_gflops", "estimate",
-                                       "crash_outside_probe"},
+                                       "crash_outside_probe", "crash_in_execute", "crash_in_compile"},
                                    "lazytest");
         crash_outside_probe_ = sdk::option_int(o, "crash_outside_probe", 0, 0, 1) == 1;
+        crash_in_execute_ = sdk::option_int(o, "crash_in_execute", 0, 0, 1) == 1;
+        crash_in_compile_ = sdk::option_int(o, "crash_in_compile", 0, 0, 1) == 1;
         claim_memory_ = uint64_t(sdk::option_int(o, "claim_memory", 0, 0, INT64_MAX));
         claim_gflops_ = sdk::option_double(o, "claim_gflops", 0, 0, 1e300);
         estimate_ = sdk::option_double(o, "estimate", -1, 0, 1e300);
@@ -65,10 +69,13 @@ public:
         if (estimate_ < 0) sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
         if (est_seconds) *est_seconds = estimate_;
     }
-    std::unique_ptr<sdk::Executable> compile(uint32_t, sdk::Graph, const std::vector<sdk::BoundTensor>&) override {
+    std::unique_ptr<sdk::Executable> compile(uint32_t device, sdk::Graph graph, const std::vector<sdk::BoundTensor>&) override {
+        if (crash_in_compile_ && !in_probe()) *static_cast<volatile int*>(nullptr) = 1;
+        if (crash_in_execute_) return std::make_unique<sdk::Executable>(device, std::move(graph));
         sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
     }
     std::unique_ptr<sdk::Event> execute(sdk::Executable&, const std::vector<sdk::BoundTensor>&, bool) override {
+        if (crash_in_execute_ && !in_probe()) *static_cast<volatile int*>(nullptr) = 1;
         sdk::fail(HETERO_ERR_UNSUPPORTED, "the lazy test provider computes nothing");
     }
 
@@ -91,6 +98,7 @@ private:
     }
 
     bool crash_outside_probe_ = false;
+    bool crash_in_execute_ = false, crash_in_compile_ = false;
     bool bad_strings_ = false;
     uint64_t claim_memory_ = 0;
     double claim_gflops_ = 0, estimate_ = -1;

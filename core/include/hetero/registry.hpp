@@ -25,6 +25,9 @@ struct PluginRecord {
     uint32_t abi_version = 0;
     bool loaded = false;
     std::string status;     // "loaded", or why it was refused / skipped
+    // Why it was left out after crashing in an earlier process (quarantine,
+    // crash_report.hpp), or "". Its provider is then not required to load.
+    std::string left_out;
     double open_seconds = 0;    // dlopen + entry point + ABI check
     double create_seconds = 0;  // the provider's create(); devices may be discovered later (Provider::discover_seconds)
 };
@@ -85,6 +88,8 @@ struct RegistryOptions {
     bool use_default_dirs = true;          // install dir, build-tree dir, HETERO_PLUGIN_PATH
     std::vector<std::string> enabled;      // provider names in priority order; empty = all found
     std::map<std::string, std::map<std::string, std::string>> provider_options;
+    // Load plugins quarantined after a crash anyway (their records are removed).
+    bool retry_crashed = false;
 };
 
 class Registry {
@@ -105,6 +110,9 @@ public:
     // (asking would make each discover them; see available_devices in plan.hpp).
     const std::vector<Provider*>& providers() const { return ordered_; }
     Provider* find(const std::string& name) const;
+    // The record of the plugin file for provider `name` that was left out
+    // after a crash, or nullptr.
+    const PluginRecord* left_out(const std::string& name) const;
     // Human-readable account of where it looked, why each file was refused,
     // and for loaded providers whose devices were asked for, what was found.
     std::string describe_search() const;

@@ -84,8 +84,11 @@ public:
     const std::vector<std::string>& planning_notes() const { return planned_.notes; }
     // Each device alone against the plan, for the same request (`run -v`).
     std::string describe_candidates() const;
-    // "12 spot checks against cpu:0, all agreed", or why none ran; "" without --verify.
-    std::string describe_spot_checks() const;
+    // Lines for the end of a run: each disagreement ("step 37: logits of
+    // ... differ ..."), "12 spot checks against cpu:0, all agreed" (or how
+    // many devices were dropped), and what the checks cost; or why none ran;
+    // none without --verify.
+    std::vector<std::string> describe_spot_checks() const;
     ResilientSession& session() { return *session_; }
     const ResilientSession& session() const { return *session_; }
     PrefixCache& cache() { return *cache_; }

@@ -29,6 +29,8 @@ struct RuntimeOptions {
     std::vector<std::string> plugin_dirs;
     // Provider options on top of the config's (provider -> key -> value).
     std::map<std::string, std::map<std::string, std::string>> option_overrides;
+    // Load plugins quarantined after a crash anyway (RegistryOptions::retry_crashed).
+    bool retry_crashed = false;
 };
 
 struct Runtime {
@@ -40,7 +42,9 @@ struct Runtime {
 // The config the options describe (file or text, then the provider list).
 Config load_runtime_config(const RuntimeOptions& options);
 
-// Loads the plugins and discovers devices. A device whose times are simulated
+// Loads the plugins and discovers devices. A named provider whose plugin was
+// left out after a crash (PluginRecord::left_out) is not an error: the
+// others run without it. A device whose times are simulated
 // (npu_emu) is used only when its provider is named, since it would plan real
 // runs with a phone's clock. Throws hetero::Error, with the search report,
 // when a named provider is missing or no device is usable.
