@@ -14,12 +14,16 @@
 #include "sampling_flags.hpp"
 
 #include <hetero/chat/conversation.hpp>
+#include <hetero/chat/grammar_matcher.hpp>
+#include <hetero/chat/token_constraint.hpp>
 
 #include <fmt/format.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 namespace hetero::cli {
@@ -33,12 +37,30 @@ struct ChatOptions {
     std::string system;
     bool quiet = false, stats = false;
     std::string history;  // "" = the default file, "none" = no history
+    std::string grammar_file, grammar_text;  // every reply held to this GBNF grammar
 };
+
+// The grammar of --grammar FILE or --grammar-text TEXT, or nullptr; a bad one throws GrammarError (line, column).
+std::shared_ptr<const Grammar> reply_grammar(const ChatOptions& o) {
+    if (!o.grammar_text.empty()) return Grammar::parse(o.grammar_text);
+    if (o.grammar_file.empty()) return nullptr;
+    std::ifstream in(o.grammar_file, std::ios::binary);
+    if (!in) throw Error("cannot read the grammar file " + o.grammar_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return Grammar::parse(text.str());
+    } catch (const GrammarError& e) {
+        throw Error(o.grammar_file + ": " + e.what());
+    }
+}
 
 std::atomic<bool> g_interrupt{false};
 void on_sigint(int) { g_interrupt.store(true); }
 
 void chat(const ChatOptions& o) {
+    const std::shared_ptr<const Grammar> grammar = reply_grammar(o);  // before the model loads: a bad grammar fails fast
+    if (grammar) GrammarMatcher check(grammar);
     auto cm = open_chat_model(o.model, o.n_predict, o.quiet);
     LoadedModel& model = *cm->model;
     Conversation conv(model.cache(), model.tokenizer(), model.chat());
@@ -58,6 +80,7 @@ void chat(const ChatOptions& o) {
     const uint64_t first_seed = co.sampling.seed;
     if (!o.quiet && co.sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this chat)\n", first_seed, first_seed);
     co.interrupt = &g_interrupt;
+    const auto trie = grammar ? std::make_shared<const TokenTrie>(model.tokenizer()) : nullptr;
     LineReader reader(interactive, o.history == "none" ? "" : o.history.empty() ? default_chat_history_file() : o.history, &g_interrupt);
     int failed_turns = 0;
     int64_t turn = 0;
@@ -74,6 +97,7 @@ void chat(const ChatOptions& o) {
         }
         if (line.empty()) continue;
         co.sampling.seed = first_seed + uint64_t(turn++);  // each turn draws afresh, the whole chat from the one seed
+        if (grammar) co.constraint = std::make_shared<TokenConstraint>(std::make_unique<GrammarMatcher>(grammar), trie);
         CompletionResult r;
         try {
             r = conv.say(line, co, [](std::string_view piece) {
@@ -131,6 +155,8 @@ void add_chat_command(CLI::App& app) {
                         ? "at a terminal: libedit line editing, with the history kept in this file (default: " + default_chat_history_file() + "; none: no history)"
                         : std::string("the history file (this build has no line editing: it was built without libedit)"));
     cmd->add_flag("--stats", o->stats, "after each reply, print its token counts and times to stderr");
+    auto* file = cmd->add_option("--grammar", o->grammar_file, "hold every reply to the GBNF grammar in FILE (docs/chat-and-serve.md)");
+    cmd->add_option("--grammar-text", o->grammar_text, "hold every reply to this GBNF grammar")->excludes(file);
     cmd->callback([o] { chat(*o); });
 }
 

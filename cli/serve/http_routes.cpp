@@ -1,6 +1,7 @@
 #include "http_routes.hpp"
 
 #include "response_format.hpp"
+#include <hetero/chat/grammar_matcher.hpp>
 #include "tool_response.hpp"
 
 #include "connection_stream.hpp"
@@ -81,7 +82,7 @@ ToolReading tool_reading(const ServedModel& m, const GenerationRequest& r, Compl
                               "<tool_call>, Llama 3.1 JSON, Mistral [TOOL_CALLS]); serve it with --chat-template FILE of one that does",
                               r.tools.tools.empty() ? "messages" : "tools", "tools_not_supported");
     ToolReading how;
-    if (!r.tools.reads_calls() || r.response_schema) return how;
+    if (!r.tools.reads_calls() || r.response_schema || r.grammar) return how;
     how.style = style;
     if (!r.tools.call_required()) return how;
     ToolCallGrammar grammar;
@@ -234,6 +235,8 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
         const GenerationRequest r = chat ? parse_chat_request(req.body) : parse_completion_request(req.body);
         CompletionOptions options = completion_options(m, r);
         if (r.response_schema) options.constraint = std::make_shared<TokenConstraint>(r.response_schema, served_token_trie(*m.tokenizer));
+        if (r.grammar)
+            options.constraint = std::make_shared<TokenConstraint>(std::make_unique<GrammarMatcher>(r.grammar), served_token_trie(*m.tokenizer));
         const ToolReading reading = r.chat ? tool_reading(m, r, options) : ToolReading{};
         const bool reads_tools = reading.style != ToolCallStyle::none;
         std::vector<int32_t> tokens = prompt_tokens(m, r);

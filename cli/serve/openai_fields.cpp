@@ -16,7 +16,8 @@ namespace {
 // Read and applied by the request parser (openai_request.cpp).
 constexpr std::string_view kSamplingFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p", "repetition_penalty", "repeat_penalty",
-    "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "stop", "stream", "stream_options", "n", "logprobs"};
+    "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "stop", "stream", "stream_options", "n", "logprobs",
+    "grammar"};
 constexpr std::string_view kChatOnlyFields[] = {"messages", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls"};
 constexpr std::string_view kCompletionOnlyFields[] = {"prompt"};
 

@@ -5,6 +5,8 @@
 
 #include "openai_fields.hpp"
 
+#include <hetero/chat/grammar_matcher.hpp>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -139,6 +141,15 @@ void parse_common(const json& j, GenerationRequest& r) {
     }
     if (const json* v = field(j, "n"))
         if (!v->is_number_integer() || v->get<int64_t>() != 1) throw invalid_request("only n = 1 is supported", "n");
+    if (const json* v = field(j, "grammar")) {
+        if (!v->is_string()) throw invalid_request("'grammar' must be a string (a GBNF grammar)", "grammar");
+        try {
+            r.grammar = Grammar::parse(v->get<std::string>());
+            GrammarMatcher start(r.grammar);  // refuses a grammar too ambiguous at its start
+        } catch (const GrammarError& e) {
+            throw invalid_request(e.what(), "grammar");
+        }
+    }
 }
 
 }  // namespace
@@ -170,6 +181,10 @@ GenerationRequest parse_chat_request(const std::string& body) {
     if (!r.tools.tools_json.empty()) r.tools.tools_json = nlohmann::ordered_json::parse(body)["tools"].dump(-1, ' ', false, json::error_handler_t::replace);
     if (r.response_schema && r.tools.call_required())
         throw invalid_request("a required tool call and 'response_format' cannot both shape the reply; send one of them", "tool_choice");
+    if (r.grammar && r.response_schema)
+        throw invalid_request("'grammar' and a JSON 'response_format' cannot both shape the reply; send one of them", "grammar");
+    if (r.grammar && r.tools.call_required())
+        throw invalid_request("'grammar' and a required tool call cannot both shape the reply; send one of them", "grammar");
     return r;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hetero/chat/chat_template.hpp>
+#include <hetero/chat/grammar.hpp>
 #include <hetero/chat/json_schema_matcher.hpp>
 #include <hetero/runtime/sampler.hpp>
 
@@ -54,6 +55,8 @@ struct GenerationRequest {
     int32_t top_logprobs = -1;
     // response_format json_object / json_schema (chat): the schema the reply is held to.
     std::shared_ptr<const JsonSchema> response_schema;
+    // grammar (GBNF, as llama.cpp's server takes it): the grammar the reply is held to.
+    std::shared_ptr<const Grammar> grammar;
     // tools, tool_choice, parallel_tool_calls (chat).
     ToolRequest tools;
     // The messages as JSON for the template's render_json, used when there

@@ -29,7 +29,12 @@ TokenTrie::TokenTrie(const Tokenizer& tokenizer) {
 }
 
 TokenConstraint::TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie, JsonFraming framing)
-    : trie_(std::move(trie)), matcher_(std::move(schema), std::move(framing)) {}
+    : TokenConstraint(std::make_unique<FramedJsonMatcher>(std::move(schema), std::move(framing)), std::move(trie)) {}
+
+TokenConstraint::TokenConstraint(std::unique_ptr<ByteMatcher> matcher, std::shared_ptr<const TokenTrie> trie)
+    : trie_(std::move(trie)), matcher_(std::move(matcher)) {
+    if (!matcher_ || !trie_) throw Error("a token constraint needs a matcher and a vocabulary trie");
+}
 
 namespace {
 
@@ -38,7 +43,7 @@ bool plain_string_byte(unsigned char b) { return b >= 0x20 && b < 0x80 && b != '
 
 }  // namespace
 
-void TokenConstraint::walk(int32_t node, const FramedJsonMatcher& state, std::vector<char>& allowed) const {
+void TokenConstraint::walk(int32_t node, const ByteMatcher& state, std::vector<char>& allowed) const {
     const bool free_string = state.in_free_string();
     for (const auto& [byte, child] : trie_->node(node).children) {
         if (free_string && plain_string_byte(byte)) {  // the same state: no copy
@@ -46,26 +51,26 @@ void TokenConstraint::walk(int32_t node, const FramedJsonMatcher& state, std::ve
             walk(child, state, allowed);
             continue;
         }
-        FramedJsonMatcher next = state;
-        if (!next.feed(char(byte))) continue;
+        const std::unique_ptr<ByteMatcher> next = state.clone();
+        if (!next->feed(char(byte))) continue;
         for (int32_t t : trie_->node(child).tokens) allowed[size_t(t)] = 1;
-        walk(child, next, allowed);
+        walk(child, *next, allowed);
     }
 }
 
 void TokenConstraint::mask(std::vector<float>& logits, const std::vector<int32_t>& end_tokens) const {
     constexpr size_t kMaxCachedMasks = 32;
-    const std::string key = matcher_.state_key();
+    const std::string key = matcher_->state_key();
     auto it = masks_.find(key);
     if (it == masks_.end()) {
         std::vector<char> walked(trie_->size(), 0);
-        if (matcher_.can_continue()) walk(0, matcher_, walked);
+        if (matcher_->can_continue()) walk(0, *matcher_, walked);
         if (masks_.size() >= kMaxCachedMasks) masks_.clear();
         it = masks_.emplace(key, std::move(walked)).first;
     }
     std::vector<char> allowed = it->second;
     allowed.resize(logits.size(), 0);
-    if (matcher_.complete())
+    if (matcher_->complete())
         for (int32_t t : end_tokens)
             if (t >= 0 && size_t(t) < allowed.size()) allowed[size_t(t)] = 1;
     for (size_t i = 0; i < logits.size(); ++i)
@@ -75,7 +80,7 @@ void TokenConstraint::mask(std::vector<float>& logits, const std::vector<int32_t
 bool TokenConstraint::accept(int32_t token) {
     if (token < 0 || size_t(token) >= trie_->size()) return false;
     const std::string& text = trie_->text(token);
-    return !text.empty() && matcher_.feed(text);
+    return !text.empty() && matcher_->feed(text);
 }
 
 }  // namespace hetero

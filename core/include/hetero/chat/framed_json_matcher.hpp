@@ -5,6 +5,7 @@
 // call. With no framing it is a plain JsonMatcher.
 #pragma once
 
+#include <hetero/chat/byte_matcher.hpp>
 #include <hetero/chat/json_schema_matcher.hpp>
 
 #include <cstddef>
@@ -21,18 +22,19 @@ struct JsonFraming {
     size_t max_values = 1;       // at least one value, at most this many
 };
 
-class FramedJsonMatcher {
+class FramedJsonMatcher final : public ByteMatcher {
 public:
     explicit FramedJsonMatcher(std::shared_ptr<const JsonSchema> schema, JsonFraming framing = {});
 
     // The same contract as JsonMatcher's: false (state unchanged) for a byte
     // no allowed text continues with.
-    bool feed(char c);
-    bool feed(std::string_view bytes);  // all or nothing
-    bool complete() const;              // the text so far is a whole allowed text
-    bool can_continue() const;
-    bool in_free_string() const;
-    std::string state_key() const;
+    std::unique_ptr<ByteMatcher> clone() const override { return std::make_unique<FramedJsonMatcher>(*this); }
+    bool feed(char c) override;
+    bool feed(std::string_view bytes) override;  // all or nothing
+    bool complete() const override;              // the text so far is a whole allowed text
+    bool can_continue() const override;
+    bool in_free_string() const override;
+    std::string state_key() const override;
 
 private:
     enum class Part : uint8_t { prefix, value, suffix, between, done };

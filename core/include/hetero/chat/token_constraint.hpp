@@ -1,9 +1,11 @@
-// Generation held to a JSON schema: which tokens may come next (a mask over
-// the vocabulary from a matcher walked along a byte trie of the tokens'
-// texts), and the state advanced by each sampled token. The value may be
-// framed by fixed texts (framed_json_matcher.hpp), as tool calls are.
+// Generation held to a JSON schema or a grammar: which tokens may come next
+// (a mask over the vocabulary from a byte matcher walked along a byte trie of
+// the tokens' texts), and the state advanced by each sampled token. A JSON
+// value may be framed by fixed texts (framed_json_matcher.hpp), as tool calls
+// are; a grammar is grammar_matcher.hpp's.
 #pragma once
 
+#include <hetero/chat/byte_matcher.hpp>
 #include <hetero/chat/framed_json_matcher.hpp>
 #include <hetero/chat/json_schema_matcher.hpp>
 #include <hetero/tokenizer/tokenizer.hpp>
@@ -39,6 +41,8 @@ private:
 class TokenConstraint {
 public:
     TokenConstraint(std::shared_ptr<const JsonSchema> schema, std::shared_ptr<const TokenTrie> trie, JsonFraming framing = {});
+    // Any matcher (a grammar's): its state now is where generation starts.
+    TokenConstraint(std::unique_ptr<ByteMatcher> matcher, std::shared_ptr<const TokenTrie> trie);
 
     // Sets the logits of tokens that cannot come next to -infinity. The
     // `end_tokens` (EOS, end of turn) stay only once the value is whole; a
@@ -48,14 +52,14 @@ public:
     // was not allowed, and the state is then unchanged.
     bool accept(int32_t token);
 
-    bool complete() const { return matcher_.complete(); }
-    bool can_continue() const { return matcher_.can_continue(); }
+    bool complete() const { return matcher_->complete(); }
+    bool can_continue() const { return matcher_->can_continue(); }
 
 private:
-    void walk(int32_t node, const FramedJsonMatcher& state, std::vector<char>& allowed) const;
+    void walk(int32_t node, const ByteMatcher& state, std::vector<char>& allowed) const;
 
     std::shared_ptr<const TokenTrie> trie_;
-    FramedJsonMatcher matcher_;
+    std::unique_ptr<ByteMatcher> matcher_;
     // Masks by state_key(): inside a long string the state repeats token after token.
     mutable std::unordered_map<std::string, std::vector<char>> masks_;
 };
