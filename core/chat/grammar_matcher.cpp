@@ -98,7 +98,7 @@ bool GrammarMatcher::feed(char ch) {
         else return false;  // a continuation byte, or a lead byte UTF-8 never uses
         const char32_t bits = b & (0xFF >> (length + 1));
         const unsigned shift = 6u * (length - 1u);
-        const char32_t lo = std::max(bits << shift, min_code_point(length));
+        const char32_t lo = std::max<char32_t>(bits << shift, min_code_point(length));
         const char32_t hi = std::min<char32_t>(bits << shift | ((1u << shift) - 1), 0x10FFFF);
         if (lo > hi || !accepts_some(lo, hi)) return false;
         partial_ = bits, utf8_left_ = length - 1, utf8_length_ = length;
@@ -108,7 +108,7 @@ bool GrammarMatcher::feed(char ch) {
     const char32_t bits = partial_ << 6 | (b & 0x3F);
     const uint8_t left = utf8_left_ - 1;
     const unsigned shift = 6u * left;
-    const char32_t lo = std::max(bits << shift, min_code_point(utf8_length_));
+    const char32_t lo = std::max<char32_t>(bits << shift, min_code_point(utf8_length_));
     const char32_t hi = std::min<char32_t>(bits << shift | ((1u << shift) - 1), 0x10FFFF);
     if (lo > hi || (lo >= 0xD800 && hi <= 0xDFFF)) return false;
     if (left == 0) {

@@ -32,29 +32,29 @@ std::pair<bool, size_t> match(const std::shared_ptr<const Grammar>& g, std::stri
 }
 bool accepts(const std::shared_ptr<const Grammar>& g, std::string_view text) { return match(g, text).first; }
 
-const char* kArithmetic = R"(
+const char* kArithmetic = R"g(
 # integers with + - * / and parentheses
 root   ::= expr
 expr   ::= term (("+" | "-") term)*
 term   ::= factor (("*" | "/") factor)*
 factor ::= number | "(" expr ")" | "-" factor
 number ::= [0-9]+
-)";
+)g";
 
-const char* kJsonish = R"(
+const char* kJsonish = R"g(
 root   ::= value
 value  ::= object | array | string | number | ("true" | "false" | "null")
 object ::= "{" ( string ":" value ("," string ":" value)* )? "}"
 array  ::= "[" ( value ("," value)* )? "]"
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] )* "\""
 number ::= "-"? [0-9]+ ("." [0-9]+)?
-)";
+)g";
 
-const char* kCsv = R"(root ::= field ("," field)* "\n"
+const char* kCsv = R"g(root ::= field ("," field)* "\n"
 field ::= [a-z0-9 ]* | "\"" [^"\n]* "\""
-)";
+)g";
 
-const char* kWords = R"(root ::= ("red" | "green" | "blue") (" " ("red" | "green" | "blue")){0,2} ".")";
+const char* kWords = R"g(root ::= ("red" | "green" | "blue") (" " ("red" | "green" | "blue")){0,2} ".")g";
 
 TEST(GrammarParser, ReadsTheGbnfForms) {
     for (const char* text : {kArithmetic, kJsonish, kCsv, kWords,
@@ -252,7 +252,7 @@ WalkStats random_walks(const Tokenizer& tok, const std::shared_ptr<const TokenTr
     WalkStats stats;
     const int32_t eos = tok.eos();
     for (int seed = 1; seed <= walks; ++seed) {
-        std::mt19937 rng(uint32_t(seed));
+        std::mt19937 rng{uint32_t(seed)};
         TokenConstraint c(std::make_unique<GrammarMatcher>(g), trie);
         std::string text;
         bool ended = false;
