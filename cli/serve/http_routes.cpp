@@ -1,12 +1,13 @@
 #include "http_routes.hpp"
 
 #include "response_format.hpp"
-#include <hetero/chat/grammar_matcher.hpp>
 #include "tool_response.hpp"
 
 #include "connection_stream.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
+
+#include <hetero/chat/grammar_matcher.hpp>
 
 #include <fmt/format.h>
 
