@@ -45,13 +45,15 @@ bool plain_string_byte(unsigned char b) { return b >= 0x20 && b < 0x80 && b != '
 
 void TokenConstraint::walk(int32_t node, const ByteMatcher& state, std::vector<char>& allowed) const {
     const bool free_string = state.in_free_string();
+    std::unique_ptr<ByteMatcher> next;  // one copy per node, reassigned per edge
     for (const auto& [byte, child] : trie_->node(node).children) {
         if (free_string && plain_string_byte(byte)) {  // the same state: no copy
             for (int32_t t : trie_->node(child).tokens) allowed[size_t(t)] = 1;
             walk(child, state, allowed);
             continue;
         }
-        const std::unique_ptr<ByteMatcher> next = state.clone();
+        if (next) next->assign(state);
+        else next = state.clone();
         if (!next->feed(char(byte))) continue;
         for (int32_t t : trie_->node(child).tokens) allowed[size_t(t)] = 1;
         walk(child, *next, allowed);

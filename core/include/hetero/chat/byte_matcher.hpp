@@ -15,6 +15,9 @@ public:
 
     // A copy to try a continuation on.
     virtual std::unique_ptr<ByteMatcher> clone() const = 0;
+    // Becomes a copy of `other`, a matcher of the same kind, reusing this
+    // one's storage (a mask's walk tries every edge of a trie node on one).
+    virtual void assign(const ByteMatcher& other) = 0;
     // Feeds one byte; false (and the state unchanged) when no allowed text
     // continues this way.
     virtual bool feed(char c) = 0;

@@ -29,6 +29,7 @@ public:
     // The same contract as JsonMatcher's: false (state unchanged) for a byte
     // no allowed text continues with.
     std::unique_ptr<ByteMatcher> clone() const override { return std::make_unique<FramedJsonMatcher>(*this); }
+    void assign(const ByteMatcher& other) override { *this = static_cast<const FramedJsonMatcher&>(other); }
     bool feed(char c) override;
     bool feed(std::string_view bytes) override;  // all or nothing
     bool complete() const override;              // the text so far is a whole allowed text

@@ -29,6 +29,7 @@ public:
     explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
 
     std::unique_ptr<ByteMatcher> clone() const override { return std::make_unique<GrammarMatcher>(*this); }
+    void assign(const ByteMatcher& other) override { *this = static_cast<const GrammarMatcher&>(other); }
     bool feed(char c) override;
     bool feed(std::string_view bytes) override;  // all or nothing
     bool complete() const override;
