@@ -9,20 +9,13 @@ Usage: serve_structured_test.py HETERO_BINARY"""
 import http.client
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
+
+import serve_lib
+from serve_lib import check
 
 hetero = sys.argv[1]
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 SCHEMA = {
@@ -89,20 +82,7 @@ def chat(content, fmt, **extra):
 
 with tempfile.TemporaryDirectory() as tmp:
     log_path = os.path.join(tmp, "server.log")
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048"], stderr=log)
-    port = None
-    for _ in range(600):
-        m = re.search(r"on http://\S+:(\d+) ", open(log_path).read())
-        if m:
-            port = int(m.group(1))
-            break
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    if port is None:
-        print("the server did not start:\n" + open(log_path).read())
-        sys.exit(1)
+    proc, _, port = serve_lib.start_server([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048"], log_path)
     try:
         # Any JSON object: its strings have no bound, so a reply may run to max_tokens; one that stops must parse.
         bad, stopped = [], 0
@@ -154,4 +134,4 @@ with tempfile.TemporaryDirectory() as tmp:
         proc.terminate()
         proc.wait(timeout=20)
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

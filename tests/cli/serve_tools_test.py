@@ -13,21 +13,15 @@ import http.client
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
+
+import serve_lib
+from serve_lib import check
 
 hetero = sys.argv[1]
 here = os.path.dirname(os.path.abspath(__file__))
 templates = os.path.join(here, "..", "chat", "templates")
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 WEATHER = {"type": "function", "function": {
@@ -129,19 +123,8 @@ def chat(content="What is the weather in Bern?", **extra):
 class Server:
     def __init__(self, tmp, name, *args):
         self.log_path = os.path.join(tmp, name + ".log")
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048", *args], stderr=log)
-        self.port = None
-        for _ in range(600):
-            m = re.search(r"on http://\S+:(\d+) ", open(self.log_path).read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        print(f"the server {name} did not start:\n" + open(self.log_path).read())
-        sys.exit(1)
+        self.proc, _, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048", *args], self.log_path, what=f"the server {name}")
 
     def stop(self):
         self.proc.terminate()
@@ -308,4 +291,4 @@ with tempfile.TemporaryDirectory() as tmp:
         for s in (qwen, llama, plain):
             s.stop()
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())
