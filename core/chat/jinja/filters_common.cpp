@@ -48,12 +48,4 @@ Value attr_path(Renderer& r, const Value& item, const Value& attribute, const Va
 
 Value lower_if_string(const Value& v) { return v.is_string() ? Value::string(lower(v.as_string())) : v; }
 
-// Python's sorted(): stable, using < only.
-void python_sort(std::vector<std::pair<Value, Value>>& keyed, bool reverse) {
-    auto less = [](const Value& a, const Value& b) { return compare(CompareOp::Lt, a, b); };
-    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-        return reverse ? less(b.first, a.first) : less(a.first, b.first);
-    });
-}
-
 }  // namespace hetero::jinja::filters

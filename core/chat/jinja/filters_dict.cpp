@@ -1,4 +1,4 @@
-// Mapping and attribute filters: attr, default, dictsort, items.
+// Mapping and attribute filters: attr, default, items.
 #include "filters_parts.hpp"
 
 #include "args.hpp"
@@ -23,24 +23,6 @@ Value f_default(Renderer&, const Value& v, CallArgs& args) {
     const bool boolean = a.has(1) && a[1].truthy();
     if (v.is_undefined() || (boolean && !v.truthy())) return a.get_or(0, Value::string(""));
     return v;
-}
-
-Value f_dictsort(Renderer&, const Value& v, CallArgs& args) {
-    const BoundArgs a(args, "do_dictsort", {"case_sensitive", "by", "reverse"});
-    const bool case_sensitive = a.has(0) && a[0].truthy();
-    const std::string by = a.has(1) && a[1].is_string() ? a[1].as_string() : "key";
-    if (by != "key" && by != "value") throw RenderError("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
-    require_defined(v);
-    if (!v.is_dict()) type_error("'" + v.type_name() + "' object has no attribute 'items'");
-    std::vector<std::pair<Value, Value>> keyed;
-    for (const auto& [k, item] : v.as_dict().items()) {
-        Value key = by == "key" ? k : item;
-        keyed.emplace_back(case_sensitive ? key : lower_if_string(key), Value::tuple({k, item}));
-    }
-    python_sort(keyed, a.has(2) && a[2].truthy());
-    List out;
-    for (auto& kv : keyed) out.push_back(std::move(kv.second));
-    return Value::list(std::move(out));
 }
 
 Value f_items(Renderer&, const Value& v, CallArgs& args) {

@@ -1,5 +1,5 @@
-// Sequence filters: first/last, join, map, select/reject, min/max, sort,
-// slice, batch, sum, unique.
+// Sequence filters: first/last, join, map, select/reject, min/max, sort and
+// dictsort, slice, batch, sum, unique.
 #include "filters_parts.hpp"
 
 #include "args.hpp"
@@ -16,6 +16,14 @@
 namespace hetero::jinja::filters {
 
 namespace {
+
+// Python's sorted(): stable, using < only.
+void python_sort(std::vector<std::pair<Value, Value>>& keyed, bool reverse) {
+    auto less = [](const Value& a, const Value& b) { return compare(CompareOp::Lt, a, b); };
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+        return reverse ? less(b.first, a.first) : less(a.first, b.first);
+    });
+}
 
 Value select_or_reject(Renderer& r, const Value& v, CallArgs& args, bool select, bool by_attribute) {
     if (!v.truthy()) return generator({});
@@ -252,6 +260,24 @@ Value f_sort(Renderer& r, const Value& v, CallArgs& args) {
         keyed.emplace_back(Value::list(std::move(key)), item);
     }
     python_sort(keyed, a.has(0) && a[0].truthy());
+    List out;
+    for (auto& kv : keyed) out.push_back(std::move(kv.second));
+    return Value::list(std::move(out));
+}
+
+Value f_dictsort(Renderer&, const Value& v, CallArgs& args) {
+    const BoundArgs a(args, "do_dictsort", {"case_sensitive", "by", "reverse"});
+    const bool case_sensitive = a.has(0) && a[0].truthy();
+    const std::string by = a.has(1) && a[1].is_string() ? a[1].as_string() : "key";
+    if (by != "key" && by != "value") throw RenderError("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
+    require_defined(v);
+    if (!v.is_dict()) type_error("'" + v.type_name() + "' object has no attribute 'items'");
+    std::vector<std::pair<Value, Value>> keyed;
+    for (const auto& [k, item] : v.as_dict().items()) {
+        Value key = by == "key" ? k : item;
+        keyed.emplace_back(case_sensitive ? key : lower_if_string(key), Value::tuple({k, item}));
+    }
+    python_sort(keyed, a.has(2) && a[2].truthy());
     List out;
     for (auto& kv : keyed) out.push_back(std::move(kv.second));
     return Value::list(std::move(out));

@@ -21,8 +21,6 @@ Value generator(List items);
 // make_attrgetter: "a.b.0" walks items and attributes as Jinja2 does.
 Value attr_path(Renderer& r, const Value& item, const Value& attribute, const Value* fallback = nullptr);
 Value lower_if_string(const Value& v);
-// Python's sorted(): stable, using < only.
-void python_sort(std::vector<std::pair<Value, Value>>& keyed, bool reverse);
 
 // --- strings (filters_string.cpp) ---
 Value f_capitalize(Renderer&, const Value&, CallArgs&);
@@ -42,7 +40,7 @@ Value f_trim(Renderer&, const Value&, CallArgs&);
 Value f_truncate(Renderer&, const Value&, CallArgs&);
 Value f_wordcount(Renderer&, const Value&, CallArgs&);
 
-// --- sequences (filters_list.cpp) ---
+// --- sequences, sorting included (filters_list.cpp) ---
 Value f_batch(Renderer&, const Value&, CallArgs&);
 Value f_length(Renderer&, const Value&, CallArgs&);
 Value f_first(Renderer&, const Value&, CallArgs&);
@@ -59,6 +57,7 @@ Value f_max(Renderer&, const Value&, CallArgs&);
 Value f_reverse(Renderer&, const Value&, CallArgs&);
 Value f_slice(Renderer&, const Value&, CallArgs&);
 Value f_sort(Renderer&, const Value&, CallArgs&);
+Value f_dictsort(Renderer&, const Value&, CallArgs&);
 Value f_sum(Renderer&, const Value&, CallArgs&);
 Value f_unique(Renderer&, const Value&, CallArgs&);
 
@@ -71,7 +70,6 @@ Value f_round(Renderer&, const Value&, CallArgs&);
 // --- mappings and attributes (filters_dict.cpp) ---
 Value f_attr(Renderer&, const Value&, CallArgs&);
 Value f_default(Renderer&, const Value&, CallArgs&);
-Value f_dictsort(Renderer&, const Value&, CallArgs&);
 Value f_items(Renderer&, const Value&, CallArgs&);
 
 }  // namespace hetero::jinja::filters
