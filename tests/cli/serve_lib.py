@@ -1,6 +1,7 @@
 """What the serve tests share: their ok/FAIL report, starting `hetero serve`
 until it prints its address, and reading a reply's body."""
 
+import http.client
 import json
 import re
 import subprocess
@@ -50,8 +51,21 @@ def start_server(argv, log, tries=600, env=None, what="the server"):
 
 
 def parse_body(raw):
-    """A reply's bytes as JSON where they parse, else as text."""
+    """A reply's body (bytes or text) as JSON where it parses, else as text."""
     try:
         return json.loads(raw)
     except ValueError:
-        return raw.decode(errors="replace")
+        return raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+
+
+def post_chat(port, body, stream=False):
+    """POSTs body to /v1/chat/completions, streamed when asked: (status, the
+    body's text)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    if stream:
+        body = {**body, "stream": True}
+    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    raw = r.read().decode(errors="replace")
+    c.close()
+    return r.status, raw

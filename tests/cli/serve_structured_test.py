@@ -6,7 +6,6 @@ schema, even from a model that has never seen JSON (the shipped story
 model); malformed formats and schemas with keywords that are not enforced
 get 400 naming response_format and the keyword's path.
 Usage: serve_structured_test.py HETERO_BINARY"""
-import http.client
 import json
 import os
 import sys
@@ -54,18 +53,9 @@ def fits(v):
 
 
 def post(port, body, stream=False):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    if stream:
-        body = {**body, "stream": True}
-    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-    r = c.getresponse()
-    raw = r.read().decode(errors="replace")
-    c.close()
-    if not stream or r.status != 200:
-        try:
-            return r.status, json.loads(raw)
-        except ValueError:
-            return r.status, raw
+    status, raw = serve_lib.post_chat(port, body, stream)
+    if not stream or status != 200:
+        return status, serve_lib.parse_body(raw)
     text, finish = "", None
     for line in raw.split("\n"):
         if line.startswith("data: ") and line[6:].strip() != "[DONE]":
@@ -73,7 +63,7 @@ def post(port, body, stream=False):
             for ch in ev.get("choices", []):
                 text += ch.get("delta", {}).get("content") or ""
                 finish = ch.get("finish_reason") or finish
-    return r.status, {"choices": [{"message": {"content": text}, "finish_reason": finish}]}
+    return status, {"choices": [{"message": {"content": text}, "finish_reason": finish}]}
 
 
 def chat(content, fmt, **extra):

@@ -9,7 +9,6 @@ whole; a round trip (assistant tool_calls and the tool's result) renders
 through the template and is answered; every malformed field is a 400 naming
 it; tools for a template without them are a 400.
 Usage: serve_tools_test.py HETERO_BINARY"""
-import http.client
 import json
 import os
 import re
@@ -80,18 +79,9 @@ def call_problems(message, names, one=False):
 
 
 def post(port, body, stream=False):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    if stream:
-        body = {**body, "stream": True}
-    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-    r = c.getresponse()
-    raw = r.read().decode(errors="replace")
-    c.close()
-    if not stream or r.status != 200:
-        try:
-            return r.status, json.loads(raw)
-        except ValueError:
-            return r.status, raw
+    status, raw = serve_lib.post_chat(port, body, stream)
+    if not stream or status != 200:
+        return status, serve_lib.parse_body(raw)
     # Put the stream back together as OpenAI clients do: content appended, tool calls by index.
     content, calls, finish, order_ok = None, {}, None, True
     for line in raw.split("\n"):
@@ -113,7 +103,7 @@ def post(port, body, stream=False):
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     if not order_ok:
         message["stream_order"] = "a call's first delta lacked its id, type or name"
-    return r.status, {"choices": [{"message": message, "finish_reason": finish}]}
+    return status, {"choices": [{"message": message, "finish_reason": finish}]}
 
 
 def chat(content="What is the weather in Bern?", **extra):
