@@ -25,36 +25,20 @@ import tempfile
 import threading
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
-failed = False
 KEY = "test-key-0123"
 SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "stories260K.gguf")
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 class Server:
     def __init__(self, tmp, name, *args, env=None, model=None):
         self.log_path = os.path.join(tmp, name + ".log")
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-m", model or os.path.join(tmp, "model.gguf"),
-                                          *args], stderr=log, env={**os.environ, **(env or {})})
-        self.port = None
-        for _ in range(600):
-            m = re.search(r"on http://\S+:(\d+) ", self.text())
-            if m:
-                self.port = int(m.group(1))
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        if self.port is None:
-            print("the server did not start:\n" + self.text())
-            sys.exit(1)
+        self.proc, _, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-m", model or os.path.join(tmp, "model.gguf"), *args],
+            self.log_path, env={**os.environ, **(env or {})})
 
     def text(self):
         with open(self.log_path) as f:
@@ -74,12 +58,7 @@ class Server:
             h.update(headers or {})
             conn.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body, headers=h)
             r = conn.getresponse()
-            raw = r.read()
-            try:
-                parsed = json.loads(raw)
-            except ValueError:
-                parsed = raw.decode(errors="replace")
-            return r.status, parsed, {k.lower(): v for k, v in r.getheaders()}
+            return r.status, serve_lib.parse_body(r.read()), {k.lower(): v for k, v in r.getheaders()}
         finally:
             conn.close()
 
@@ -315,4 +294,4 @@ with tempfile.TemporaryDirectory() as tmp:
               st == 200 and greedy_story and (text_of(body) != greedy_story) == changes, f"{greedy_story!r} {body}")
     check("the second server stops cleanly", srv.stop() == 0)
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

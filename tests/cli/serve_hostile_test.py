@@ -24,20 +24,16 @@ import tempfile
 import threading
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
 # The limits under test, small so the suite stays short (the defaults are 10 s and 30 s).
 HEADER_TIMEOUT, BODY_TIMEOUT, PER_CLIENT = 2.0, 3.0, 24
 SERVE_ARGS = os.environ.get("HETERO_SERVE_TEST_ARGS",
                             f"--header-timeout {HEADER_TIMEOUT} --body-timeout {BODY_TIMEOUT} "
                             f"--max-client-connections {PER_CLIENT} --max-connections 96").split()
-failed = False
 started = time.time()
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 TEMPLATE = """{%- if messages[-1].content == 'LOOP' -%}
@@ -55,21 +51,10 @@ class Server:
     def __init__(self, tmp, name, host="127.0.0.1", context=4096):
         self.log_path = os.path.join(tmp, name + ".log")
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "--host", host, "-m",
-                                      os.path.join(tmp, "model.gguf"), "-c", str(context), "--chat-template",
-                                      os.path.join(tmp, "hostile.jinja"), *SERVE_ARGS], stderr=self.log)
-        self.host, self.port, self.url = host, None, ""
-        for _ in range(600):
-            m = re.search(r"on (http://\S+:(\d+)) ", self.text())
-            if m:
-                self.url, self.port = m.group(1), int(m.group(2))
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        if self.port is None:
-            print("the server did not start:\n" + self.text())
-            sys.exit(1)
+        self.host = host
+        self.proc, self.url, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "--host", host, "-m", os.path.join(tmp, "model.gguf"), "-c",
+             str(context), "--chat-template", os.path.join(tmp, "hostile.jinja"), *SERVE_ARGS], self.log)
 
     def text(self):
         with open(self.log_path) as f:
@@ -98,12 +83,7 @@ def request(srv, method, path, body=None, source="127.0.0.1", timeout=60):
         data = json.dumps(body) if isinstance(body, dict) else body
         conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data is not None else {})
         r = conn.getresponse()
-        raw = r.read()
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return r.status, parsed, time.time() - t0
+        return r.status, serve_lib.parse_body(r.read()), time.time() - t0
     finally:
         conn.close()
 
@@ -222,7 +202,7 @@ def main():
     sigterm_checks(tmp)
     ipv6_checks(tmp)
     print(f"     suite ran {time.time() - started:.1f} s")
-    sys.exit(1 if failed else 0)
+    sys.exit(serve_lib.exit_status())
 
 
 def run_suite(srv):

@@ -14,45 +14,28 @@ Usage: serve_parallel_test.py HETERO_BINARY [PROVIDER] (default cpu)"""
 import http.client
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+import serve_lib
+from serve_lib import check
+
 sys.setswitchinterval(1e-4)  # the client threads take turns often: arrival order follows the server's
 hetero = sys.argv[1]
 provider = sys.argv[2] if len(sys.argv) > 2 else "cpu"
 here = os.path.dirname(os.path.abspath(__file__))
 model = os.path.join(here, "..", "..", "models", "stories260K.gguf")
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 class Server:
     def __init__(self, tmp, name, *flags, ctx=512):
         self.log = os.path.join(tmp, name + ".log")
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen([hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(ctx), *flags],
-                                         stderr=log)
-        self.port = None
-        for _ in range(1200):
-            m = re.search(r"on http://\S+:(\d+) ", open(self.log).read())
-            if m:
-                self.port = int(m.group(1))
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        if self.port is None:
-            print(f"the server ({' '.join(flags)}) did not start:\n" + open(self.log).read())
-            sys.exit(1)
+        self.proc, _, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(ctx), *flags], self.log, tries=1200,
+            what=f"the server ({' '.join(flags)})")
 
     def stop(self):
         self.proc.send_signal(2)
@@ -210,4 +193,4 @@ with tempfile.TemporaryDirectory() as tmp:
           status == 503 and err.get("code") == "server_busy" and "Retry-After" in headers and results == {"first": "done", "second": "done"},
           f"HTTP {status} {raw[:200]} headers {headers} others {results}")
     busy.stop()
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

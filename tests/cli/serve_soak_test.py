@@ -25,18 +25,14 @@ import tempfile
 import threading
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
 N = int(os.environ.get("SOAK_REQUESTS", "2000"))
 THREADS = 6
 here = os.path.dirname(os.path.abspath(__file__))
 model = os.path.join(here, "..", "..", "models", "stories260K.gguf")
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 def request(port, method, path, body=None, timeout=60):
@@ -173,19 +169,7 @@ def round_of(port, count, seed):
 
 with tempfile.TemporaryDirectory() as tmp:
     log = open(os.path.join(tmp, "serve.log"), "w")
-    proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-m", model, "-c", "512"], stderr=log)
-    port = None
-    for _ in range(600):
-        m = re.search(r"on http://\S+:(\d+) ", open(log.name).read())
-        if m:
-            port = int(m.group(1))
-            break
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    if port is None:
-        print("the server did not start:\n" + open(log.name).read())
-        sys.exit(1)
+    proc, _, port = serve_lib.start_server([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-m", model, "-c", "512"], log)
 
     def rss_kb():
         return int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{proc.pid}/status").read()).group(1))
@@ -230,4 +214,4 @@ with tempfile.TemporaryDirectory() as tmp:
     except subprocess.TimeoutExpired:
         proc.kill()
         check("the server stops on SIGINT", False)
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

@@ -6,23 +6,15 @@ schema, even from a model that has never seen JSON (the shipped story
 model); malformed formats and schemas with keywords that are not enforced
 get 400 naming response_format and the keyword's path.
 Usage: serve_structured_test.py HETERO_BINARY"""
-import http.client
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
+
+import serve_lib
+from serve_lib import check
 
 hetero = sys.argv[1]
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 SCHEMA = {
@@ -61,18 +53,9 @@ def fits(v):
 
 
 def post(port, body, stream=False):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    if stream:
-        body = {**body, "stream": True}
-    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-    r = c.getresponse()
-    raw = r.read().decode(errors="replace")
-    c.close()
-    if not stream or r.status != 200:
-        try:
-            return r.status, json.loads(raw)
-        except ValueError:
-            return r.status, raw
+    status, raw = serve_lib.post_chat(port, body, stream)
+    if not stream or status != 200:
+        return status, serve_lib.parse_body(raw)
     text, finish = "", None
     for line in raw.split("\n"):
         if line.startswith("data: ") and line[6:].strip() != "[DONE]":
@@ -80,7 +63,7 @@ def post(port, body, stream=False):
             for ch in ev.get("choices", []):
                 text += ch.get("delta", {}).get("content") or ""
                 finish = ch.get("finish_reason") or finish
-    return r.status, {"choices": [{"message": {"content": text}, "finish_reason": finish}]}
+    return status, {"choices": [{"message": {"content": text}, "finish_reason": finish}]}
 
 
 def chat(content, fmt, **extra):
@@ -89,20 +72,7 @@ def chat(content, fmt, **extra):
 
 with tempfile.TemporaryDirectory() as tmp:
     log_path = os.path.join(tmp, "server.log")
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048"], stderr=log)
-    port = None
-    for _ in range(600):
-        m = re.search(r"on http://\S+:(\d+) ", open(log_path).read())
-        if m:
-            port = int(m.group(1))
-            break
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    if port is None:
-        print("the server did not start:\n" + open(log_path).read())
-        sys.exit(1)
+    proc, _, port = serve_lib.start_server([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048"], log_path)
     try:
         # Any JSON object: its strings have no bound, so a reply may run to max_tokens; one that stops must parse.
         bad, stopped = [], 0
@@ -154,4 +124,4 @@ with tempfile.TemporaryDirectory() as tmp:
         proc.terminate()
         proc.wait(timeout=20)
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

@@ -9,25 +9,18 @@ whole; a round trip (assistant tool_calls and the tool's result) renders
 through the template and is answered; every malformed field is a 400 naming
 it; tools for a template without them are a 400.
 Usage: serve_tools_test.py HETERO_BINARY"""
-import http.client
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
+
+import serve_lib
+from serve_lib import check
 
 hetero = sys.argv[1]
 here = os.path.dirname(os.path.abspath(__file__))
 templates = os.path.join(here, "..", "chat", "templates")
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 WEATHER = {"type": "function", "function": {
@@ -86,18 +79,9 @@ def call_problems(message, names, one=False):
 
 
 def post(port, body, stream=False):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    if stream:
-        body = {**body, "stream": True}
-    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-    r = c.getresponse()
-    raw = r.read().decode(errors="replace")
-    c.close()
-    if not stream or r.status != 200:
-        try:
-            return r.status, json.loads(raw)
-        except ValueError:
-            return r.status, raw
+    status, raw = serve_lib.post_chat(port, body, stream)
+    if not stream or status != 200:
+        return status, serve_lib.parse_body(raw)
     # Put the stream back together as OpenAI clients do: content appended, tool calls by index.
     content, calls, finish, order_ok = None, {}, None, True
     for line in raw.split("\n"):
@@ -119,7 +103,7 @@ def post(port, body, stream=False):
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     if not order_ok:
         message["stream_order"] = "a call's first delta lacked its id, type or name"
-    return r.status, {"choices": [{"message": message, "finish_reason": finish}]}
+    return status, {"choices": [{"message": message, "finish_reason": finish}]}
 
 
 def chat(content="What is the weather in Bern?", **extra):
@@ -129,19 +113,8 @@ def chat(content="What is the weather in Bern?", **extra):
 class Server:
     def __init__(self, tmp, name, *args):
         self.log_path = os.path.join(tmp, name + ".log")
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen([hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048", *args], stderr=log)
-        self.port = None
-        for _ in range(600):
-            m = re.search(r"on http://\S+:(\d+) ", open(self.log_path).read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        print(f"the server {name} did not start:\n" + open(self.log_path).read())
-        sys.exit(1)
+        self.proc, _, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", "cpu", "--port", "0", "-q", "-c", "2048", *args], self.log_path, what=f"the server {name}")
 
     def stop(self):
         self.proc.terminate()
@@ -308,4 +281,4 @@ with tempfile.TemporaryDirectory() as tmp:
         for s in (qwen, llama, plain):
             s.stop()
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

@@ -1,27 +1,9 @@
 #include "cl_estimate.hpp"
 
-#include <hetero/sdk/roofline.hpp>
+#include <hetero/sdk/kernel_estimate.hpp>
 
 namespace hetero::opencl {
 namespace {
-
-// What the kernels reach, as fractions of the props' peak_gflops (compute)
-// and of the bandwidth the roofline uses (props, else the SDK's default).
-struct Factors {
-    // Matmul over one token (the matvec kernels): compute and weight
-    // streaming, per weight type (F32, F16, BF16, Q8_0, Q4_0).
-    double matvec_compute[5];
-    double matvec_stream[5];
-    // Matmul over several tokens (the GEMM kernels; their work is counted
-    // with N rounded up to the tile), per weight type; and on tensor cores.
-    double gemm[5];
-    double gemm_mma[5];
-    double gemm_mma_fixed_seconds;  // per tensor-core GEMM (activation staging, tails)
-    double attention_decode, attention_prefill, attention_mma;  // compute
-    double rope, swiglu;                                        // compute
-    double add_mul, other_stream;  // element-wise ops: bandwidth
-    double dispatch_seconds;       // one more kernel inside an executable
-};
 
 // PoCL 3.1 (LLVM 15) on the 2-core AMD EPYC (Zen 5) VM, props peak 166
 // GFLOP/s and bandwidth 50 GB/s, measured with bench_op_estimates
@@ -34,7 +16,7 @@ struct Factors {
 // query) and 6.0 (128 queries); SwiGLU 12-13; RoPE 0.16 (sin/cos); RMSNorm
 // moved 10 GB/s, add 147-235 GB/s (activations in cache). The CPU provider
 // runs the same matmuls 7-70x faster (see plugins/cpu/src/cpu_estimate.cpp).
-constexpr Factors kCpuDevice = {
+constexpr sdk::KernelFactors kCpuDevice = {
     {0.039, 0.018, 0.018, 0.044, 0.044},
     {1.0, 1.0, 1.0, 1.0, 1.0},
     {0.10, 0.096, 0.096, 0.104, 0.104},
@@ -70,7 +52,7 @@ constexpr Factors kCpuDevice = {
 // dependent kernels (2-3 us), not the 6 us a chain of empty kernels costs
 // the host: with 6 us the 1.1B model's decode was predicted at 3.5 ms/token
 // for 1.5 measured, and the a-priori plan chose Vulkan (0.81x / 0.66x).
-constexpr Factors kGpuDevice = {
+constexpr sdk::KernelFactors kGpuDevice = {
     {0.5, 0.5, 0.5, 0.5, 0.5},
     {0.4, 0.42, 0.4, 0.30, 0.30},
     {0.1, 0.1, 0.1, 0.1, 0.1},
@@ -87,53 +69,27 @@ constexpr Factors kGpuDevice = {
 double estimate_seconds(const ClDevice& device, const hetero_device_props& props, const GemmConfig& gemm, bool mma,
                         const hetero_node& node, const hetero_tensor_desc* t) {
     const bool cpu = device.info().type & CL_DEVICE_TYPE_CPU;
-    const Factors& f = cpu ? kCpuDevice : kGpuDevice;
-    sdk::Roofline r = sdk::roofline_from_props(props);
-    r.dispatch_seconds = f.dispatch_seconds;
-    sdk::NodeWork w = sdk::node_work(node, t);
-    switch (node.op) {
-        case HETERO_OP_MATMUL: {
-            const uint32_t wtype = t[node.inputs[1]].dtype;
-            const size_t slot = sdk::weight_type_slot(wtype);
-            const int64_t n = t[node.inputs[0]].shape[0];
-            if (n == 1) {
-                r.compute_efficiency = f.matvec_compute[slot];
-                r.bandwidth_efficiency = f.matvec_stream[slot];
-                break;
-            }
-            // The GEMM runs whole tiles of activation rows (cl_matmul.cpp).
-            const bool tensor_cores = mma && mma_weight_type(wtype);
-            const int64_t tile = tensor_cores ? mma_tiling().tile_n() : gemm.bn();
-            w.flops *= double((n + tile - 1) / tile * tile) / double(n);
-            r.compute_efficiency = tensor_cores ? f.gemm_mma[slot] : f.gemm[slot];
-            if (tensor_cores) r.dispatch_seconds += f.gemm_mma_fixed_seconds;
-            break;
-        }
-        case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
-            const hetero_tensor_desc& q = t[node.inputs[0]];
-            // Tensor cores take prefill over f16 caches at every head dim up
-            // to 256 (cl_attention.cpp; unless that instance failed to
-            // build), computing whole 16-column steps of it: 4 flops a score
-            // per head dim (q.k and p v) of the dim rounded up, where
-            // sdk::node_work counts the real one.
-            const int64_t hd = q.shape[2];
-            const MmaAttentionKernel* kernel = mma_attention_kernel(hd);
-            const bool mma_attention = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 && kernel &&
-                                       device.attention_program_usable(*kernel);
-            if (mma_attention) w.flops *= (4.0 * double((hd + 15) / 16 * 16) + 5.0) / (4.0 * double(hd) + 5.0);
-            r.compute_efficiency = q.shape[0] == 1 ? f.attention_decode : mma_attention ? f.attention_mma : f.attention_prefill;
-            break;
-        }
-        case HETERO_OP_ROPE:
-        case HETERO_OP_ROPE_SCALED: r.compute_efficiency = f.rope; break;
-        case HETERO_OP_SWIGLU:
-        case HETERO_OP_GEGLU: r.compute_efficiency = f.swiglu; break;
-        case HETERO_OP_ADD:
-        case HETERO_OP_MUL: r.bandwidth_efficiency = f.add_mul; break;
-        default: r.bandwidth_efficiency = f.other_stream; break;
+    sdk::KernelChoice choice;
+    if (node.op == HETERO_OP_MATMUL) {
+        const uint32_t wtype = t[node.inputs[1]].dtype;
+        choice.matvec = t[node.inputs[0]].shape[0] == 1;
+        // The GEMM runs whole tiles of activation rows (cl_matmul.cpp).
+        choice.tensor_cores = !choice.matvec && mma && mma_weight_type(wtype);
+        choice.gemm_tile = choice.tensor_cores ? mma_tiling().tile_n() : gemm.bn();
+    } else if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
+        const hetero_tensor_desc& q = t[node.inputs[0]];
+        // Tensor cores take prefill over f16 caches at every head dim up
+        // to 256 (cl_attention.cpp; unless that instance failed to
+        // build), computing whole 16-column steps of it: 4 flops a score
+        // per head dim (q.k and p v) of the dim rounded up, where
+        // sdk::node_work counts the real one.
+        const int64_t hd = q.shape[2];
+        const MmaAttentionKernel* kernel = mma_attention_kernel(hd);
+        choice.tensor_cores = mma && q.shape[0] > 1 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16 && kernel &&
+                              device.attention_program_usable(*kernel);
+        if (choice.tensor_cores) choice.attention_flops_scale = (4.0 * double((hd + 15) / 16 * 16) + 5.0) / (4.0 * double(hd) + 5.0);
     }
-    return sdk::roofline_seconds(w, r);
+    return sdk::kernel_estimate_seconds(cpu ? kCpuDevice : kGpuDevice, props, choice, node, t);
 }
 
 }  // namespace hetero::opencl

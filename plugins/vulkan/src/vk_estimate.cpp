@@ -4,7 +4,7 @@
 
 #include <hetero/sdk/device_resource.hpp>
 #include <hetero/sdk/host_cpu.hpp>
-#include <hetero/sdk/roofline.hpp>
+#include <hetero/sdk/kernel_estimate.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -57,24 +57,6 @@ constexpr double kPipelinesColdGpu = 2.0;
 constexpr double kPipelinesWarm = 0.05;
 constexpr uintmax_t kWarmGpuCacheBytes = 256 * 1024;
 
-// What the shaders reach, as fractions of the props' peak_gflops (compute)
-// and of the bandwidth the roofline uses (props, else the SDK's default).
-struct Factors {
-    // Matmul over at most kMatvecMaxRows tokens (the matvec shaders; each
-    // token reads the weights again), per weight type (F32, F16, BF16,
-    // Q8_0, Q4_0): compute and weight streaming.
-    double matvec_compute[5];
-    double matvec_stream[5];
-    // Matmul over more tokens (the GEMM; work counted in whole 64-row
-    // tiles), per weight type; and the coopmat GEMM on tensor cores.
-    double gemm[5];
-    double gemm_coop;
-    double attention_decode, attention_prefill, attention_coop;  // compute (coop: f16 caches on tensor cores)
-    double rope, swiglu;                         // compute
-    double add_mul, other_stream;                // element-wise ops: bandwidth
-    double dispatch_seconds;                     // one more dispatch inside an executable
-};
-
 // lavapipe (Mesa 22.3.6, LLVM 15; the provider's compact shaders) on the
 // 2-core AMD EPYC (Zen 5) VM, props peak 166 GFLOP/s and bandwidth 50 GB/s,
 // measured with bench_op_estimates (bench/op_estimates.cpp) on 2026-11-24 at
@@ -85,11 +67,12 @@ struct Factors {
 // (one query), 1.15 (128 queries); SwiGLU 1.8; RoPE 1.6; RMSNorm and add
 // moved 2.6 and 3.5 GB/s. Each further dispatch of an executable cost 15-45
 // us (chains of 9 tiny adds, two runs).
-constexpr Factors kCpuDevice = {
+constexpr sdk::KernelFactors kCpuDevice = {
     {0.0079, 0.0088, 0.0088, 0.0136, 0.0199},
     {1.0, 1.0, 1.0, 1.0, 1.0},
     {0.029, 0.030, 0.030, 0.031, 0.031},
-    0.031,
+    {0.031, 0.031, 0.031, 0.031, 0.031},  // the coopmat GEMM, every weight type it takes
+    0.0,
     0.0034, 0.0069, 0.0069,
     0.0098, 0.0107,
     0.07, 0.051,
@@ -109,11 +92,12 @@ constexpr Factors kCpuDevice = {
 // GB/s, RoPE 6.7-9.4 us; each further dispatch 0.8-2.4 us. Timings near the
 // launch's own noise (~10 us) are rough. Other GPUs were not measured and
 // get the same factors.
-constexpr Factors kGpuDevice = {
+constexpr sdk::KernelFactors kGpuDevice = {
     {0.5, 0.5, 0.5, 0.5, 0.5},
     {0.7, 0.4, 0.4, 0.27, 0.2},
     {0.11, 0.11, 0.11, 0.11, 0.11},
-    0.6,
+    {0.6, 0.6, 0.6, 0.6, 0.6},  // the coopmat GEMM, every weight type it takes
+    0.0,
     0.003, 0.02, 0.05,
     0.005, 0.3,
     0.2, 0.1,
@@ -150,45 +134,17 @@ void fill_performance_hints(const DeviceInfo& info, hetero_device_props& p) {
 
 double estimate_seconds(const DeviceInfo& info, const hetero_device_props& props, const hetero_node& node,
                         const hetero_tensor_desc* t) {
-    const Factors& f = info.kind == HETERO_DEVICE_CPU ? kCpuDevice : kGpuDevice;
-    sdk::Roofline r = sdk::roofline_from_props(props);
-    r.dispatch_seconds = f.dispatch_seconds;
-    sdk::NodeWork w = sdk::node_work(node, t);
-    switch (node.op) {
-        case HETERO_OP_MATMUL: {
-            const hetero_tensor_desc& x = t[node.inputs[0]];
-            const hetero_tensor_desc& wt = t[node.inputs[1]];
-            const size_t slot = sdk::weight_type_slot(wt.dtype);
-            const int64_t n = x.shape[0];
-            if (n <= kMatvecMaxRows) {
-                // One pass over the weights per token.
-                w.bytes += double(n - 1) * double(sdk::tensor_bytes(wt));
-                r.compute_efficiency = f.matvec_compute[slot];
-                r.bandwidth_efficiency = f.matvec_stream[slot];
-                break;
-            }
-            const int64_t tile = kGemmTile;
-            w.flops *= double((n + tile - 1) / tile * tile) / double(n);
-            const bool coop = info.coopmat_f16 && coop_gemm_weights(wt.dtype);
-            r.compute_efficiency = coop ? f.gemm_coop : f.gemm[slot];
-            break;
-        }
-        case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
-            const bool decode = t[node.inputs[0]].shape[0] == 1;
-            const bool coop = info.coopmat_f16 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16;
-            r.compute_efficiency = decode ? f.attention_decode : coop ? f.attention_coop : f.attention_prefill;
-            break;
-        }
-        case HETERO_OP_ROPE:
-        case HETERO_OP_ROPE_SCALED: r.compute_efficiency = f.rope; break;
-        case HETERO_OP_SWIGLU:
-        case HETERO_OP_GEGLU: r.compute_efficiency = f.swiglu; break;
-        case HETERO_OP_ADD:
-        case HETERO_OP_MUL: r.bandwidth_efficiency = f.add_mul; break;
-        default: r.bandwidth_efficiency = f.other_stream; break;
+    sdk::KernelChoice choice;
+    if (node.op == HETERO_OP_MATMUL) {
+        // The matvec shaders up to kMatvecMaxRows tokens, each reading the
+        // weights again; above, the GEMM in whole kGemmTile-row tiles.
+        choice.matvec = t[node.inputs[0]].shape[0] <= kMatvecMaxRows;
+        choice.gemm_tile = kGemmTile;
+        choice.tensor_cores = !choice.matvec && info.coopmat_f16 && coop_gemm_weights(t[node.inputs[1]].dtype);
+    } else if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
+        choice.tensor_cores = info.coopmat_f16 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16;
     }
-    return sdk::roofline_seconds(w, r);
+    return sdk::kernel_estimate_seconds(info.kind == HETERO_DEVICE_CPU ? kCpuDevice : kGpuDevice, props, choice, node, t);
 }
 
 }  // namespace hetero::vk

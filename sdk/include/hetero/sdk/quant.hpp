@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hetero/ep_api.h>
+#include <hetero/sdk/quant_k_scales.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -116,20 +117,7 @@ struct BlockQ6K {
 };
 static_assert(sizeof(BlockQ6K) == 210, "Q6_K block must match GGUF");
 
-// Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block:
-// j < 4 keep them in the low 6 bits of bytes j and j + 4; j >= 4 keep their
-// low 4 bits in byte j + 4 (scale low nibble, min high nibble) and their top
-// 2 bits in the top bits of bytes j - 4 (scale) and j (min).
-inline void k_scale_min(const uint8_t* s, int j, int& sc, int& m) {
-    if (j < 4) {
-        sc = s[j] & 63;
-        m = s[j + 4] & 63;
-    } else {
-        sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
+// k_scale_min (quant_k_scales.hpp) unpacks what this packs.
 inline void k_pack_scale_min(const int* sc, const int* m, uint8_t* s) {
     for (int j = 0; j < 4; ++j) {
         s[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
