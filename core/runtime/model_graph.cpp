@@ -79,7 +79,7 @@ namespace {
 
 // n rows: one sequence of n tokens (n_seq = 1) or n sequences of one token each.
 ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head,
-                       bool all_logits) {
+                       bool all_logits, bool hidden_head = false) {
     const LlamaHParams& hp = model.hparams;
     if (n < 1) throw Error("model graph: no tokens");
     if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
@@ -211,7 +211,14 @@ ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t
         x = node(l, Role::resid_ffn, HETERO_OP_ADD, {x2, down}, act({n, D}, l, b + "out"));
     }
     g.final_hidden = x;
-    if (with_head) {
+    if (hidden_head) {
+        // The final norm over every row is the graph's output; no vocabulary matmul.
+        const int hl = int(hp.n_layer);
+        g.head_rows = n;
+        g.last_hidden = g.add_tensor(HETERO_DTYPE_F32, {n, D}, TensorUse::last_hidden, hl, "hidden_last");
+        g.logits = g.add_tensor(HETERO_DTYPE_F32, {n, D}, TensorUse::logits, hl, "hidden_normed");
+        node(hl, Role::out_norm, HETERO_OP_RMSNORM, {g.last_hidden, W("output_norm.weight")}, g.logits, eps);
+    } else if (with_head) {
         const int hl = int(hp.n_layer);
         g.head_rows = all_logits ? n : 1;
         const int64_t r = g.head_rows;
@@ -234,6 +241,10 @@ ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t
 
 ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head, bool all_logits) {
     return build_graph(model, n, 1, n_ctx, cache_dtype, with_head, all_logits);
+}
+
+ModelGraph build_hidden_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {
+    return build_graph(model, n, 1, n_ctx, cache_dtype, false, false, true);
 }
 
 ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {
