@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 namespace hetero::serve {
 
 using nlohmann::json;

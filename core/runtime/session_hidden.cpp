@@ -4,6 +4,7 @@
 
 #include "session_parts.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 

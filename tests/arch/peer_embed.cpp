@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
     for (const std::string& text : texts) {
         std::vector<llama_token> tokens(text.size() + 4);
         int n = llama_tokenize(vocab, text.data(), int32_t(text.size()), tokens.data(), int32_t(tokens.size()), true, true);
+        if (n < 0) {  // the buffer was short by this much
+            tokens.resize(size_t(-n));
+            n = llama_tokenize(vocab, text.data(), int32_t(text.size()), tokens.data(), int32_t(tokens.size()), true, true);
+        }
         if (n <= 0 || n > int(cp.n_ctx)) return fail("a text gave no tokens, or more than the context");
         tokens.resize(size_t(n));
         llama_memory_clear(llama_get_memory(ctx), true);

@@ -56,7 +56,7 @@ for i, (a, b) in enumerate(zip(ours, peer)):
         print(f"FAIL {name} text {i}: widths {len(a)} and {len(b)}"); ok = False; continue
     c = cos(a, b)
     norm = math.sqrt(sum(x * x for x in a))
-    print(f"{name:28s} text {i}: cosine {c:.6f}, |v| {norm:.6f}")
+    print(f"{name:28s} text {i}: cosine {c:.7f} (1 - cosine {1 - c:.1e}), |v| {norm:.6f}")
     if not (c >= least and abs(norm - 1) < 1e-4):
         print(f"FAIL {name} text {i}: needs cosine >= {least} and unit length"); ok = False
 # Different texts, different vectors: a constant output would agree with itself.
