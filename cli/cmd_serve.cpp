@@ -93,7 +93,12 @@ void serve_model(const ServeOptions& o) {
     served.n_ctx = model.n_ctx();
     served.n_embd = model.file().hparams.n_embd;
     served.embeddings = queue_options.embeddings;
-    served.pooling = o.pooling.empty() ? model_pooling(model.file().hparams) : pooling_from_name(o.pooling);
+    try {
+        served.pooling = o.pooling.empty() ? model_pooling(model.file().hparams) : pooling_from_name(o.pooling);
+    } catch (const Error& e) {  // a reranker: completions are still served
+        fmt::print(stderr, "notice: no /v1/embeddings: {} (--pooling mean|last|cls pools it anyway)\n", e.what());
+        served.embeddings = false;
+    }
     served.default_seed = std::random_device{}();
     std::atomic<bool> stopping{false};
     served.stopping = &stopping;

@@ -74,7 +74,7 @@ void handle_embeddings(const ServedModel& m, GenerationQueue& queue, const Serve
             throw ApiError(413, "invalid_request_error",
                            fmt::format("the request body is too large ({} bytes; at most {})", req.body.size(), limits.max_body_bytes));
         if (!m.embeddings)
-            throw ApiError(404, "invalid_request_error", "this server was started with --no-embeddings: it has no /v1/embeddings", "",
+            throw ApiError(404, "invalid_request_error", "this server has no /v1/embeddings (it was started with --no-embeddings, or its model is a reranker)", "",
                            "embeddings_disabled");
         const EmbeddingRequest r = parse_embedding_request(req.body);
         if (r.dimensions && *r.dimensions != m.n_embd)
