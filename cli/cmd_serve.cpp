@@ -45,6 +45,8 @@ struct ServeOptions {
     std::vector<std::string> cors_origins;
     std::vector<std::string> aliases;
     serve::QueueOptions queue;
+    bool no_embeddings = false;
+    std::string pooling;  // "" = the model's own (model_pooling)
 };
 
 // The key from --api-key / HETERO_API_KEY or --api-key-file; nullopt = none.
@@ -73,7 +75,12 @@ void serve_model(const ServeOptions& o) {
 
     const std::optional<serve::ApiKey> key = api_key(o);
     const serve::CorsPolicy cors = serve::cors_policy(o.cors_origins);
-    auto cm = open_chat_model(o.model, 256, o.quiet);  // o.model.n_seq: one KV sequence per slot
+    // One KV sequence per slot, and one more for embeddings unless they are off.
+    ChatModelOptions model_options = o.model;
+    serve::QueueOptions queue_options = o.queue;
+    queue_options.embeddings = !o.no_embeddings;
+    if (queue_options.embeddings) model_options.n_seq += 1;
+    auto cm = open_chat_model(model_options, 256, o.quiet);
     serve::ServedModel served;
     LoadedModel& model = *cm->model;
     served.name = model.name();
@@ -84,12 +91,20 @@ void serve_model(const ServeOptions& o) {
     served.tokenizer = &model.tokenizer();
     served.prompt = &model.chat();
     served.n_ctx = model.n_ctx();
+    served.n_embd = model.file().hparams.n_embd;
+    served.embeddings = queue_options.embeddings;
+    try {
+        served.pooling = o.pooling.empty() ? model_pooling(model.file().hparams) : pooling_from_name(o.pooling);
+    } catch (const Error& e) {  // a reranker: completions are still served
+        fmt::print(stderr, "notice: no /v1/embeddings: {} (--pooling mean|last|cls pools it anyway)\n", e.what());
+        served.embeddings = false;
+    }
     served.default_seed = std::random_device{}();
     std::atomic<bool> stopping{false};
     served.stopping = &stopping;
 
     serve::ServerMetrics metrics;
-    serve::GenerationQueue queue(model.session(), model.tokenizer(), o.queue, [&metrics](const serve::JobReport& r) {
+    serve::GenerationQueue queue(model.session(), model.tokenizer(), queue_options, [&metrics](const serve::JobReport& r) {
         metrics.count_generation(r.n_prompt, r.n_generated, r.first_token_seconds, r.decode_seconds);
     });
     serve::GuardedServer server(limits);
@@ -98,8 +113,9 @@ void serve_model(const ServeOptions& o) {
 
     const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);
     if (port < 0) throw Error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", o.host, o.port));
-    fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, /v1/models; /health, /metrics)\n",
-               served.name, serve::url_host(o.host), port);
+    fmt::print(stderr, "serving {} on http://{}:{} (OpenAI API: /v1/chat/completions, /v1/completions, {}/v1/models; /health, /metrics)\n",
+               served.name, serve::url_host(o.host), port,
+               queue_options.embeddings ? "/v1/embeddings, " : "");
     if (!o.quiet) {
         fmt::print(stderr, "{} slot{} of {} tokens of context, decoded together; up to {} requests wait for a slot\n", o.model.n_seq,
                    o.model.n_seq == 1 ? "" : "s", model.n_ctx(), o.queue.max_waiting);
@@ -152,6 +168,11 @@ void add_serve_command(CLI::App& app) {
                     "prompt tokens evaluated between two decode steps of the running requests (a long prompt does not stall them)")
         ->check(CLI::Range(1, 1 << 20))
         ->capture_default_str();
+    cmd->add_flag("--no-embeddings", o->no_embeddings,
+                  "no /v1/embeddings: the KV sequence kept for embeddings (one context's worth of cache) is not allocated");
+    cmd->add_option("--pooling", o->pooling, "how /v1/embeddings pools a text's token states: mean, last or cls (default: the model's "
+                                             "<arch>.pooling_type, else mean)")
+        ->check(CLI::IsMember({"mean", "last", "cls", "first"}));
     cmd->add_option("--host", o->host, "address to listen on");
     cmd->add_option("--port", o->port, "port (0 = any free one; the chosen port is printed)")->check(CLI::Range(0, 65535));
     cmd->add_option("--max-connections,--http-threads", o->limits.max_connections,

@@ -17,6 +17,7 @@ void add_perplexity_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_embed_command(CLI::App& app);
 
 // The process exit code a command asks for (0 unless set; e.g. 130 after SIGINT).
 int& exit_code();

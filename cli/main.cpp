@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     hetero::cli::add_calibrate_command(app);
     hetero::cli::add_chat_command(app);
     hetero::cli::add_serve_command(app);
+    hetero::cli::add_embed_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -58,7 +58,7 @@ void Job::finish(CompletionResult result, std::string error, bool dropped) {
 }
 
 GenerationQueue::GenerationQueue(BatchEvaluator& session, const Tokenizer& tokenizer, QueueOptions options, OnJobEnd on_end)
-    : slots_(session, tokenizer, options.prefill_chunk), tokenizer_(tokenizer), options_(options), on_end_(std::move(on_end)),
+    : session_(session), slots_(session, tokenizer, options.prefill_chunk, session.n_seq() - (options.embeddings ? 1 : 0)), tokenizer_(tokenizer), options_(options), on_end_(std::move(on_end)),
       worker_([this] { work(); }) {}
 
 size_t GenerationQueue::waiting() {
@@ -92,16 +92,35 @@ std::shared_ptr<Job> GenerationQueue::submit(std::string label, std::vector<int3
     return job;
 }
 
+std::shared_ptr<EmbeddingJob> GenerationQueue::submit_embedding(std::vector<std::vector<int32_t>> inputs, EmbeddingOptions options) {
+    if (!options_.embeddings) throw Error("this server keeps no sequence for embeddings");
+    auto job = std::make_shared<EmbeddingJob>(std::move(inputs), options);
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            job->finish("", true);
+            return job;
+        }
+        if (embeddings_.size() >= options_.max_waiting) throw QueueFull(embeddings_.size());
+        embeddings_.push_back(job);
+    }
+    wake_.notify_one();
+    return job;
+}
+
 void GenerationQueue::shutdown() {
     std::deque<std::shared_ptr<Job>> dropped;
+    std::deque<std::shared_ptr<EmbeddingJob>> dropped_embeddings;
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
         dropped.swap(queue_);
+        dropped_embeddings.swap(embeddings_);
         for (auto& job : running_) job->cancel_for_shutdown();
     }
     wake_.notify_all();
     for (auto& job : dropped) job->finish({}, "", true);
+    for (auto& job : dropped_embeddings) job->finish("", true);
 }
 
 void GenerationQueue::work() {
@@ -109,8 +128,12 @@ void GenerationQueue::work() {
         std::vector<std::shared_ptr<Job>> admitted;
         {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || slots_.busy(); });
-            if (queue_.empty() && !slots_.busy()) return;  // stopping, nothing left to finish
+            wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !embeddings_.empty() || embedding_ || slots_.busy(); });
+            if (!embedding_ && !embeddings_.empty()) {
+                embedding_ = std::move(embeddings_.front());
+                embeddings_.pop_front();
+            }
+            if (queue_.empty() && !embedding_ && !slots_.busy()) return;  // stopping, nothing left to finish
             // Waiting jobs take the free slots, in arrival order.
             while (!queue_.empty() && int32_t(admitted.size()) < slots_.idle()) {
                 admitted.push_back(std::move(queue_.front()));
@@ -119,7 +142,35 @@ void GenerationQueue::work() {
             }
         }
         for (const auto& job : admitted) start(job);
-        slots_.step();
+        // One input per round: a large request does not hold the running completions back for all of its inputs.
+        if (embedding_) embed_next();
+        if (slots_.busy()) slots_.step();
+    }
+}
+
+void GenerationQueue::embed_next() {
+    bool stopping = false;
+    {
+        std::lock_guard lock(mutex_);
+        stopping = stopping_;
+    }
+    std::shared_ptr<EmbeddingJob> job = embedding_;
+    if (stopping || job->cancelled()) {
+        embedding_.reset();
+        job->finish(stopping ? "" : "cancelled", stopping);
+        return;
+    }
+    try {
+        // The sequence no slot holds: its cache is overwritten from position 0 by each input.
+        job->add(embed_tokens(session_, session_.n_seq() - 1, job->inputs()[job->vectors_.size()], job->options()));
+    } catch (const std::exception& e) {
+        embedding_.reset();
+        job->finish(e.what());
+        return;
+    }
+    if (job->complete()) {
+        embedding_.reset();
+        job->finish("");
     }
 }
 

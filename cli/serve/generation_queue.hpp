@@ -9,6 +9,8 @@
 #include <hetero/chat/completion_slots.hpp>
 #include <hetero/error.hpp>
 
+#include "embedding_job.hpp"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -43,6 +45,9 @@ public:
 struct QueueOptions {
     size_t max_waiting = 64;     // jobs waiting for a slot; submit() refuses more with QueueFull
     int32_t prefill_chunk = 128;  // prompt tokens between two decode steps of the other slots
+    // The session's last sequence is kept for embeddings (no slot holds
+    // it, so an embedding never touches a completion's KV cache).
+    bool embeddings = false;
 };
 
 // What the worker tells of each job it ran (for /metrics).
@@ -107,6 +112,11 @@ public:
     // `label` names the job in the log line written when it ends. Throws
     // QueueFull when options.max_waiting jobs already wait for a slot.
     std::shared_ptr<Job> submit(std::string label, std::vector<int32_t> prompt, CompletionOptions options);
+    // Queues an embeddings request (QueueOptions::embeddings); its inputs are
+    // embedded one per worker round, between decode steps. Throws QueueFull
+    // as submit() does, hetero::Error when the queue keeps no sequence for
+    // embeddings.
+    std::shared_ptr<EmbeddingJob> submit_embedding(std::vector<std::vector<int32_t>> inputs, EmbeddingOptions options);
     // Cancels the running and queued jobs; later submits finish at once.
     void shutdown();
     // Jobs waiting for a slot (the running ones not counted).
@@ -118,7 +128,9 @@ private:
     void work();
     void start(const std::shared_ptr<Job>& job);  // in a slot, on the worker's thread
     void end(const std::shared_ptr<Job>& job, CompletionResult result, std::string error, double waited);
+    void embed_next();  // the next input of embedding_, on the worker's thread
 
+    BatchEvaluator& session_;
     CompletionSlots slots_;  // the worker's alone
     const Tokenizer& tokenizer_;
     QueueOptions options_;
@@ -127,6 +139,8 @@ private:
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;
     std::vector<std::shared_ptr<Job>> running_;
+    std::deque<std::shared_ptr<EmbeddingJob>> embeddings_;  // waiting
+    std::shared_ptr<EmbeddingJob> embedding_;  // the worker's: the one being embedded
     bool stopping_ = false;
     std::thread worker_;
 };

@@ -4,6 +4,7 @@
 #include "tool_response.hpp"
 
 #include "connection_stream.hpp"
+#include "embeddings_route.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
 
@@ -317,6 +318,9 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
     server.Post("/v1/completions", keyed([&](const httplib::Request& req, httplib::Response& res) {
         handle_generation(model, queue, limits, metrics, req, res, false);
     }));
+    server.Post("/v1/embeddings", keyed([&](const httplib::Request& req, httplib::Response& res) {
+        handle_embeddings(model, queue, limits, req, res);
+    }));
     server.Get("/v1/models", keyed([&](const httplib::Request&, httplib::Response& res) {
         json data = json::array({model_entry(model, model.name)});
         for (const std::string& alias : model.aliases)
@@ -346,7 +350,7 @@ void install_routes(httplib::Server& server, const ServedModel& model, Generatio
             send_error(res, ApiError(405, "invalid_request_error", fmt::format("{} {} is not allowed; use {}", req.method, req.path, allowed)));
         };
     };
-    for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
+    for (const char* path : {"/v1/chat/completions", "/v1/completions", "/v1/embeddings"}) {
         server.Get(path, wrong_method("POST"));
         server.Put(path, wrong_method("POST"));
         server.Delete(path, wrong_method("POST"));

@@ -1,5 +1,6 @@
 // The OpenAI-compatible HTTP API on a cpp-httplib server:
 //   POST /v1/chat/completions, POST /v1/completions (JSON or server-sent events),
+//   POST /v1/embeddings,
 //   GET /v1/models, GET /health, GET /metrics (Prometheus); everything else
 //   gets an OpenAI-style error. One model is served, so a generation request
 //   naming any model is answered by it, as llama.cpp's server does.
@@ -11,6 +12,7 @@
 #include "server_metrics.hpp"
 
 #include <hetero/chat/chat_prompt.hpp>
+#include <hetero/chat/embedding.hpp>
 
 #include <httplib.h>
 
@@ -28,6 +30,9 @@ struct ServedModel {
     const Tokenizer* tokenizer = nullptr;
     const ChatPrompt* prompt = nullptr;
     int32_t n_ctx = 0;
+    int64_t n_embd = 0;               // an embedding's width
+    Pooling pooling = Pooling::mean;  // how /v1/embeddings pools a text's token states
+    bool embeddings = false;          // /v1/embeddings is served (not --no-embeddings)
     uint64_t default_seed = 0;
     // Set when the server stops: a chat template still rendering gives up.
     const std::atomic<bool>* stopping = nullptr;

@@ -20,10 +20,13 @@ struct CompletionSlots::Slot {
     bool decoding() const { return running() && next_token >= 0; }
 };
 
-CompletionSlots::CompletionSlots(BatchEvaluator& evaluator, const Tokenizer& tokenizer, int32_t prefill_chunk)
+CompletionSlots::CompletionSlots(BatchEvaluator& evaluator, const Tokenizer& tokenizer, int32_t prefill_chunk, int32_t n_slots)
     : evaluator_(evaluator), tokenizer_(tokenizer), prefill_chunk_(prefill_chunk) {
     if (prefill_chunk < 1) throw Error(fmt::format("the prefill chunk must be at least one token, not {}", prefill_chunk));
-    for (int32_t s = 0; s < evaluator.n_seq(); ++s) slots_.push_back(std::make_unique<Slot>(evaluator, s));
+    if (n_slots < 0) n_slots = evaluator.n_seq();
+    if (n_slots < 1 || n_slots > evaluator.n_seq())
+        throw Error(fmt::format("{} completion slots, but the evaluator holds {} sequences", n_slots, evaluator.n_seq()));
+    for (int32_t s = 0; s < n_slots; ++s) slots_.push_back(std::make_unique<Slot>(evaluator, s));
 }
 
 CompletionSlots::~CompletionSlots() = default;

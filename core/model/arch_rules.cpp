@@ -69,6 +69,10 @@ void read_rope_scaling(const GgufFile& f, LlamaHParams& hp) {
 void read_arch_hparams(const GgufFile& f, LlamaHParams& hp) {
     const std::string a = hp.arch + ".";
     read_rope_scaling(f, hp);
+    if (const auto pooling = f.get_uint(a + "pooling_type")) {
+        require_in_range(f, a + "pooling_type", double(*pooling), 0, 4, "0 none, 1 mean, 2 cls, 3 last, 4 rank");
+        hp.pooling_type = int32_t(*pooling);
+    }
     const std::string window_key = a + "attention.sliding_window";
     const auto window = f.get_uint(window_key);
     // phi3 files carry 0 for "none" (Phi-4) and the window is not applied there.

@@ -246,9 +246,20 @@ void add_head(GraphBuilder& gb, const LlamaHParams& hp, int32_t n, bool all_logi
     }
 }
 
+// The output norm over every row as the graph's output (embeddings): no
+// vocabulary matmul.
+void add_hidden_head(GraphBuilder& gb, const LlamaHParams& hp, int32_t n) {
+    ModelGraph& g = gb.g;
+    const int hl = int(hp.n_layer);
+    g.head_rows = n;
+    g.last_hidden = g.add_tensor(HETERO_DTYPE_F32, {n, hp.n_embd}, TensorUse::last_hidden, hl, "hidden_last");
+    g.logits = g.add_tensor(HETERO_DTYPE_F32, {n, hp.n_embd}, TensorUse::logits, hl, "hidden_normed");
+    gb.node(hl, Role::out_norm, HETERO_OP_RMSNORM, {g.last_hidden, gb.W("output_norm.weight")}, g.logits, hp.norm_eps);
+}
+
 // n rows: one sequence of n tokens (n_seq = 1) or n sequences of one token each.
 ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head,
-                       bool all_logits) {
+                       bool all_logits, bool hidden_head = false) {
     const LlamaHParams& hp = model.hparams;
     if (n < 1) throw Error("model graph: no tokens");
     if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
@@ -271,7 +282,8 @@ ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t
         x = add_ffn(gb, hp, n, l, x, o);
     }
     g.final_hidden = x;
-    if (with_head) add_head(gb, hp, n, all_logits);
+    if (hidden_head) add_hidden_head(gb, hp, n);
+    else if (with_head) add_head(gb, hp, n, all_logits);
     return g;
 }
 
@@ -279,6 +291,10 @@ ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t
 
 ModelGraph build_model_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head, bool all_logits) {
     return build_graph(model, n, 1, n_ctx, cache_dtype, with_head, all_logits);
+}
+
+ModelGraph build_hidden_graph(const ModelFile& model, int32_t n, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {
+    return build_graph(model, n, 1, n_ctx, cache_dtype, false, false, true);
 }
 
 ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {

@@ -83,6 +83,23 @@ const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::
         keep, pos);
 }
 
+const std::vector<float>& ResilientSession::hidden_states(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+    if (seq < 0 || size_t(seq) >= history_.size()) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, history_.size() - 1));
+    std::vector<int32_t>& history = history_[size_t(seq)];
+    if (pos < 0 || size_t(pos) > history.size())
+        throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history.size()));
+    std::vector<size_t> keep = history_sizes();
+    keep[size_t(seq)] = size_t(pos);
+    return recovering(
+        [&]() -> const std::vector<float>& {
+            const std::vector<float>& hidden = session_->hidden_states(seq, tokens, pos);
+            history.resize(size_t(pos));
+            history.insert(history.end(), tokens.begin(), tokens.end());
+            return hidden;
+        },
+        keep, pos);
+}
+
 const std::vector<float>& ResilientSession::decode_batch(const std::vector<SeqToken>& steps) {
     std::vector<size_t> keep = history_sizes();
     for (const SeqToken& s : steps) {

@@ -66,7 +66,7 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
 }
 
 Session::~Session() {
-    for (auto* programs : {&programs_, &batch_programs_})
+    for (auto* programs : {&programs_, &batch_programs_, &hidden_programs_})
         for (auto& [n, prog] : *programs)
             for (size_t ti = 0; ti < prog->compiled.size(); ++ti)
                 if (prog->compiled[ti].exe) devices_[prog->schedule.tasks[ti].device]->release(prog->compiled[ti].exe);
@@ -173,13 +173,17 @@ void Session::evaluate_chunk(int32_t seq, const int32_t* tokens, int32_t n, int3
                 [&](size_t r) { return pos + n - int32_t(rows) + int32_t(r); });
 }
 
-const std::vector<float>& Session::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+void Session::check_tokens(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) const {
     if (seq < 0 || seq >= options_.n_seq) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, options_.n_seq - 1));
     if (tokens.empty()) throw Error("forward: no tokens");
     if (pos < 0 || int64_t(pos) + int64_t(tokens.size()) > n_ctx_)
         throw Error(fmt::format("context is full: {} tokens at position {} exceed the context of {}", tokens.size(), pos, n_ctx_));
     for (int32_t t : tokens)
         if (t < 0 || t >= model_.hparams.n_vocab) throw Error(fmt::format("token id {} outside the vocabulary of {}", t, model_.hparams.n_vocab));
+}
+
+const std::vector<float>& Session::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+    check_tokens(seq, tokens, pos);
     if (options_.all_logits) logits_.clear();
     for (size_t off = 0; off < tokens.size(); off += size_t(options_.max_batch)) {
         const int32_t n = int32_t(std::min<size_t>(size_t(options_.max_batch), tokens.size() - off));

@@ -181,6 +181,15 @@ SessionProgram& Session::program(int32_t n) {
     return compile(std::move(prog), programs_);
 }
 
+SessionProgram& Session::hidden_program(int32_t n) {
+    auto found = hidden_programs_.find(n);
+    if (found != hidden_programs_.end()) return *found->second;
+    auto prog = std::make_unique<SessionProgram>();
+    prog->n = n;
+    prog->graph = build_hidden_graph(model_, n, n_ctx_, cache_dtypes());
+    return compile(std::move(prog), hidden_programs_);
+}
+
 SessionProgram& Session::batch_program(int32_t n) {
     auto found = batch_programs_.find(n);
     if (found != batch_programs_.end()) return *found->second;

@@ -2,7 +2,8 @@
 # Makes OUT_DIR a llama.cpp peer for the comparisons against llama.cpp
 # (tests/arch/peer_tokens.sh, tests/arch/peer_logits.sh, tests/peer/peer_test.sh):
 # builds it with tests/peer/setup_peer.sh unless OUT_DIR already holds one, then
-# builds peer-greedy (tests/arch/peer_greedy.cpp) against that peer's libllama.
+# builds peer-greedy (tests/arch/peer_greedy.cpp) and peer-embed
+# (tests/arch/peer_embed.cpp) against that peer's libllama.
 # Where the peer cannot be built here (no npm, git or compiler, or the npm
 # registry unreachable) it says so and exits 77; the comparisons then skip.
 # A failed build exits 1.
@@ -37,6 +38,13 @@ if [[ ! -x "$out/cpu/peer-greedy" || "$here/peer_greedy.cpp" -nt "$out/cpu/peer-
   if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_greedy.cpp" -o "$out/cpu/peer-greedy" \
       -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
     echo "building peer-greedy against the llama.cpp peer in $out failed"
+    exit 1
+  fi
+fi
+if [[ ! -x "$out/cpu/peer-embed" || "$here/peer_embed.cpp" -nt "$out/cpu/peer-embed" ]]; then
+  if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_embed.cpp" -o "$out/cpu/peer-embed" \
+      -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
+    echo "building peer-embed against the llama.cpp peer in $out failed"
     exit 1
   fi
 fi

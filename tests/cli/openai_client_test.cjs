@@ -183,6 +183,20 @@ async function expectError(name, fn, cls, status, code, param) {
   const minP = await client.chat.completions.create(chatArgs('Hello', { temperature: 1, min_p: 1, seed: 9 }));
   check('min_p 1 at temperature 1: the greedy reply', minP.choices[0].message.content === reply, minP.choices[0].message.content);
 
+  // Embeddings: the client asks for base64 unless told otherwise and decodes it; both give the same unit vectors.
+  const texts = ['Once upon a time', 'The cat sat on the mat.'];
+  const emb = await client.embeddings.create({ model, input: texts });
+  const floats = await client.embeddings.create({ model, input: texts, encoding_format: 'float' });
+  const unit = (v) => Math.abs(Math.hypot(...v) - 1) < 1e-5;
+  const same = (a, b) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]) < 1e-6);
+  check('embeddings.create: one unit vector per input (base64 as the client asks, float alike), usage counted',
+        emb.object === 'list' && emb.data.length === 2 && emb.data.every((d, i) => d.index === i && d.object === 'embedding' && unit(d.embedding)) &&
+        floats.data.every((d, i) => same(d.embedding, emb.data[i].embedding)) && !same(emb.data[0].embedding, emb.data[1].embedding) &&
+        emb.usage.prompt_tokens > 2 && emb.usage.total_tokens === emb.usage.prompt_tokens,
+        JSON.stringify(emb).slice(0, 300));
+  await expectError('embeddings.create with other dimensions -> BadRequestError 400 param dimensions',
+                    () => client.embeddings.create({ model, input: 'a', dimensions: 3 }), OpenAI.BadRequestError, 400, undefined, 'dimensions');
+
   const again = await client.chat.completions.create(chatArgs('Hello'));
   check('still serving after the errors', again.choices[0].message.content === reply);
   process.exit(failed ? 1 : 0);

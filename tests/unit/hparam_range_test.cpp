@@ -65,6 +65,19 @@ TEST(HParamRanges, GeneratedModelsLoad) {
     }
 }
 
+// <arch>.pooling_type is read (embeddings pool as it says), and a number no writer uses is refused by name.
+TEST(HParamRanges, PoolingTypeIsReadAndChecked) {
+    const std::string last = with_key("qwen3", "qwen3.pooling_type", [](GgufWriter& w) { w.add_uint32("qwen3.pooling_type", 3); });
+    EXPECT_EQ(load_model(last).hparams.pooling_type, 3);
+    fs::remove(last);
+    const std::string none = temp_model("llama_no_pooling");
+    write_random_model(none, random_model_preset("tiny"), HETERO_DTYPE_F32, 3, "llama");
+    EXPECT_EQ(load_model(none).hparams.pooling_type, -1);
+    fs::remove(none);
+    expect_named(load_error(with_key("llama", "llama.pooling_type", [](GgufWriter& w) { w.add_uint32("llama.pooling_type", 9); })),
+                 "llama.pooling_type");
+}
+
 TEST(HParamRanges, SlidingWindowOfZeroIsRefused) {
     for (const char* arch : {"mistral", "gemma2", "gemma3"}) {
         const std::string a = arch;

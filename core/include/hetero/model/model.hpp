@@ -54,6 +54,9 @@ struct LlamaHParams {
     bool qk_norm = false;            // per-head RMSNorm of Q and K (attn_q_norm, attn_k_norm)
     bool post_norms = false;         // post_attention_norm and post_ffw_norm on the branch outputs
     bool gelu_ffn = false;           // GELU(tanh)-gated FFN instead of SwiGLU
+    // <arch>.pooling_type: how an embedding pools the token states (0 none,
+    // 1 mean, 2 cls, 3 last, 4 rank, as GGUF writers number them); -1 = absent.
+    int32_t pooling_type = -1;
 
     bool layer_swa(int64_t l) const { return n_swa > 0 && size_t(l) < swa_layers.size() && swa_layers[size_t(l)]; }
 };

@@ -61,7 +61,7 @@ enum class TensorUse : uint8_t {
     tokens,       // token ids [n] (input)
     positions,    // positions [n] (input)
     last_hidden,  // [r, D]: the last r rows of the final layer's output (the head's input; r = 1 or all)
-    logits,       // [r, n_vocab] (output)
+    logits,       // [r, n_vocab] (output); [n, n_embd] normed hidden states in a hidden-state graph
 };
 
 struct ModelTensor {
@@ -124,6 +124,11 @@ private:
 // the last row, or over every row with all_logits (perplexity, scoring).
 ModelGraph build_model_graph(const ModelFile& model, int32_t n_tokens, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype,
                              bool with_head = true, bool all_logits = false);
+
+// The graph of `n_tokens` rows whose output is the final hidden state of
+// every row after the output norm (the `logits` tensor, [n_tokens, n_embd]):
+// what embeddings pool. The output head's vocabulary matmul is left out.
+ModelGraph build_hidden_graph(const ModelFile& model, int32_t n_tokens, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype);
 
 // One decode step of `n_seq` sequences at once: one row per sequence (its
 // next token at its own position), every matmul, norm and FFN node over all

@@ -59,6 +59,8 @@ public:
     // history); both recover as forward does.
     const std::vector<float>& forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
     const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) override;
+    // Session::hidden_states, recovering as forward does.
+    const std::vector<float>& hidden_states(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
     int32_t n_ctx() const override { return n_ctx_; }
     int32_t n_seq() const override { return options_.n_seq; }
     // Session::prepare; a device failing here is left to the first forward,

@@ -124,6 +124,12 @@ public:
     // One token for each of several distinct sequences; returns
     // [steps.size(), n_vocab] logits, row i for steps[i]; valid until the next call.
     virtual const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) = 0;
+    // The final hidden states of tokens of sequence `seq` at positions pos,
+    // pos+1, ... (after the output norm, before the output head):
+    // [tokens.size(), n_embd], row i for tokens[i]; the vocabulary logits are
+    // not computed. Writes the sequence's KV cache as forward_seq does; valid
+    // until the next call. Evaluators that cannot give them throw hetero::Error.
+    virtual const std::vector<float>& hidden_states(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos);
 };
 
 // One sequence of a BatchEvaluator as an Evaluator (a PrefixCache per slot).
@@ -156,6 +162,8 @@ public:
     const std::vector<float>& forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
     // One batched decode step (BatchEvaluator); one step alone runs as a forward of one token.
     const std::vector<float>& decode_batch(const std::vector<SeqToken>& steps) override;
+    // BatchEvaluator::hidden_states, through a graph without the vocabulary matmul (build_hidden_graph).
+    const std::vector<float>& hidden_states(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) override;
 
     int32_t n_ctx() const override { return n_ctx_; }
     int32_t n_seq() const override { return options_.n_seq; }
@@ -169,6 +177,8 @@ public:
 private:
     SessionProgram& program(int32_t n);        // the schedule for n tokens of one sequence, compiled (once per n)
     SessionProgram& batch_program(int32_t n);  // the schedule of a decode step of n sequences, compiled (once per n)
+    SessionProgram& hidden_program(int32_t n); // the schedule for n tokens' normed hidden states, compiled (once per n)
+    void check_tokens(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) const;  // throws for a bad forward
     SessionProgram& compile(std::unique_ptr<SessionProgram> prog, std::map<int32_t, std::unique_ptr<SessionProgram>>& into);
     std::vector<uint32_t> cache_dtypes() const;  // each layer's KV cache type on its home
     void bind_sequences(SessionProgram& P, const std::vector<int32_t>& seqs);
@@ -186,10 +196,11 @@ private:
     std::vector<std::unique_ptr<SessionDevice>> devices_;  // parallel to plan_.devices; null where unused
     std::map<int32_t, std::unique_ptr<SessionProgram>> programs_;        // by chunk size
     std::map<int32_t, std::unique_ptr<SessionProgram>> batch_programs_;  // by sequences per decode step
+    std::map<int32_t, std::unique_ptr<SessionProgram>> hidden_programs_; // by chunk size
     // Per layer, per sequence: (K, V) on the layer's home device.
     std::vector<std::vector<std::pair<hetero_buffer*, hetero_buffer*>>> kv_caches_;
     uint64_t generation_ = 0;  // forwards run
-    std::vector<float> logits_, batch_logits_;
+    std::vector<float> logits_, batch_logits_, hidden_;
 };
 
 }  // namespace hetero
