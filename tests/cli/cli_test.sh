@@ -105,6 +105,16 @@ env -u HOME -u XDG_CACHE_HOME "$hetero" profile --providers cpu >"$tmp/nohome_ou
 [[ $rc == 1 ]] && grep -q "no cache directory for profiles: neither XDG_CACHE_HOME nor HOME is set" "$tmp/err"
 check "profile with neither HOME nor XDG_CACHE_HOME set: refused with the reason" $?
 
+# hetero embed: one unit vector per text, from arguments and from stdin alike.
+printf 'Once upon a time\n\nThe cat sat\n' | "$hetero" embed --providers cpu -q --stdin "Once upon a time" >"$tmp/embed.json" 2>"$tmp/err"; rc=$?
+[[ $rc == 0 ]] && python3 -c "
+import json, math, sys
+d = json.load(open(sys.argv[1]))['data']
+assert len(d) == 3, len(d)  # the argument, then the two non-empty lines
+for e in d: assert abs(math.sqrt(sum(x * x for x in e['embedding'])) - 1) < 1e-4
+assert d[0]['embedding'] == d[1]['embedding'] and d[1]['embedding'] != d[2]['embedding']" "$tmp/embed.json"
+check "embed: unit vectors, the same text from arguments and stdin gives the same vector" $?
+
 # --logprobs: one line per generated token; greedy picks the most likely,
 # log-probabilities are normalized and the alternatives sorted.
 "$hetero" run --providers cpu -p "Once upon a time" -n 6 --temp 0 -q --logprobs "$tmp/lp.jsonl" --top-logprobs 3 >"$tmp/lp_out" 2>"$tmp/err"; rc=$?
