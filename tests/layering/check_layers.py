@@ -56,7 +56,7 @@ CORE_FLOORS = [
     # The session's implementation compiles and runs a schedule; its header
     # (hetero/runtime/session.hpp) stays with the runtime, below the solver.
     (5, "session",   ["core/runtime/session.cpp", "core/runtime/session_compile.cpp", "core/runtime/session_run.cpp",
-                      "core/runtime/session_device.cpp", "core/runtime/session_parts.hpp"]),
+                      "core/runtime/session_device.cpp", "core/runtime/session_hidden.cpp", "core/runtime/session_parts.hpp"]),
     (5, "profile",   ["core/profile/", "core/include/hetero/profile/"]),   # profiler, profile store, measured costs
     (5, "config",    ["core/config/", "core/include/hetero/config.hpp"]),  # JSON config (its plan rules are the solver's)
     (6, "sim",       ["core/sim/", "core/include/hetero/sim/"]),           # SoC simulator
