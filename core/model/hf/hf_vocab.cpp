@@ -226,7 +226,8 @@ void add_vocabulary(GgufWriter& w, const GgufVocabulary& v) {
     for (const auto& [type, id] : v.special_ids) {
         for (const auto& [t, key] : id_keys) {
             if (t != type) continue;
-            auto it = std::find_if(ids.begin(), ids.end(), [&](const auto& e) { return e.first == key; });
+            const std::string& name = key;  // clang 14 cannot capture a structured binding
+            auto it = std::find_if(ids.begin(), ids.end(), [&](const auto& e) { return e.first == name; });
             if (it == ids.end()) ids.emplace_back(key, id);
             else it->second = id;
         }
@@ -235,7 +236,8 @@ void add_vocabulary(GgufWriter& w, const GgufVocabulary& v) {
     std::vector<std::pair<std::string, bool>> adds;
     for (const auto& [type, add] : v.add_special) {
         if (type != "bos" && type != "eos" && type != "sep") continue;
-        auto it = std::find_if(adds.begin(), adds.end(), [&](const auto& e) { return e.first == type; });
+        const std::string& name = type;  // as above
+        auto it = std::find_if(adds.begin(), adds.end(), [&](const auto& e) { return e.first == name; });
         if (it == adds.end()) adds.emplace_back(type, add);
         else it->second = add;
     }

@@ -69,7 +69,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(std::make_uniq
             }
             continue;
         }
-        auto bad = [&](const std::string& what) { return Error(fmt::format("{}: tensor '{}': {}", path, name, what)); };
+        const std::string& tensor = name;  // clang 14 cannot capture a structured binding
+        auto bad = [&](const std::string& what) { return Error(fmt::format("{}: tensor '{}': {}", path, tensor, what)); };
         if (!entry.is_object()) throw bad("its header entry is not an object");
         for (const auto& [k, v] : entry.items())
             if (k != "dtype" && k != "shape" && k != "data_offsets") throw bad(fmt::format("unexpected header field '{}'", k));
