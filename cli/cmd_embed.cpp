@@ -32,6 +32,7 @@ void embed(EmbedOptions o) {
         for (std::string line; std::getline(std::cin, line);)
             if (!line.empty()) o.texts.push_back(line);
     if (o.texts.empty()) throw Error("no text to embed: give texts as arguments, or --stdin");
+    o.model.renders_chat = false;  // texts are embedded as they are, no template
     auto cm = open_chat_model(o.model, 1, o.quiet);
     LoadedModel& model = *cm->model;
     EmbeddingOptions eo;

@@ -37,7 +37,7 @@ std::unique_ptr<ChatModel> open_chat_model(const ChatModelOptions& o, int32_t ex
     }
     cm->runtime = open_runtime(o.providers);
     cm->model = std::make_unique<LoadedModel>(cm->runtime, lo);
-    if (cm->model->chat_template_is_fallback())
+    if (o.renders_chat && cm->model->chat_template_is_fallback())
         fmt::print(stderr, "notice: {} has no chat template (tokenizer.chat_template); using ChatML\n", cm->model->opened().path);
     if (!quiet) fmt::print(stderr, "plan:\n{}\n", cm->model->initial_plan().describe());
     return cm;

@@ -20,6 +20,7 @@ struct ChatModelOptions {
     std::string chat_template_file;  // overrides the model's template
     int32_t n_seq = 1;               // sequences the KV cache holds (serve's slots)
     int32_t verify = 0;              // --verify N: spot checks against the cpu provider
+    bool renders_chat = true;        // false (embed): no notice about the ChatML fallback
 };
 
 struct ChatModel {
