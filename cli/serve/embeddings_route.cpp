@@ -2,6 +2,7 @@
 
 #include "connection_stream.hpp"
 #include "embedding_request.hpp"
+#include "error_response.hpp"
 #include "openai_response.hpp"
 
 #include <fmt/format.h>
@@ -60,11 +61,6 @@ std::vector<std::vector<int32_t>> input_tokens(const ServedModel& m, const Embed
     return out;
 }
 
-void send_error(httplib::Response& res, const ApiError& e) {
-    res.status = e.status;
-    res.set_content(to_text(error_body(e)), "application/json");
-}
-
 }  // namespace
 
 void handle_embeddings(const ServedModel& m, GenerationQueue& queue, const ServerLimits& limits, const httplib::Request& req,
@@ -98,15 +94,8 @@ void handle_embeddings(const ServedModel& m, GenerationQueue& queue, const Serve
                            {"model", names_model(m, r.model) ? r.model : m.name},
                            {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}}};
         res.set_content(to_text(body), "application/json");
-    } catch (const ApiError& e) {
-        send_error(res, e);
-    } catch (const QueueFull& e) {
-        send_error(res, ApiError(503, "server_error", e.what(), "", "server_busy"));
-        res.set_header("Retry-After", "1");
-    } catch (const ShuttingDown& e) {
-        send_error(res, ApiError(503, "server_error", e.what(), "", "server_shutting_down"));
-    } catch (const std::exception& e) {
-        send_error(res, ApiError(500, "server_error", e.what()));
+    } catch (const std::exception&) {
+        send_current_exception(res);
     }
 }
 

@@ -5,6 +5,7 @@
 
 #include "connection_stream.hpp"
 #include "embeddings_route.hpp"
+#include "error_response.hpp"
 #include "openai_request.hpp"
 #include "openai_response.hpp"
 
@@ -23,11 +24,6 @@ namespace hetero::serve {
 using nlohmann::json;
 
 namespace {
-
-void send_error(httplib::Response& res, const ApiError& e) {
-    res.status = e.status;
-    res.set_content(to_text(error_body(e)), "application/json");
-}
 
 // The prompt tokens of a request, refused when the context cannot hold them
 // and one token of reply.
@@ -272,15 +268,8 @@ void handle_generation(const ServedModel& m, GenerationQueue& queue, const Serve
                                               {usage.prompt_tokens, result.n_generated}, logprobs,
                                               called ? tool_calls_json(reply.calls) : json(nullptr))),
                         "application/json");
-    } catch (const ApiError& e) {
-        send_error(res, e);
-    } catch (const QueueFull& e) {
-        send_error(res, ApiError(503, "server_error", e.what(), "", "server_busy"));
-        res.set_header("Retry-After", "1");
-    } catch (const ShuttingDown& e) {
-        send_error(res, ApiError(503, "server_error", e.what(), "", "server_shutting_down"));
-    } catch (const std::exception& e) {
-        send_error(res, ApiError(500, "server_error", e.what()));
+    } catch (const std::exception&) {
+        send_current_exception(res);
     }
 }
 
