@@ -57,13 +57,19 @@ std::vector<size_t> ResilientSession::history_sizes() const {
     return sizes;
 }
 
-const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+std::vector<int32_t>& ResilientSession::checked_history(int32_t seq, int32_t pos, std::vector<size_t>& keep) {
     if (seq < 0 || size_t(seq) >= history_.size()) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, history_.size() - 1));
     std::vector<int32_t>& history = history_[size_t(seq)];
     if (pos < 0 || size_t(pos) > history.size())
         throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history.size()));
-    std::vector<size_t> keep = history_sizes();
+    keep = history_sizes();
     keep[size_t(seq)] = size_t(pos);
+    return history;
+}
+
+const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
+    std::vector<size_t> keep;
+    std::vector<int32_t>& history = checked_history(seq, pos, keep);
     return recovering(
         [&]() -> const std::vector<float>& {
             const std::vector<float>& logits = session_->forward_seq(seq, tokens, pos);
@@ -84,12 +90,8 @@ const std::vector<float>& ResilientSession::forward_seq(int32_t seq, const std::
 }
 
 const std::vector<float>& ResilientSession::hidden_states(int32_t seq, const std::vector<int32_t>& tokens, int32_t pos) {
-    if (seq < 0 || size_t(seq) >= history_.size()) throw Error(fmt::format("sequence {} outside the session's 0..{}", seq, history_.size() - 1));
-    std::vector<int32_t>& history = history_[size_t(seq)];
-    if (pos < 0 || size_t(pos) > history.size())
-        throw Error(fmt::format("forward at position {}, but only {} tokens were evaluated before", pos, history.size()));
-    std::vector<size_t> keep = history_sizes();
-    keep[size_t(seq)] = size_t(pos);
+    std::vector<size_t> keep;
+    std::vector<int32_t>& history = checked_history(seq, pos, keep);
     return recovering(
         [&]() -> const std::vector<float>& {
             const std::vector<float>& hidden = session_->hidden_states(seq, tokens, pos);

@@ -84,6 +84,9 @@ private:
     const std::vector<float>& recovering(const std::function<const std::vector<float>&()>& attempt, const std::vector<size_t>& keep,
                                          int32_t position);
     std::vector<size_t> history_sizes() const;
+    // Sequence `seq`'s history, once seq and pos are checked (pos at most the
+    // tokens evaluated before); `keep` gets what recovering() restores.
+    std::vector<int32_t>& checked_history(int32_t seq, int32_t pos, std::vector<size_t>& keep);
 
     const ModelFile& model_;
     SessionOptions options_;
