@@ -142,20 +142,13 @@ void encode_k_affine(const float* x, int levels, uint16_t& d_out, uint16_t& dmin
 void encode_q4_k(const float* x, BlockQ4K& b) {
     int q[kKBlock];
     encode_k_affine(x, 15, b.d, b.dmin, b.scales, q);
-    for (int p = 0; p < 4; ++p)
-        for (int l = 0; l < 32; ++l) b.qs[32 * p + l] = uint8_t(q[64 * p + l] | (q[64 * p + 32 + l] << 4));
+    pack_q4_k_codes(q, b);
 }
 
 void encode_q5_k(const float* x, BlockQ5K& b) {
     int q[kKBlock];
     encode_k_affine(x, 31, b.d, b.dmin, b.scales, q);
-    std::memset(b.qh, 0, sizeof b.qh);
-    for (int p = 0; p < 4; ++p)
-        for (int l = 0; l < 32; ++l) {
-            const int a = q[64 * p + l], c = q[64 * p + 32 + l];
-            b.qs[32 * p + l] = uint8_t((a & 0x0f) | ((c & 0x0f) << 4));
-            b.qh[l] = uint8_t(b.qh[l] | ((a >> 4) << (2 * p)) | ((c >> 4) << (2 * p + 1)));
-        }
+    pack_q5_k_codes(q, b);
 }
 
 // Q2_K: 16 sub-blocks of 16, levels 0..3, 4-bit scales and mins.
@@ -203,13 +196,7 @@ void encode_q6_k(const float* x, BlockQ6K& b) {
         b.scales[j] = int8_t(sc[j]);
         symmetric_codes(x + 16 * j, d * float(sc[j]), 32, q + 16 * j);
     }
-    for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < 32; ++l) {
-            const int q0 = q[128 * h + l], q1 = q[128 * h + 32 + l], q2 = q[128 * h + 64 + l], q3 = q[128 * h + 96 + l];
-            b.ql[64 * h + l] = uint8_t((q0 & 0x0f) | ((q2 & 0x0f) << 4));
-            b.ql[64 * h + 32 + l] = uint8_t((q1 & 0x0f) | ((q3 & 0x0f) << 4));
-            b.qh[32 * h + l] = uint8_t((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
-        }
+    pack_q6_k_codes(q, b);
 }
 
 // Q3_K: levels -4 .. 3, 6-bit signed sub-block scales.

@@ -214,16 +214,16 @@ inline void quantize_k_asym(const float* x, int levels, uint16_t& d_out, uint16_
 
 // Reference quantizers: GGUF's layouts; the choice of scales is this
 // library's own (simple min/max per sub-block), any valid block decodes alike.
-inline void quantize_block_q4_k(const float* x, BlockQ4K& b) {
-    uint8_t q[kKBlock];
-    detail::quantize_k_asym(x, 15, b.d, b.dmin, b.scales, q);
+// A K-quant block's codes (one per value: 0..15, 0..31, 0..63), in block
+// order, into its bit layout; every quantizer of these types packs this way.
+template <class Code>
+inline void pack_q4_k_codes(const Code* q, BlockQ4K& b) {
     for (int p = 0; p < 4; ++p)
         for (int l = 0; l < 32; ++l) b.qs[32 * p + l] = uint8_t(q[64 * p + l] | (q[64 * p + 32 + l] << 4));
 }
 
-inline void quantize_block_q5_k(const float* x, BlockQ5K& b) {
-    uint8_t q[kKBlock];
-    detail::quantize_k_asym(x, 31, b.d, b.dmin, b.scales, q);
+template <class Code>
+inline void pack_q5_k_codes(const Code* q, BlockQ5K& b) {
     std::memset(b.qh, 0, sizeof b.qh);
     for (int p = 0; p < 4; ++p)
         for (int l = 0; l < 32; ++l) {
@@ -231,6 +231,29 @@ inline void quantize_block_q5_k(const float* x, BlockQ5K& b) {
             b.qs[32 * p + l] = uint8_t((a & 0x0f) | ((c & 0x0f) << 4));
             b.qh[l] = uint8_t(b.qh[l] | ((a >> 4) << (2 * p)) | ((c >> 4) << (2 * p + 1)));
         }
+}
+
+template <class Code>
+inline void pack_q6_k_codes(const Code* q, BlockQ6K& b) {
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < 32; ++l) {
+            const int q0 = q[128 * h + l], q1 = q[128 * h + 32 + l], q2 = q[128 * h + 64 + l], q3 = q[128 * h + 96 + l];
+            b.ql[64 * h + l] = uint8_t((q0 & 0x0f) | ((q2 & 0x0f) << 4));
+            b.ql[64 * h + 32 + l] = uint8_t((q1 & 0x0f) | ((q3 & 0x0f) << 4));
+            b.qh[32 * h + l] = uint8_t((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
+        }
+}
+
+inline void quantize_block_q4_k(const float* x, BlockQ4K& b) {
+    uint8_t q[kKBlock];
+    detail::quantize_k_asym(x, 15, b.d, b.dmin, b.scales, q);
+    pack_q4_k_codes(q, b);
+}
+
+inline void quantize_block_q5_k(const float* x, BlockQ5K& b) {
+    uint8_t q[kKBlock];
+    detail::quantize_k_asym(x, 31, b.d, b.dmin, b.scales, q);
+    pack_q5_k_codes(q, b);
 }
 
 inline void quantize_block_q6_k(const float* x, BlockQ6K& b) {
@@ -251,13 +274,7 @@ inline void quantize_block_q6_k(const float* x, BlockQ6K& b) {
         const float s = d * float(sc), is = s != 0.f ? 1.f / s : 0.f;
         for (int l = 0; l < 16; ++l) q[16 * i + l] = uint8_t(std::clamp(int(std::lround(x[16 * i + l] * is)), -32, 31) + 32);
     }
-    for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < 32; ++l) {
-            const int q0 = q[128 * h + l], q1 = q[128 * h + 32 + l], q2 = q[128 * h + 64 + l], q3 = q[128 * h + 96 + l];
-            b.ql[64 * h + l] = uint8_t((q0 & 0x0f) | ((q2 & 0x0f) << 4));
-            b.ql[64 * h + 32 + l] = uint8_t((q1 & 0x0f) | ((q3 & 0x0f) << 4));
-            b.qh[32 * h + l] = uint8_t((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
-        }
+    pack_q6_k_codes(q, b);
 }
 
 }  // namespace hetero::sdk
