@@ -67,6 +67,17 @@ void base_hparams(KeyList& kv, const HfConfig& c, const std::string& a, uint32_t
     kv.set("general.file_type", file_type);
 }
 
+// The shape every architecture's keys hold: widths, layers, heads, the norm's
+// epsilon (the callers have checked that the config gives it).
+void set_shape_keys(KeyList& kv, const HfConfig& c, const std::string& a) {
+    kv.set(a + "embedding_length", uint32_t(c.n_embd));
+    kv.set(a + "feed_forward_length", uint32_t(c.n_ff));
+    kv.set(a + "block_count", uint32_t(c.n_layer));
+    kv.set(a + "attention.head_count", uint32_t(c.n_head));
+    kv.set(a + "attention.head_count_kv", uint32_t(c.n_head_kv));
+    kv.set(a + "attention.layer_norm_rms_epsilon", float(*c.rms_eps));
+}
+
 void phi3_hparams(KeyList& kv, const HfConfig& c, const std::string& a, uint32_t file_type) {
     const nlohmann::json& j = c.params;
     const std::string& p = c.path;
@@ -85,12 +96,7 @@ void phi3_hparams(KeyList& kv, const HfConfig& c, const std::string& a, uint32_t
         throw Error(fmt::format("{}: long-context RoPE factors (rope_scaling long_factor/short_factor) are not supported by hetero", p));
     kv.set(a + "context_length", uint32_t(*c.n_ctx));
     kv.set(a + "rope.scaling.original_context_length", uint32_t(*orig));
-    kv.set(a + "embedding_length", uint32_t(c.n_embd));
-    kv.set(a + "feed_forward_length", uint32_t(c.n_ff));
-    kv.set(a + "block_count", uint32_t(c.n_layer));
-    kv.set(a + "attention.head_count", uint32_t(c.n_head));
-    kv.set(a + "attention.head_count_kv", uint32_t(c.n_head_kv));
-    kv.set(a + "attention.layer_norm_rms_epsilon", float(*c.rms_eps));
+    set_shape_keys(kv, c, a);
     kv.set(a + "rope.dimension_count", uint32_t(rope_dims));
     kv.set(a + "rope.freq_base", float(*c.rope_theta));
     kv.set("general.file_type", file_type);
@@ -108,12 +114,7 @@ void gemma2_hparams(KeyList& kv, const HfConfig& c, const std::string& a, uint32
         throw Error(fmt::format("{}: '{}' is missing", p, key));
     };
     kv.set(a + "context_length", uint32_t(*c.n_ctx));
-    kv.set(a + "embedding_length", uint32_t(c.n_embd));
-    kv.set(a + "block_count", uint32_t(c.n_layer));
-    kv.set(a + "feed_forward_length", uint32_t(c.n_ff));
-    kv.set(a + "attention.head_count", uint32_t(c.n_head));
-    kv.set(a + "attention.head_count_kv", uint32_t(c.n_head_kv));
-    kv.set(a + "attention.layer_norm_rms_epsilon", float(*c.rms_eps));
+    set_shape_keys(kv, c, a);
     kv.set(a + "attention.key_length", uint32_t(c.head_dim));
     kv.set(a + "attention.value_length", uint32_t(c.head_dim));
     kv.set("general.file_type", file_type);
