@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <regex>
 
@@ -271,14 +272,21 @@ WalkStats random_walks(const Tokenizer& tok, const std::shared_ptr<const TokenTr
             c.mask(logits, {eos});
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             stats.mask_ms_total += ms, stats.mask_ms_worst = std::max(stats.mask_ms_worst, ms), ++stats.masks;
-            std::vector<int32_t> allowed;
-            for (size_t i = 0; i < logits.size(); ++i)
-                if (std::isfinite(logits[i])) allowed.push_back(int32_t(i));
-            if (allowed.empty()) {
+            // A first byte, then a token that starts with it: a walk moves like a byte-level one whatever the
+            // vocabulary's size (uniform over 32k tokens, a newline or a closing quote would almost never come).
+            std::map<int, std::vector<int32_t>> allowed_by_byte;
+            for (size_t i = 0; i < logits.size(); ++i) {
+                if (!std::isfinite(logits[i])) continue;
+                const bool textless = i == size_t(eos) || trie->text(int32_t(i)).empty();
+                allowed_by_byte[textless ? -1 : int((unsigned char)trie->text(int32_t(i))[0])].push_back(int32_t(i));
+            }
+            if (allowed_by_byte.empty()) {
                 ADD_FAILURE() << "no token allowed after '" << text << "'";
                 return stats;
             }
-            int32_t t = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+            auto group = allowed_by_byte.begin();
+            std::advance(group, std::uniform_int_distribution<size_t>(0, allowed_by_byte.size() - 1)(rng));
+            int32_t t = group->second[std::uniform_int_distribution<size_t>(0, group->second.size() - 1)(rng)];
             if (c.complete() && step > max_steps / 4) t = eos;
             if (t == eos) {
                 EXPECT_TRUE(c.complete()) << text;

@@ -79,6 +79,24 @@ def stream_events(port, path, body, on_piece, timeout=120):
     return text
 
 
+def queue_depth(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    for line in text.splitlines():
+        if line.startswith("hetero_queue_depth "):
+            return int(float(line.split()[1]))
+    raise RuntimeError("/metrics has no hetero_queue_depth")
+
+
+# EOS (id 2) barred for the replies that must still run while others arrive: greedy text
+# depends on the float rounding of the CPU's kernels and thread count, and may end early.
+NO_EOS = {"2": -100}
+
+
 def reply_text(status, raw):
     if status != 200:
         return f"HTTP {status}: {raw[:200]}"
@@ -141,7 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
             with lock:
                 arrivals.append(tag)
         stream_events(parallel.port, "/v1/completions",
-                      {"model": "m", "prompt": prompt, "max_tokens": 300, "temperature": 0, "stream": True}, note)
+                      {"model": "m", "prompt": prompt, "max_tokens": 300, "temperature": 0, "stream": True, "logit_bias": NO_EOS}, note)
 
     threads = [threading.Thread(target=streamer, args=(tag, p)) for tag, p in (("a", "Once upon a time"), ("b", "The little bird"))]
     for t in threads:
@@ -171,7 +189,8 @@ with tempfile.TemporaryDirectory() as tmp:
             started.set()
         try:
             stream_events(busy.port, "/v1/completions",
-                          {"model": "m", "prompt": "Once upon a time", "max_tokens": 4000, "temperature": 0, "stream": True}, note)
+                          {"model": "m", "prompt": "Once upon a time", "max_tokens": 4000, "temperature": 0, "stream": True,
+                           "logit_bias": NO_EOS}, note)
             results[tag] = "done"
         except Exception as e:
             results[tag] = str(e)
@@ -181,7 +200,9 @@ with tempfile.TemporaryDirectory() as tmp:
     started.wait(60)
     second = threading.Thread(target=long_stream, args=("second",))  # waits for the slot
     second.start()
-    time.sleep(0.05)
+    deadline = time.time() + 60
+    while queue_depth(busy.port) < 1 and time.time() < deadline:  # the second waits for the slot
+        time.sleep(0.01)
     status, headers, raw = post(busy.port, "/v1/completions", {"model": "m", "prompt": "Hi", "max_tokens": 4})
     first.join()
     second.join()
