@@ -24,6 +24,8 @@ endif()
 
 find_program(HETERO_GLSLANG glslangValidator REQUIRED)
 set(HETERO_SHADERS_MODULE ${CMAKE_CURRENT_LIST_FILE})
+# Shaders include the SDK's language-neutral headers (hetero/sdk/k_scale_bits.h).
+get_filename_component(HETERO_SHADERS_SDK_INCLUDE ${CMAKE_CURRENT_LIST_DIR}/../sdk/include ABSOLUTE)
 
 function(hetero_add_shader target name source)
   cmake_parse_arguments(ARG "" "" "DEFINES;DEPENDS" ${ARGN})
@@ -39,7 +41,7 @@ function(hetero_add_shader target name source)
   add_custom_command(
     OUTPUT ${spv}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-    COMMAND ${HETERO_GLSLANG} -V --target-env vulkan1.2 -S comp -I${src_dir} ${defs} -o ${spv} ${src_abs}
+    COMMAND ${HETERO_GLSLANG} -V --target-env vulkan1.2 -S comp -I${src_dir} -I${HETERO_SHADERS_SDK_INCLUDE} ${defs} -o ${spv} ${src_abs}
     DEPENDS ${src_abs} ${ARG_DEPENDS}
     COMMENT "SPIR-V ${name}"
     VERBATIM)

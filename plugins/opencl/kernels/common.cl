@@ -157,8 +157,8 @@ inline int kquant_bytes(int dtype) { return dtype == DT_Q4_K ? Q4K_BYTES : dtype
 // the low nibble, min in the high one) and their top 2 bits in the top bits
 // of bytes j - 4 (scale) and j (min).
 inline int2 kq_scale_min(global const uchar* s, int j) {
-    if (j < 4) return (int2)(s[j] & 63, s[j + 4] & 63);
-    return (int2)((s[j + 4] & 15) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+    const uint a = s[j & 3], b = s[(j & 3) + 4], c = s[(j & 3) + 8];
+    return (int2)((int)HETERO_KQ_SCALE(a, c, (uint)j), (int)HETERO_KQ_MIN(b, c, (uint)j));
 }
 
 // Element e (0..255) of a K-quant super-block, computed as the SDK's decoder does.

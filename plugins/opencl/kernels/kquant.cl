@@ -21,10 +21,10 @@
 // KQ_SCALES_OF takes the bytes as uint4 values (one byte each).
 #define KQ_SCALES_OF(A, B, C, sc_lo, m_lo, sc_hi, m_hi)                   \
     const uint4 sc_lo##_a = (A), sc_lo##_b = (B), sc_lo##_c = (C);        \
-    const float4 sc_lo = convert_float4(sc_lo##_a & 63u);                 \
-    const float4 m_lo = convert_float4(sc_lo##_b & 63u);                  \
-    const float4 sc_hi = convert_float4((sc_lo##_c & 15u) | ((sc_lo##_a >> 6) << 4)); \
-    const float4 m_hi = convert_float4((sc_lo##_c >> 4) | ((sc_lo##_b >> 6) << 4));
+    const float4 sc_lo = convert_float4(HETERO_KQ_SCALE_LO(sc_lo##_a));   \
+    const float4 m_lo = convert_float4(HETERO_KQ_MIN_LO(sc_lo##_b));      \
+    const float4 sc_hi = convert_float4(HETERO_KQ_SCALE_HI(sc_lo##_a, sc_lo##_c)); \
+    const float4 m_hi = convert_float4(HETERO_KQ_MIN_HI(sc_lo##_b, sc_lo##_c));
 #define KQ_UNPACK_SCALES(blk, sc_lo, m_lo, sc_hi, m_hi)                   \
     KQ_SCALES_OF(convert_uint4(vload4(0, (blk) + 4)), convert_uint4(vload4(0, (blk) + 8)), \
                  convert_uint4(vload4(0, (blk) + 12)), sc_lo, m_lo, sc_hi, m_hi)
@@ -433,8 +433,7 @@ inline void fetch_parts_q45_k(global const uchar* w, int M, int K, int m0, int k
 // b = s[(j & 3) + 4], c = s[(j & 3) + 8] (see KQ_UNPACK_SCALES) and the
 // block's d | dmin << 16, as (d * sc, dmin * m), both exact in float.
 inline float2 kq45_scale_min(uint dm, uint a, uint b, uint c, int j) {
-    const uint sc = j < 4 ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
-    const uint mn = j < 4 ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));
+    const uint sc = HETERO_KQ_SCALE(a, c, (uint)j), mn = HETERO_KQ_MIN(b, c, (uint)j);
     return (float2)(half_reg_to_float(dm) * small_int_to_float((int)sc), half_reg_to_float(dm >> 16) * small_int_to_float((int)mn));
 }
 

@@ -2,6 +2,7 @@
 // push-constant block (with each operand's byte offset inside its descriptor
 // range, so no shader starts with a dependent memory read), and index helpers.
 #extension GL_KHR_shader_subgroup_basic : enable
+#include "hetero/sdk/k_scale_bits.h"
 
 layout(std430, set = 0, binding = 0) buffer Meta {
     uint err_code;   // 0 = ok; set once by the first failing invocation

@@ -66,8 +66,7 @@ float q32_value(uint dt, uint q, float d, float m) {
         uint q = (NAME##_u8(blk + (q5 ? 48u : 16u) + 32u * (j >> 1) + l) >> (4u * (j & 1u))) & 15u; \
         if (q5) q |= ((NAME##_u8(blk + 16u + l) >> j) & 1u) << 4;                          \
         uint a = NAME##_u8(blk + 4u + (j & 3u)), b = NAME##_u8(blk + 8u + (j & 3u)), c = NAME##_u8(blk + 12u + (j & 3u)); \
-        uint sc = j < 4u ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));                      \
-        uint mn = j < 4u ? (b & 63u) : ((c >> 4) | ((b >> 6) << 4));                       \
+        uint sc = HETERO_KQ_SCALE(a, c, j), mn = HETERO_KQ_MIN(b, c, j);                    \
         vec2 dm = unpackHalf2x16(NAME##_u32(blk));                                         \
         return dm.x * float(sc) * float(q) - dm.y * float(mn);                             \
     }                                                                                      \

@@ -63,8 +63,7 @@ void main() {
             uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 8 ? 176u : 144u);
             uint j = (k0 >> 5) & 7u;
             uint a = w_u8(blk + 4u + (j & 3u)), bm = w_u8(blk + 8u + (j & 3u)), c = w_u8(blk + 12u + (j & 3u));
-            uint sc = j < 4u ? (a & 63u) : ((c & 15u) | ((a >> 6) << 4));
-            uint mn = j < 4u ? (bm & 63u) : ((c >> 4) | ((bm >> 6) << 4));
+            uint sc = HETERO_KQ_SCALE(a, c, j), mn = HETERO_KQ_MIN(bm, c, j);
             vec2 dm = unpackHalf2x16(w_u32(blk));
             float d = dm.x * float(sc), o = dm.y * float(mn);
             for (uint b = 0u; b < 8u; b += 4u) {

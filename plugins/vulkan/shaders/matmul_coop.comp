@@ -225,8 +225,7 @@ void main() {
             uint j = (s * 2u + lh) & 7u, jj = j & 3u;
             vec2 dm = unpackHalf2x16(wr[p][0]);
             uvec4 A = bytes4(wr[p][1]), B = bytes4(wr[p][2]), C = bytes4(wr[p][3]);
-            uint sc = j < 4u ? A[jj] & 63u : (C[jj] & 15u) | ((A[jj] >> 6) << 4);
-            uint mn = j < 4u ? B[jj] & 63u : (C[jj] >> 4) | ((B[jj] >> 6) << 4);
+            uint sc = HETERO_KQ_SCALE(A[jj], C[jj], j), mn = HETERO_KQ_MIN(B[jj], C[jj], j);
             float dsc = dm.x * float(sc), dmm = dm.y * float(mn);
             uint sh = 4u * (j & 1u);
             [[unroll]] for (uint i = 0u; i < 8u; ++i) {

@@ -342,8 +342,8 @@ void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
 #define DEFINE_KQ_DOT(SFX, LD)                                                                                  \
     float kq_part_dot##SFX(uint blk, uint s, vec4 xv[8], float xsum[8]) {                                      \
         uvec4 A = bytes4(LD##_u32(blk + 4u)), B = bytes4(LD##_u32(blk + 8u)), C = bytes4(LD##_u32(blk + 12u));  \
-        vec4 sc_lo = vec4(A & 63u), m_lo = vec4(B & 63u);                                                       \
-        vec4 sc_hi = vec4((C & 15u) | ((A >> 6) << 4)), m_hi = vec4((C >> 4) | ((B >> 6) << 4));                \
+        vec4 sc_lo = vec4(HETERO_KQ_SCALE_LO(A)), m_lo = vec4(HETERO_KQ_MIN_LO(B));                             \
+        vec4 sc_hi = vec4(HETERO_KQ_SCALE_HI(A, C)), m_hi = vec4(HETERO_KQ_MIN_HI(B, C));                        \
         float sc[8] = float[8](sc_lo.x, sc_lo.y, sc_lo.z, sc_lo.w, sc_hi.x, sc_hi.y, sc_hi.z, sc_hi.w);         \
         float mn[8] = float[8](m_lo.x, m_lo.y, m_lo.z, m_lo.w, m_hi.x, m_hi.y, m_hi.z, m_hi.w);                 \
         uint qh = WTYPE == 8 ? LD##_u32(blk + 16u + 4u * s) : 0u;                                               \

@@ -8,6 +8,8 @@
 // the copy the linker keeps for generic code. Standard headers only.
 #pragma once
 
+#include <hetero/sdk/k_scale_bits.h>
+
 #include <cstdint>
 
 namespace hetero::sdk {
@@ -16,14 +18,11 @@ namespace hetero::sdk {
 // j < 4 keep them in the low 6 bits of bytes j and j + 4; j >= 4 keep their
 // low 4 bits in byte j + 4 (scale low nibble, min high nibble) and their top
 // 2 bits in the top bits of bytes j - 4 (scale) and j (min).
+// The layout itself is k_scale_bits.h, shared with the GPU kernels.
 static inline void k_scale_min(const uint8_t* s, int j, int& sc, int& m) {
-    if (j < 4) {
-        sc = s[j] & 63;
-        m = s[j + 4] & 63;
-    } else {
-        sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
+    const unsigned jj = unsigned(j), a = s[jj & 3u], b = s[(jj & 3u) + 4u], c = s[(jj & 3u) + 8u];
+    sc = int(HETERO_KQ_SCALE(a, c, jj));
+    m = int(HETERO_KQ_MIN(b, c, jj));
 }
 
 }  // namespace hetero::sdk
