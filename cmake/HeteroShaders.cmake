@@ -24,7 +24,7 @@ endif()
 
 find_program(HETERO_GLSLANG glslangValidator REQUIRED)
 set(HETERO_SHADERS_MODULE ${CMAKE_CURRENT_LIST_FILE})
-# Shaders include the SDK's language-neutral headers (hetero/sdk/k_scale_bits.h).
+# Shaders include the SDK's language-neutral headers (hetero/sdk/block_layout.h).
 get_filename_component(HETERO_SHADERS_SDK_INCLUDE ${CMAKE_CURRENT_LIST_DIR}/../sdk/include ABSOLUTE)
 
 function(hetero_add_shader target name source)

@@ -20,14 +20,15 @@
 #define DT_Q2_K 14
 #define DT_Q3_K 15
 
-#define QK 32
-#define Q8_BYTES 34
-#define Q4_BYTES 18
+// Block sizes from hetero/sdk/block_layout.h (embedded ahead of this file).
+#define QK HETERO_QK
+#define Q8_BYTES HETERO_Q8_0_BYTES
+#define Q4_BYTES HETERO_Q4_0_BYTES
 // K-quant super-blocks: 256 elements; byte offsets inside a block follow GGUF.
-#define QKK 256
-#define Q4K_BYTES 144
-#define Q5K_BYTES 176
-#define Q6K_BYTES 210
+#define QKK HETERO_QK_K
+#define Q4K_BYTES HETERO_Q4_K_BYTES
+#define Q5K_BYTES HETERO_Q5_K_BYTES
+#define Q6K_BYTES HETERO_Q6_K_BYTES
 
 // Bits of the execution error flag (err[0]); err[1] holds the lowest failing node.
 #define ERR_ID_RANGE 1

@@ -3,12 +3,12 @@
 // Q5_1, IQ4_NL (32 elements a block) and Q2_K, Q3_K (256 a super-block). Their
 // blocks are 18 to 110 bytes, so only 2-byte alignment is assumed: bytes are
 // read by vload (any alignment) and f16 fields by vload_half.
-#define Q4_1_BYTES 20
-#define Q5_0_BYTES 22
-#define Q5_1_BYTES 24
-#define IQ4_NL_BYTES 18
-#define Q2K_BYTES 84
-#define Q3K_BYTES 110
+#define Q4_1_BYTES HETERO_Q4_1_BYTES
+#define Q5_0_BYTES HETERO_Q5_0_BYTES
+#define Q5_1_BYTES HETERO_Q5_1_BYTES
+#define IQ4_NL_BYTES HETERO_IQ4_NL_BYTES
+#define Q2K_BYTES HETERO_Q2_K_BYTES
+#define Q3K_BYTES HETERO_Q3_K_BYTES
 
 // ---- quads: elements 4v..4v+3 of a row, as floats
 //

@@ -2,7 +2,13 @@
 // push-constant block (with each operand's byte offset inside its descriptor
 // range, so no shader starts with a dependent memory read), and index helpers.
 #extension GL_KHR_shader_subgroup_basic : enable
-#include "hetero/sdk/k_scale_bits.h"
+#include "hetero/sdk/block_layout.h"
+
+// Bytes per block of each weight type (hetero/sdk/block_layout.h), as uint.
+const uint Q4_0_BYTES = uint(HETERO_Q4_0_BYTES), Q4_1_BYTES = uint(HETERO_Q4_1_BYTES), Q5_0_BYTES = uint(HETERO_Q5_0_BYTES);
+const uint Q5_1_BYTES = uint(HETERO_Q5_1_BYTES), Q8_0_BYTES = uint(HETERO_Q8_0_BYTES), Q2_K_BYTES = uint(HETERO_Q2_K_BYTES);
+const uint Q3_K_BYTES = uint(HETERO_Q3_K_BYTES), Q4_K_BYTES = uint(HETERO_Q4_K_BYTES), Q5_K_BYTES = uint(HETERO_Q5_K_BYTES);
+const uint Q6_K_BYTES = uint(HETERO_Q6_K_BYTES);
 
 layout(std430, set = 0, binding = 0) buffer Meta {
     uint err_code;   // 0 = ok; set once by the first failing invocation

@@ -21,7 +21,7 @@
 // (Q4_1, Q5_1), a 32-bit qh of fifth bits (Q5_0, Q5_1; bit e is element
 // e's), then 16 bytes of nibbles laid out as Q4_0's (element j < 16 in the
 // low nibble of byte j, j + 16 in its high nibble).
-uint q32_bytes(uint dt) { return dt == DT_Q4_1 ? 20u : dt == DT_Q5_0 ? 22u : dt == DT_Q5_1 ? 24u : 18u; }
+uint q32_bytes(uint dt) { return dt == DT_Q4_1 ? Q4_1_BYTES : dt == DT_Q5_0 ? Q5_0_BYTES : dt == DT_Q5_1 ? Q5_1_BYTES : Q4_0_BYTES; }
 uint q32_qs(uint dt) { return dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : dt == DT_Q5_1 ? 8u : 2u; }
 uint q32_qh(uint dt) { return dt == DT_Q5_0 ? 2u : 4u; }
 const float IQ4NL_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
@@ -54,7 +54,7 @@ float q32_value(uint dt, uint q, float d, float m) {
     float NAME##_kq_elem(uint dtype, uint base, uint e) {                                  \
         uint r = e & 255u, j = r >> 5, l = e & 31u;                                        \
         if (dtype == DT_Q6_K) {                                                            \
-            uint blk = base + (e >> 8) * 210u, h = r >> 7, c = j & 3u;                     \
+            uint blk = base + (e >> 8) * Q6_K_BYTES, h = r >> 7, c = j & 3u;                     \
             uint lo = NAME##_u8(blk + 64u * h + 32u * (c & 1u) + l) >> (4u * (c >> 1));     \
             uint hi = NAME##_u8(blk + 128u + 32u * h + l) >> (2u * c);                     \
             float d = unpackHalf2x16(NAME##_u16(blk + 208u)).x;                            \
@@ -62,7 +62,7 @@ float q32_value(uint dt, uint q, float d, float m) {
             return d * float(sc) * float(int((lo & 15u) | ((hi & 3u) << 4)) - 32);          \
         }                                                                                  \
         bool q5 = dtype == DT_Q5_K;                                                        \
-        uint blk = base + (e >> 8) * (q5 ? 176u : 144u);                                   \
+        uint blk = base + (e >> 8) * (q5 ? Q5_K_BYTES : Q4_K_BYTES);                                   \
         uint q = (NAME##_u8(blk + (q5 ? 48u : 16u) + 32u * (j >> 1) + l) >> (4u * (j & 1u))) & 15u; \
         if (q5) q |= ((NAME##_u8(blk + 16u + l) >> j) & 1u) << 4;                          \
         uint a = NAME##_u8(blk + 4u + (j & 3u)), b = NAME##_u8(blk + 8u + (j & 3u)), c = NAME##_u8(blk + 12u + (j & 3u)); \
@@ -78,7 +78,7 @@ float q32_value(uint dt, uint q, float d, float m) {
     float NAME##_klow_elem(uint dtype, uint base, uint e) {                                \
         uint r = e & 255u, n = r >> 7, j = (r >> 5) & 3u, l = e & 31u;                     \
         bool q3 = dtype == DT_Q3_K;                                                        \
-        uint blk = base + (e >> 8) * (q3 ? 110u : 84u);                                    \
+        uint blk = base + (e >> 8) * (q3 ? Q3_K_BYTES : Q2_K_BYTES);                                    \
         uint q = (NAME##_u8(blk + (q3 ? 32u : 16u) + 32u * n + l) >> (2u * j)) & 3u;       \
         if (q3) {                                                                          \
             int qq = int(q) - (((NAME##_u8(blk + l) >> (4u * n + j)) & 1u) != 0u ? 0 : 4); \
@@ -106,12 +106,12 @@ float q32_value(uint dt, uint q, float d, float m) {
         if (dtype >= DT_Q4_K) return NAME##_kq_elem(dtype, base, e);                      \
         uint j = e & 31u;                                                                  \
         if (dtype == DT_Q8_0) {                                                            \
-            uint blk = base + (e >> 5) * 34u;                                              \
+            uint blk = base + (e >> 5) * Q8_0_BYTES;                                              \
             float d = unpackHalf2x16(NAME##_u16(blk)).x;                                   \
             int q = int(NAME##_u8(blk + 2u + j) << 24) >> 24;                              \
             return d * float(q);                                                           \
         }                                                                                  \
-        uint blk = base + (e >> 5) * 18u;                                                  \
+        uint blk = base + (e >> 5) * Q4_0_BYTES;                                                  \
         float d = unpackHalf2x16(NAME##_u16(blk)).x;                                       \
         uint b = NAME##_u8(blk + 2u + (j & 15u));                                          \
         uint q = j < 16u ? (b & 15u) : (b >> 4);                                           \

@@ -38,7 +38,7 @@ void main() {
         uint m = m0 + lr;
         if (m < M) {
 #if WTYPE == 4
-            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * 18u;
+            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * Q4_0_BYTES;
             float d = unpackHalf2x16(w_u16(blk)).x;
             for (uint b = 0u; b < 4u; b += 2u) {
                 uint v = w_u16(blk + 2u + lp * 4u + b);
@@ -48,7 +48,7 @@ void main() {
                 ws[lp * 4u + b + 17u][lr] = d * float(int(v >> 12) - 8);
             }
 #elif WTYPE == 3
-            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * 34u;
+            uint blk = wbase + (m * (K / 32u) + k0 / 32u) * Q8_0_BYTES;
             float d = unpackHalf2x16(w_u16(blk)).x;
             for (uint b = 0u; b < 8u; b += 2u) {
                 uint v = w_u16(blk + 2u + lp * 8u + b);
@@ -60,7 +60,7 @@ void main() {
             // invocation's 8 elements are its quant bytes 8lp.. (low nibbles
             // for even j, high for odd; Q5_K's fifth bit: bit j of qh[8lp..]).
             // Its 6-bit scale and min: see load.glsl.
-            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 8 ? 176u : 144u);
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 8 ? Q5_K_BYTES : Q4_K_BYTES);
             uint j = (k0 >> 5) & 7u;
             uint a = w_u8(blk + 4u + (j & 3u)), bm = w_u8(blk + 8u + (j & 3u)), c = w_u8(blk + 12u + (j & 3u));
             uint sc = HETERO_KQ_SCALE(a, c, j), mn = HETERO_KQ_MIN(bm, c, j);
@@ -78,7 +78,7 @@ void main() {
             // 128h + 32c + l): low 4 bits in ql (nibble c / 2 of byte
             // 64h + 32(c % 2) + l), top 2 at bits 2c of qh[32h + l]; columns
             // 8lp..8lp+7 share scale 8h + 2c + lp / 2.
-            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * 210u;
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * Q6_K_BYTES;
             uint j = (k0 >> 5) & 7u, h = j >> 2, c = j & 3u;
             float d = unpackHalf2x16(w_u16(blk + 208u)).x * float(int(w_u8(blk + 192u + 8u * h + 2u * c + (lp >> 1)) << 24) >> 24);
             for (uint b = 0u; b < 8u; b += 4u) {
@@ -103,7 +103,7 @@ void main() {
             // Q2_K, Q3_K: step j is run c = j % 4 of half h = j / 4 (elements
             // 128h + 32c + l); columns 8lp..8lp+7 are bits 2c of quant bytes
             // 32h + 8lp.. and share sub-block 8h + 2c + lp / 2 (see load.glsl).
-            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 14 ? 84u : 110u);
+            uint blk = wbase + (m * (K / 256u) + k0 / 256u) * (WTYPE == 14 ? Q2_K_BYTES : Q3_K_BYTES);
             uint j = (k0 >> 5) & 7u, h = j >> 2, c = j & 3u, sub = 2u * j + (lp >> 1);
             float d, o = 0.0;
             if (WTYPE == 14) {

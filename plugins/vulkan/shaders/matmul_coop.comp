@@ -76,15 +76,15 @@ shared uvec2 xs[BN * LDS / 4u];  // x tile, row n, column k
 shared float cs[NSG * 256u];    // one 16 x 16 accumulator per subgroup on its way out
 
 #if WTYPE == 7
-const uint BLK_BYTES = 144u, NWORDS = 12u;  // per 256-element super-block; 4 header + 8 quant words loaded
+const uint BLK_BYTES = Q4_K_BYTES, NWORDS = 12u;  // per 256-element super-block; 4 header + 8 quant words loaded
 #elif WTYPE == 8
-const uint BLK_BYTES = 176u, NWORDS = 20u;  // per super-block; 4 header + 8 fifth-bit + 8 quant words
+const uint BLK_BYTES = Q5_K_BYTES, NWORDS = 20u;  // per super-block; 4 header + 8 fifth-bit + 8 quant words
 #elif WTYPE == 9
-const uint BLK_BYTES = 210u, NWORDS = 18u;  // per super-block; 8 + 8 quant words, the scales, d
+const uint BLK_BYTES = Q6_K_BYTES, NWORDS = 18u;  // per super-block; 8 + 8 quant words, the scales, d
 #elif WTYPE == 4
-const uint BLK_BYTES = 18u, NWORDS = 5u;
+const uint BLK_BYTES = Q4_0_BYTES, NWORDS = 5u;
 #else
-const uint BLK_BYTES = 34u, NWORDS = 9u;
+const uint BLK_BYTES = Q8_0_BYTES, NWORDS = 9u;
 #endif
 
 #if WTYPE >= 7

@@ -104,7 +104,7 @@ vec4 xv4(uint xb, uint e) {
 // the 255 is folded into the scale.
 #define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                                    \
     float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {                                 \
-        uint off = wbase + (row * nb + b) * 18u;                                                                          \
+        uint off = wbase + (row * nb + b) * Q4_0_BYTES;                                                                          \
         uint w0 = off >> 2;                                                                                               \
         bool odd = (off & 2u) != 0u;                                                                                      \
         uint a0 = ARR[w0], a1 = ARR[w0 + 1u], a2 = ARR[w0 + 2u], a3 = ARR[w0 + 3u], a4 = ARR[w0 + 4u];                   \
@@ -123,7 +123,7 @@ vec4 xv4(uint xb, uint e) {
 // Q8_0 block b of `row` against x's block, the 34 bytes read as 9 words.
 #define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                            \
     float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {         \
-        uint off = wbase + (row * nb + b) * 34u;                                                  \
+        uint off = wbase + (row * nb + b) * Q8_0_BYTES;                                                  \
         uint w0 = off >> 2;                                                                       \
         bool odd = (off & 2u) != 0u;                                                              \
         uint prev = ARR[w0];                                                                      \
@@ -167,7 +167,7 @@ float iq4nl_dot(uint q, vec4 xv) {
 }
 #define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                  \
     float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {               \
-        uint off = wbase + (row * nb + b) * 18u;                                                        \
+        uint off = wbase + (row * nb + b) * Q4_0_BYTES;                                                        \
         float s = 0.0;                                                                                  \
         for (uint i = 0u; i < 4u; ++i) {                                                                \
             uint q = LD##_u32(off + 2u + 4u * i);                                                       \
@@ -361,7 +361,7 @@ void load_x_part(uint xb, uint b, uint s, out vec4 xv[8], out float xsum[8]) {
     }
 #endif
 
-const uint KQ_BYTES = WTYPE == 7 ? 144u : WTYPE == 8 ? 176u : WTYPE == 9 ? 210u : WTYPE == 14 ? 84u : 110u;
+const uint KQ_BYTES = WTYPE == 7 ? Q4_K_BYTES : WTYPE == 8 ? Q5_K_BYTES : WTYPE == 9 ? Q6_K_BYTES : WTYPE == 14 ? Q2_K_BYTES : Q3_K_BYTES;
 
 // Named as the Q4_0/Q8_0 functions, so main() picks them alike.
 #define DEFINE_KQ_PARTIALS(SFX)                                                                            \

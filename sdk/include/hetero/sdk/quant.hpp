@@ -2,6 +2,8 @@
 // the reference ops. Bit layouts are GGUF's, so weights map straight from files.
 #pragma once
 
+#include <hetero/sdk/block_layout.h>
+
 #include <hetero/ep_api.h>
 #include <hetero/sdk/quant_k_scales.hpp>
 
@@ -19,13 +21,13 @@ struct BlockQ8_0 {
     uint16_t d;       // f16 scale
     int8_t qs[32];    // value = d * qs[i]
 };
-static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block must match GGUF");
+static_assert(sizeof(BlockQ8_0) == HETERO_Q8_0_BYTES, "Q8_0 block must match GGUF");
 
 struct BlockQ4_0 {
     uint16_t d;        // f16 scale
     uint8_t qs[16];    // element j in low nibble of qs[j], element j+16 in high nibble; value = d * (q - 8)
 };
-static_assert(sizeof(BlockQ4_0) == 18, "Q4_0 block must match GGUF");
+static_assert(sizeof(BlockQ4_0) == HETERO_Q4_0_BYTES, "Q4_0 block must match GGUF");
 
 inline float bits_to_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline uint32_t float_to_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
@@ -91,7 +93,7 @@ struct BlockQ4K {
     uint8_t scales[12];   // 8 scales + 8 mins, 6 bits each (see k_scale_min)
     uint8_t qs[128];
 };
-static_assert(sizeof(BlockQ4K) == 144, "Q4_K block must match GGUF");
+static_assert(sizeof(BlockQ4K) == HETERO_Q4_K_BYTES, "Q4_K block must match GGUF");
 
 // Q5_K: Q4_K with a fifth bit per value: bit 2p of qh[l] for element l of
 // sub-block 2p, bit 2p+1 for sub-block 2p+1; q in 0..31.
@@ -102,7 +104,7 @@ struct BlockQ5K {
     uint8_t qh[32];
     uint8_t qs[128];
 };
-static_assert(sizeof(BlockQ5K) == 176, "Q5_K block must match GGUF");
+static_assert(sizeof(BlockQ5K) == HETERO_Q5_K_BYTES, "Q5_K block must match GGUF");
 
 // Q6_K: 16 sub-blocks of 16 with int8 scales: value = d * scales[e / 16] * (q - 32),
 // q in 0..63. Per half h (128 elements) and l in 0..31, the elements
@@ -115,7 +117,7 @@ struct BlockQ6K {
     int8_t scales[16];
     uint16_t d;
 };
-static_assert(sizeof(BlockQ6K) == 210, "Q6_K block must match GGUF");
+static_assert(sizeof(BlockQ6K) == HETERO_Q6_K_BYTES, "Q6_K block must match GGUF");
 
 // k_scale_min (quant_k_scales.hpp) unpacks what this packs.
 inline void k_pack_scale_min(const int* sc, const int* m, uint8_t* s) {

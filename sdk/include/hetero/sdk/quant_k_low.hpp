@@ -6,6 +6,8 @@
 // j 0..3, l 0..31) keeps bits 2j..2j+1 of qs[32 h + l].
 #pragma once
 
+#include <hetero/sdk/block_layout.h>
+
 namespace hetero::sdk {
 
 // Q2_K: value = d * (scales[s] & 15) * q - dmin * (scales[s] >> 4), q in 0..3,
@@ -16,7 +18,7 @@ struct BlockQ2K {
     uint16_t d;
     uint16_t dmin;
 };
-static_assert(sizeof(BlockQ2K) == 84, "Q2_K block must match GGUF");
+static_assert(sizeof(BlockQ2K) == HETERO_Q2_K_BYTES, "Q2_K block must match GGUF");
 
 // Q3_K: value = d * (sc[s] - 32) * (q - 4), q in 0..7: the low 2 bits in qs,
 // the third in bit 4h + j of hmask[l]. The sixteen 6-bit sc: low 4 bits in
@@ -28,7 +30,7 @@ struct BlockQ3K {
     uint8_t scales[12];
     uint16_t d;
 };
-static_assert(sizeof(BlockQ3K) == 110, "Q3_K block must match GGUF");
+static_assert(sizeof(BlockQ3K) == HETERO_Q3_K_BYTES, "Q3_K block must match GGUF");
 
 inline int q3k_scale(const uint8_t* s, int i) {
     const int low = i < 8 ? s[i] & 0x0f : s[i - 8] >> 4;

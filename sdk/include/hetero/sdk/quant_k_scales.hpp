@@ -8,7 +8,7 @@
 // the copy the linker keeps for generic code. Standard headers only.
 #pragma once
 
-#include <hetero/sdk/k_scale_bits.h>
+#include <hetero/sdk/block_layout.h>
 
 #include <cstdint>
 
@@ -18,7 +18,7 @@ namespace hetero::sdk {
 // j < 4 keep them in the low 6 bits of bytes j and j + 4; j >= 4 keep their
 // low 4 bits in byte j + 4 (scale low nibble, min high nibble) and their top
 // 2 bits in the top bits of bytes j - 4 (scale) and j (min).
-// The layout itself is k_scale_bits.h, shared with the GPU kernels.
+// The layout itself is block_layout.h, shared with the GPU kernels.
 static inline void k_scale_min(const uint8_t* s, int j, int& sc, int& m) {
     const unsigned jj = unsigned(j), a = s[jj & 3u], b = s[(jj & 3u) + 4u], c = s[(jj & 3u) + 8u];
     sc = int(HETERO_KQ_SCALE(a, c, jj));

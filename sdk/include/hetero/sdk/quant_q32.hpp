@@ -2,6 +2,8 @@
 // Included by quant.hpp after its f16 helpers; not a header of its own.
 #pragma once
 
+#include <hetero/sdk/block_layout.h>
+
 namespace hetero::sdk {
 
 // Q4_1: value = d * q + m, q in 0..15; element j in the low nibble of qs[j],
@@ -11,7 +13,7 @@ struct BlockQ4_1 {
     uint16_t m;
     uint8_t qs[16];
 };
-static_assert(sizeof(BlockQ4_1) == 20, "Q4_1 block must match GGUF");
+static_assert(sizeof(BlockQ4_1) == HETERO_Q4_1_BYTES, "Q4_1 block must match GGUF");
 
 // Q5_0: value = d * (q - 16), q in 0..31: the low 4 bits as in Q4_0, the fifth
 // bit of element e in bit e of qh (a little-endian 32-bit word).
@@ -20,7 +22,7 @@ struct BlockQ5_0 {
     uint8_t qh[4];
     uint8_t qs[16];
 };
-static_assert(sizeof(BlockQ5_0) == 22, "Q5_0 block must match GGUF");
+static_assert(sizeof(BlockQ5_0) == HETERO_Q5_0_BYTES, "Q5_0 block must match GGUF");
 
 // Q5_1: value = d * q + m, q in 0..31, bits as in Q5_0.
 struct BlockQ5_1 {
@@ -29,14 +31,14 @@ struct BlockQ5_1 {
     uint8_t qh[4];
     uint8_t qs[16];
 };
-static_assert(sizeof(BlockQ5_1) == 24, "Q5_1 block must match GGUF");
+static_assert(sizeof(BlockQ5_1) == HETERO_Q5_1_BYTES, "Q5_1 block must match GGUF");
 
 // IQ4_NL: value = d * kIQ4NLValues[q], the nibbles laid out as in Q4_0.
 struct BlockIQ4_NL {
     uint16_t d;
     uint8_t qs[16];
 };
-static_assert(sizeof(BlockIQ4_NL) == 18, "IQ4_NL block must match GGUF");
+static_assert(sizeof(BlockIQ4_NL) == HETERO_IQ4_NL_BYTES, "IQ4_NL block must match GGUF");
 
 // The non-linear levels of IQ4_NL (part of the format).
 inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
