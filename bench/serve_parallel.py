@@ -13,7 +13,7 @@ time to its first token (median and worst).
 
 usage: serve_parallel.py HETERO MODEL [--clients 1,4,16,64] [--tokens 128]
        [--prompt-words 3] [--ctx 512] [--threads 2] [--llama-threads N]
-       [--servers hetero,llama.cpp] [--providers cpu] [--json OUT]
+       [--servers hetero,llama.cpp] [--providers cpu] [--llama-args "-ngl 99"] [--json OUT]
 environment: LLAMA_SERVER=path/to/llama-server (optional)"""
 import argparse
 import http.client
@@ -67,7 +67,7 @@ def start_llama(a, clients, log_path):
     port = free_port()
     # llama-server divides -c among its slots: give each slot the context hetero's slots get.
     cmd = [os.environ["LLAMA_SERVER"], "-m", a.model, "--port", str(port), "-c", str(a.ctx * clients), "-np", str(clients),
-           "-t", str(a.llama_threads or a.threads), "--no-webui", "-b", "512", "-ub", "512"]
+           "-t", str(a.llama_threads or a.threads), "--no-webui", "-b", "512", "-ub", "512", *a.llama_args.split()]
     log = open(log_path, "w")
     proc = subprocess.Popen(cmd, stderr=log, stdout=log)
     t0 = time.time()
@@ -157,6 +157,7 @@ def main():
     p.add_argument("--prompt-words", type=int, default=3, help="tokN words of each prompt (about 11 tokens each)")
     p.add_argument("--ctx", type=int, default=512, help="context of each slot")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--llama-args", default="", help="more llama-server arguments, e.g. '-ngl 99' for a GPU build")
     p.add_argument("--llama-threads", type=int, default=0, help="llama-server's -t (default: --threads)")
     p.add_argument("--servers", default="hetero,llama.cpp", help="which to run (llama.cpp needs LLAMA_SERVER)")
     p.add_argument("--providers", default="cpu")
