@@ -139,8 +139,24 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
     }                                                                                \
     local const float* x = xs;
 
+// A decode step of several tokens (a server's batched step) launches the
+// matvec with one work-group row per token: token n reads row n of x and
+// writes row n of each y (and reads row n of a fused residual, has_bias 2).
+// The token rows run at once, so each weight row comes from DRAM once and
+// from L2 for the others.
+#define MATVEC_TOKEN_ROW                                                             \
+    {                                                                                \
+        const ulong n = get_group_id(1);                                             \
+        xoff += n * (ulong)K * 4;                                                    \
+        if (has_bias == 2) boff += n * (ulong)M0 * 4;                                \
+        y0off += n * (ulong)M0 * 4;                                                  \
+        y1off += n * (ulong)M1 * 4;                                                  \
+        y2off += n * (ulong)M2 * 4;                                                  \
+    }
+
 #define MATVEC_KERNEL(NAME, DOT, ROW_BYTES, EXTRA_ARGS, X_SETUP)                      \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                       \
+        MATVEC_TOKEN_ROW                                                             \
         X_SETUP                                                                      \
         MATVEC_SELECT_ROW                                                            \
         const float part = row < M ? DOT(w + (ulong)row * ROW_BYTES(K), x, K, lane, lanes) : 0.f; \
@@ -153,6 +169,7 @@ inline float dot_bf16(global const uchar* wrow, global const float* x, int K, in
 // writing silu(gate) * up to y0: the SwiGLU after the pair runs here.
 #define MATVEC_SWIGLU_KERNEL(NAME, DOT, ROW_BYTES, EXTRA_ARGS, X_SETUP)               \
     kernel void NAME(MATVEC_ARGS EXTRA_ARGS) {                                       \
+        MATVEC_TOKEN_ROW                                                             \
         X_SETUP                                                                      \
         const int lid = get_local_id(0);                                             \
         const int lane = lid & (lanes - 1);                                          \

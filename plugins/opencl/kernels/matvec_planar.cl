@@ -304,10 +304,13 @@ typedef struct {
     global const uchar *xb, global const uchar *w0b, global uchar *y0b, global const uchar *w1b,      \
         global uchar *y1b, global const uchar *w2b, global uchar *y2b, global const uchar *bb,        \
         PlanarParams prm, local float *red
+// Token n = work-group row n of a batched decode step (see MATVEC_TOKEN_ROW).
 #define PQ_UNPACK                                                                                    \
-    const ulong xoff = prm.xoff, w0off = prm.w0off, y0off = prm.y0off, w1off = prm.w1off,            \
-                y1off = prm.y1off, w2off = prm.w2off, y2off = prm.y2off, boff = prm.boff;            \
-    const int M0 = prm.M0, M1 = prm.M1, M2 = prm.M2, has_bias = prm.has_bias, K = prm.K;
+    const int M0 = prm.M0, M1 = prm.M1, M2 = prm.M2, has_bias = prm.has_bias, K = prm.K;           \
+    const ulong token = get_group_id(1);                                                             \
+    const ulong xoff = prm.xoff + token * (ulong)K * 4, w0off = prm.w0off, y0off = prm.y0off + token * (ulong)M0 * 4, \
+                w1off = prm.w1off, y1off = prm.y1off + token * (ulong)M1 * 4, w2off = prm.w2off,      \
+                y2off = prm.y2off + token * (ulong)M2 * 4, boff = prm.boff + (has_bias == 2 ? token * (ulong)M0 * 4 : 0);
 
 #define PQ_NORM_ARGS , global const uchar *nwb
 #define PQ_X_GLOBAL red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), 0, 0.f, K, red);

@@ -16,6 +16,12 @@ namespace {
 constexpr size_t kPqWField[3] = {offsetof(PlanarParams, w0off), offsetof(PlanarParams, w1off), offsetof(PlanarParams, w2off)};
 constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarParams, y1off), offsetof(PlanarParams, y2off)};
 
+// Up to this many tokens (a server's batched decode step) run on the decode
+// kernels, a work-group row per token, instead of the prefill GEMM: its tiles
+// of 32-128 tokens would be mostly padding, and its launch costs more than
+// the weight reads the tokens share.
+constexpr int64_t kMatvecTokens = 8;
+
 }  // namespace
 
 bool mma_gemm(const Program& program, uint32_t wtype) {
@@ -42,7 +48,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const hetero_tensor_desc& x = T[size_t(mm.x)];
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
-    const bool matvec = N == 1;
+    const bool matvec = N <= kMatvecTokens;
     const bool norm = mm.norm_weight >= 0;
     // A norm-fused launch normalises x once per work-group: 8 rows a group
     // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
@@ -55,7 +61,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const bool in_place = matvec && planar.empty() && (planar_layout || int8_kquant_matvec(mm, K, wg_cap));
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype, planar_layout);
     // The rope_store group runs inside the planar kernel, or after the launch.
-    const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
+    const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place) && N == 1;
     if (fused_weight_type(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name);
@@ -103,9 +109,11 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
             l.set_args<MatvecNormTail, MatvecParams>(at(mm.norm_weight), cl_float(mm.norm_eps), LocalFloats{size_t(K)});
             inputs.push_back(mm.norm_weight);
         }
-        l.dims = 1;
+        l.dims = 2;  // a work-group row per token
         l.local[0] = wg;
         l.global[0] = std::max<size_t>(1, (items + rows_per_group - 1) / rows_per_group) * wg;
+        l.local[1] = 1;
+        l.global[1] = size_t(N);
     } else {
         const GemmConfig& gc = program_.gemm();
         const size_t tile_m = mma ? size_t(mma_tiling().tile_m()) : size_t(gc.bm()), tile_n = mma ? size_t(mma_tiling().tile_n()) : size_t(gc.bn());
@@ -125,8 +133,8 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
 void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
                                  const std::string& name) {
     const auto& T = graph_.tensors;
-    const int64_t K = sdk::row_width(T[size_t(mm.x)]);
-    const bool rope = mm.rope_node >= 0;
+    const int64_t N = T[size_t(mm.x)].shape[0], K = sdk::row_width(T[size_t(mm.x)]);
+    const bool rope = mm.rope_node >= 0 && N == 1;
     const hetero_node* rope_nodes = rope ? &graph_.nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
     Launch l = start(name.c_str());
     PlanarParams p{};
@@ -191,10 +199,13 @@ void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::
     // A tile of kPlanarRows rows (gate and up rows each with SwiGLU) per
     // kPlanarLanes work-items.
     const size_t tiles_per_group = wg / kPlanarLanes;
-    l.dims = 1;
+    l.dims = 2;  // a work-group row per token
     l.local[0] = wg;
     l.global[0] = std::max<size_t>(1, (size_t(tiles) + tiles_per_group - 1) / tiles_per_group) * wg;
+    l.local[1] = 1;
+    l.global[1] = size_t(N);
     finish(std::move(l), inputs, outputs);
+    if (mm.rope_node >= 0 && !rope) add_rope_store(uint32_t(mm.rope_node));
 }
 
 void Lowering::add_x16_stage(const MatmulLaunch& mm) {
