@@ -205,6 +205,7 @@ void ClDevice::open_slow() const {
 }
 
 ClDevice::~ClDevice() {
+    flag_slots_.close(queue_);
     if (queue_) {
         clFinish(queue_);
         clReleaseCommandQueue(queue_);

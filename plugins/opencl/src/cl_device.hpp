@@ -6,6 +6,7 @@
 #pragma once
 
 #include "buffer_pool.hpp"
+#include "pinned_flags.hpp"
 #include "planar_weights.hpp"
 #include "program.hpp"
 
@@ -214,6 +215,8 @@ public:
         open();
         return buffer_pool_;
     }
+    // Pinned host slots the executables read their error flags into.
+    PinnedFlagSlots& flag_slots() { return flag_slots_; }
 
 private:
     // A context costs milliseconds to create (about 5 ms on PoCL), so
@@ -237,6 +240,7 @@ private:
     std::string cache_dir_;     // where program_ was cached; the attention programs go there too
     std::unique_ptr<AttentionPrograms> attention_programs_;
     PlanarWeightCache planar_weights_;
+    PinnedFlagSlots flag_slots_;
 };
 
 enum class DeviceTypes { All, Gpu, Cpu, Accelerator };

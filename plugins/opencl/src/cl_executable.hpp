@@ -54,13 +54,15 @@ private:
 // follows the last kernel, then reports what the kernels flagged.
 class ClEvent final : public sdk::Event {
 public:
-    ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops);
+    // `slots`: where the flag is read to when one is free (pinned), else into the event.
+    ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops, PinnedFlagSlots& slots,
+            cl_context context);
     ~ClEvent() override;
     ClEvent(const ClEvent&) = delete;
     ClEvent& operator=(const ClEvent&) = delete;
     void wait() override;
     // Host memory the flag is read into; `ev` is that read's completion.
-    cl_int* flag_storage() { return flag_.data(); }
+    cl_int* flag_storage() { return flag_; }
     void set_event(cl_event ev) { event_ = ev; }
 
 private:
@@ -68,7 +70,10 @@ private:
     cl_command_queue queue_;
     cl_mem flag_mem_;
     std::shared_ptr<const std::vector<uint32_t>> node_ops_;
-    std::array<cl_int, 4> flag_{};
+    PinnedFlagSlots& slots_;
+    cl_int* pinned_ = nullptr;            // a pinned slot, or null
+    std::array<cl_int, 4> own_flag_{};    // the storage without one
+    cl_int* flag_ = own_flag_.data();
     bool done_ = false;
 };
 

@@ -55,7 +55,7 @@ std::unique_ptr<sdk::Event> ClExecutable::run(const std::vector<sdk::BoundTensor
         if (li == 0 || li == 8) clFlush(q);
     }
     if (times_) collect_times(timed, started);
-    auto ev = std::make_unique<ClEvent>(q, memory_.error_flag, node_ops_);
+    auto ev = std::make_unique<ClEvent>(q, memory_.error_flag, node_ops_, device_.flag_slots(), device_.context());
     cl_event done = nullptr;
     cl_check(clEnqueueReadBuffer(q, memory_.error_flag, CL_FALSE, 0, sizeof kFlagInit, ev->flag_storage(), 0, nullptr, &done),
              "reading the error flag", HETERO_ERR_DEVICE_LOST);
@@ -83,8 +83,10 @@ void ClExecutable::collect_times(const std::vector<cl_event>& events, std::chron
     times_->add_run(us, events.empty() ? 0.0 : double(last - first) * 1e-3, host_us);
 }
 
-ClEvent::ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops)
-    : queue_(queue), flag_mem_(flag), node_ops_(std::move(node_ops)) {
+ClEvent::ClEvent(cl_command_queue queue, cl_mem flag, std::shared_ptr<const std::vector<uint32_t>> node_ops, PinnedFlagSlots& slots,
+                 cl_context context)
+    : queue_(queue), flag_mem_(flag), node_ops_(std::move(node_ops)), slots_(slots), pinned_(slots.acquire(context, queue)) {
+    if (pinned_) flag_ = pinned_;
     clRetainMemObject(flag_mem_);
 }
 
@@ -94,6 +96,7 @@ ClEvent::~ClEvent() {
         clWaitForEvents(1, &event_);
         clReleaseEvent(event_);
     }
+    if (pinned_) slots_.release(pinned_);
     clReleaseMemObject(flag_mem_);
 }
 
