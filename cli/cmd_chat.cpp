@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace hetero::cli {
@@ -56,7 +57,14 @@ std::shared_ptr<const Grammar> reply_grammar(const ChatOptions& o) {
 }
 
 std::atomic<bool> g_interrupt{false};
-void on_sigint(int) { g_interrupt.store(true); }
+int g_wake_pipe[2] = {-1, -1};  // written by the handler: wakes a prompt's read (LineReader)
+void on_sigint(int) {
+    g_interrupt.store(true);
+    if (g_wake_pipe[1] >= 0) {
+        const char b = 1;
+        [[maybe_unused]] const ssize_t w = ::write(g_wake_pipe[1], &b, 1);  // full pipe: a wake is pending anyway
+    }
+}
 
 void chat(const ChatOptions& o) {
     const std::shared_ptr<const Grammar> grammar = reply_grammar(o);  // before the model loads: a bad grammar fails fast
@@ -66,7 +74,9 @@ void chat(const ChatOptions& o) {
     Conversation conv(model.cache(), model.tokenizer(), model.chat());
     if (!o.system.empty()) conv.set_system(o.system);
 
-    // No SA_RESTART: Ctrl-C at the prompt interrupts the read and quits.
+    // Ctrl-C at the prompt quits: the handler wakes the read through the pipe,
+    // wherever the read is when the signal comes. No SA_RESTART either.
+    if (g_wake_pipe[0] < 0 && ::pipe2(g_wake_pipe, O_NONBLOCK | O_CLOEXEC) != 0) g_wake_pipe[0] = g_wake_pipe[1] = -1;
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
@@ -81,7 +91,8 @@ void chat(const ChatOptions& o) {
     if (!o.quiet && co.sampling.temperature > 0) fmt::print(stderr, "seed: {} (--seed {} repeats this chat)\n", first_seed, first_seed);
     co.interrupt = &g_interrupt;
     const auto trie = grammar ? std::make_shared<const TokenTrie>(model.tokenizer()) : nullptr;
-    LineReader reader(interactive, o.history == "none" ? "" : o.history.empty() ? default_chat_history_file() : o.history, &g_interrupt);
+    LineReader reader(interactive, o.history == "none" ? "" : o.history.empty() ? default_chat_history_file() : o.history, &g_interrupt,
+                      g_wake_pipe[0]);
     int failed_turns = 0;
     int64_t turn = 0;
     for (bool quit = false; !quit;) {

@@ -1,9 +1,12 @@
 #include "line_reader.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
+
+#include <poll.h>
+#include <unistd.h>
 
 #ifdef HETERO_HAVE_LIBEDIT
 #include <editline/readline.h>
@@ -17,6 +20,42 @@ constexpr int kHistoryEntries = 1000;
 constexpr const char* kPrompt = "> ";
 constexpr const char* kContinuationPrompt = ". ";
 constexpr const char* kBlockFence = "\"\"\"";
+
+// libedit's getc hook takes no context: the reader's wake pipe and flag.
+int g_wake_fd = -1;
+const std::atomic<bool>* g_interrupted = nullptr;
+
+// One byte of stdin, or EOF at its end or once Ctrl-C came. A wake byte left
+// by a Ctrl-C that stopped a reply (the flag was cleared since) is drained
+// and ignored.
+int read_stdin_byte() {
+    for (;;) {
+        if (g_interrupted && g_interrupted->load()) return EOF;
+        pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {g_wake_fd, POLLIN, 0}};
+        const int n = ::poll(fds, g_wake_fd >= 0 ? 2 : 1, -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return EOF;
+        }
+        if (g_wake_fd >= 0 && (fds[1].revents & POLLIN)) {
+            char drain[64];
+            while (::read(g_wake_fd, drain, sizeof drain) > 0) {
+            }
+            continue;  // the flag above decides
+        }
+        if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            unsigned char c = 0;
+            const ssize_t r = ::read(STDIN_FILENO, &c, 1);
+            if (r == 1) return c;
+            if (r < 0 && errno == EINTR) continue;
+            return EOF;
+        }
+    }
+}
+
+#ifdef HETERO_HAVE_LIBEDIT
+int editline_getc(FILE*) { return read_stdin_byte(); }
+#endif
 
 }  // namespace
 
@@ -35,10 +74,13 @@ std::string default_chat_history_file() {
     return "";
 }
 
-LineReader::LineReader(bool interactive, std::string history_file, const std::atomic<bool>* interrupt)
+LineReader::LineReader(bool interactive, std::string history_file, const std::atomic<bool>* interrupt, int wake_fd)
     : interactive_(interactive), editing_(interactive && has_line_editing()), history_file_(std::move(history_file)), interrupt_(interrupt) {
+    g_wake_fd = wake_fd;
+    g_interrupted = interrupt;
 #ifdef HETERO_HAVE_LIBEDIT
     if (editing_) {
+        rl_getc_function = editline_getc;
         using_history();
         stifle_history(kHistoryEntries);
         if (!history_file_.empty()) read_history(history_file_.c_str());  // none yet is fine
@@ -74,7 +116,9 @@ std::optional<std::string> LineReader::read_line(const char* prompt) {
         std::fflush(stdout);
     }
     std::string line;
-    if (!std::getline(std::cin, line) || (interrupt_ && interrupt_->load())) return std::nullopt;
+    int c = EOF;
+    while ((c = read_stdin_byte()) != EOF && c != '\n') line += char(c);
+    if ((c == EOF && line.empty()) || (interrupt_ && interrupt_->load())) return std::nullopt;
     return line;
 }
 

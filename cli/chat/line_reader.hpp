@@ -15,8 +15,11 @@ class LineReader {
 public:
     // `interactive`: stdin is a terminal (editing and prompts only then).
     // `history_file`: where history is kept, "" for none. `interrupt` is set
-    // by the SIGINT handler; a read it interrupts returns nothing.
-    LineReader(bool interactive, std::string history_file, const std::atomic<bool>* interrupt);
+    // by the SIGINT handler, which then writes a byte to `wake_fd` (the read
+    // end of a non-blocking pipe, or -1): a read waits on stdin and that pipe
+    // together, so a Ctrl-C ends it even when it lands before the read
+    // begins, and the read returns nothing.
+    LineReader(bool interactive, std::string history_file, const std::atomic<bool>* interrupt, int wake_fd);
     ~LineReader();
     LineReader(const LineReader&) = delete;
     LineReader& operator=(const LineReader&) = delete;

@@ -162,7 +162,9 @@ with tempfile.TemporaryDirectory() as tmp:
             check("the history file holds the edited message", "Hello there\n" in kept, kept)
             screen, status = at_terminal([b"\x1b[A\r", b"\x04"])
             check("in the next chat, cursor-up recalls it (the same reply again)", ref.strip() in screen.replace("\r", ""), screen[-600:])
-            screen, status = at_terminal([b"\x03"])
-            check("Ctrl-C at the prompt quits", status >= 0 and os.WIFEXITED(status), f"status {status}, screen {screen[-300:]!r}")
+            # Typed the moment the prompt shows, Ctrl-C may land before the read begins: eight tries, each must quit.
+            tries = [at_terminal([b"\x03"]) for _ in range(8)]
+            hung = [(status, screen[-300:]) for screen, status in tries if not (status >= 0 and os.WIFEXITED(status))]
+            check(f"Ctrl-C at the prompt quits ({8 - len(hung)} of 8 tries)", not hung, f"status, screen of the first: {hung[:1]!r}")
 
 sys.exit(1 if failed else 0)
