@@ -43,6 +43,7 @@ int read_stdin_byte() {
             }
             continue;  // the flag above decides
         }
+        if (fds[0].revents & POLLNVAL) return EOF;  // stdin closed
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             unsigned char c = 0;
             const ssize_t r = ::read(STDIN_FILENO, &c, 1);
