@@ -21,54 +21,32 @@ import http.client
 import json
 import math
 import os
-import re
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
-import time
+
+import serve_lib
+from serve_lib import check
 
 hetero = sys.argv[1]
 provider = sys.argv[2] if len(sys.argv) > 2 else "cpu"
 here = os.path.dirname(os.path.abspath(__file__))
 model = os.path.join(here, "..", "..", "models", "stories260K.gguf")
-failed = False
 CTX = 256
 WIDTH = 64  # stories260K's n_embd
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 class Server:
     def __init__(self, tmp, name, *flags):
         self.log = os.path.join(tmp, name + ".log")
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen([hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(CTX), *flags],
-                                         stderr=log)
-        self.port = None
-        for _ in range(1200):
-            m = re.search(r"on http://\S+:(\d+) ", open(self.log).read())
-            if m:
-                self.port = int(m.group(1))
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        if self.port is None:
-            print(f"the server ({' '.join(flags)}) did not start:\n" + open(self.log).read())
-            sys.exit(1)
+        self.proc, _, self.port = serve_lib.start_server(
+            [hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(CTX), *flags], self.log, tries=1200,
+            what=f"the server ({' '.join(flags)})")
 
     def stop(self):
-        self.proc.send_signal(2)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        serve_lib.stop_server(self.proc)
 
 
 def post(port, path, body, raw=None):
@@ -241,4 +219,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check("hetero embed --pooling last --no-normalize: another vector, not of unit length",
           len(last) == WIDTH and abs(norm(last) - 1) > 1e-3 and cosine(last, singles[0]) < 0.9999, out.stderr[-500:])
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

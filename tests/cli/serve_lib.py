@@ -50,6 +50,15 @@ def start_server(argv, log, tries=600, env=None, what="the server"):
     sys.exit(1)
 
 
+def stop_server(proc):
+    """SIGINT, then a kill if the server has not stopped within 30 s."""
+    proc.send_signal(2)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def parse_body(raw):
     """A reply's body (bytes or text) as JSON where it parses, else as text."""
     try:

@@ -14,7 +14,6 @@ Usage: serve_parallel_test.py HETERO_BINARY [PROVIDER] (default cpu)"""
 import http.client
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,11 +37,7 @@ class Server:
             what=f"the server ({' '.join(flags)})")
 
     def stop(self):
-        self.proc.send_signal(2)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        serve_lib.stop_server(self.proc)
 
 
 def post(port, path, body, timeout=120):
