@@ -75,12 +75,7 @@ def metrics(srv):
     """{"name{labels}": value} of a /metrics scrape."""
     st, text, headers = srv.request("GET", "/metrics")
     assert st == 200 and headers["content-type"].startswith("text/plain; version=0.0.4"), (st, headers)
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            out[name] = float(value)
-    return out
+    return serve_lib.parse_metrics(text)
 
 
 def error_names(body, status_param):

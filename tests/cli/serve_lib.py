@@ -50,6 +50,16 @@ def start_server(argv, log, tries=600, env=None, what="the server"):
     sys.exit(1)
 
 
+def parse_metrics(text):
+    """{"name{labels}": value} of a /metrics scrape (Prometheus' text format)."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
 def stop_server(proc):
     """SIGINT, then a kill if the server has not stopped within 30 s."""
     proc.send_signal(2)

@@ -81,10 +81,7 @@ def queue_depth(port):
         text = conn.getresponse().read().decode()
     finally:
         conn.close()
-    for line in text.splitlines():
-        if line.startswith("hetero_queue_depth "):
-            return int(float(line.split()[1]))
-    raise RuntimeError("/metrics has no hetero_queue_depth")
+    return int(serve_lib.parse_metrics(text)["hetero_queue_depth"])
 
 
 # EOS (id 2) barred for the replies that must still run while others arrive: greedy text
