@@ -61,7 +61,8 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const bool in_place = matvec && planar.empty() && (planar_layout || int8_kquant_matvec(mm, K, wg_cap));
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype, planar_layout);
     // The rope_store group runs inside the planar kernel, or after the launch.
-    const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place) && N == 1;
+    // (The fusions attach a rope_store group, like a norm or a SwiGLU, to one-token launches only.)
+    const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
     if (fused_weight_type(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name);
@@ -134,7 +135,7 @@ void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::
                                  const std::string& name) {
     const auto& T = graph_.tensors;
     const int64_t N = T[size_t(mm.x)].shape[0], K = sdk::row_width(T[size_t(mm.x)]);
-    const bool rope = mm.rope_node >= 0 && N == 1;
+    const bool rope = mm.rope_node >= 0;
     const hetero_node* rope_nodes = rope ? &graph_.nodes[size_t(mm.rope_node)] : nullptr;  // ROPE q, ROPE k, STORE k, STORE v
     Launch l = start(name.c_str());
     PlanarParams p{};
@@ -205,7 +206,6 @@ void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::
     l.local[1] = 1;
     l.global[1] = size_t(N);
     finish(std::move(l), inputs, outputs);
-    if (mm.rope_node >= 0 && !rope) add_rope_store(uint32_t(mm.rope_node));
 }
 
 void Lowering::add_x16_stage(const MatmulLaunch& mm) {
