@@ -27,10 +27,13 @@ const std::atomic<bool>* g_interrupted = nullptr;
 
 // One byte of stdin, or EOF at its end or once Ctrl-C came. A wake byte left
 // by a Ctrl-C that stopped a reply (the flag was cleared since) is drained
-// and ignored.
+// and ignored. Reads what is there, up to a buffer, at a time.
 int read_stdin_byte() {
+    static unsigned char buffer[4096];
+    static size_t at = 0, filled = 0;
     for (;;) {
         if (g_interrupted && g_interrupted->load()) return EOF;
+        if (at < filled) return buffer[at++];
         pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {g_wake_fd, POLLIN, 0}};
         const int n = ::poll(fds, g_wake_fd >= 0 ? 2 : 1, -1);
         if (n < 0) {
@@ -45,9 +48,11 @@ int read_stdin_byte() {
         }
         if (fds[0].revents & POLLNVAL) return EOF;  // stdin closed
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            unsigned char c = 0;
-            const ssize_t r = ::read(STDIN_FILENO, &c, 1);
-            if (r == 1) return c;
+            const ssize_t r = ::read(STDIN_FILENO, buffer, sizeof buffer);
+            if (r > 0) {
+                at = 0, filled = size_t(r);
+                continue;
+            }
             if (r < 0 && errno == EINTR) continue;
             return EOF;
         }
