@@ -11,9 +11,10 @@ missing hetero header each fail, naming the file, the line and the edge.
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import unittest
+
+from tree_fixture import run_on_tree
 
 CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_layers.py")
 
@@ -38,14 +39,7 @@ CLEAN = {
 
 class LayerCheck(unittest.TestCase):
     def run_checker(self, files):
-        with tempfile.TemporaryDirectory() as root:
-            for path, text in files.items():
-                full = os.path.join(root, path)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                with open(full, "w", encoding="utf-8") as f:
-                    f.write(textwrap.dedent(text))
-            r = subprocess.run([sys.executable, CHECKER, "--root", root], capture_output=True, text=True)
-            return r.returncode, r.stdout + r.stderr
+        return run_on_tree(CHECKER, {path: textwrap.dedent(text) for path, text in files.items()})
 
     def planted(self, path, text):
         files = dict(CLEAN)

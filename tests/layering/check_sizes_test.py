@@ -5,10 +5,9 @@ file (and the function); braces in comments, strings and the preprocessor
 are not counted."""
 
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
+
+from tree_fixture import run_on_tree
 
 CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_sizes.py")
 
@@ -19,14 +18,7 @@ def function(name, body_lines):
 
 class SizeCheck(unittest.TestCase):
     def run_checker(self, files):
-        with tempfile.TemporaryDirectory() as root:
-            for path, text in files.items():
-                full = os.path.join(root, path)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                with open(full, "w", encoding="utf-8") as f:
-                    f.write(text)
-            r = subprocess.run([sys.executable, CHECKER, "--root", root], capture_output=True, text=True)
-            return r.returncode, r.stdout + r.stderr
+        return run_on_tree(CHECKER, files)
 
     def test_clean_tree_passes(self):
         code, out = self.run_checker({
