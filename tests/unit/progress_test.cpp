@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -58,7 +60,7 @@ TEST(Progress, NothingWithoutAReporter) {
 
 TEST(Progress, GeneratedModelReportsEveryStep) {
     InstalledReporter installed;
-    const auto path = std::filesystem::temp_directory_path() / "hetero_progress_test.gguf";
+    const auto path = hetero::test::temp_path("progress_test.gguf");
     hetero::write_random_model(path.string(), hetero::random_model_preset("tiny"), 0 /* f32 */, 1);
     std::filesystem::remove(path);
     const auto& e = installed.r->events;

@@ -6,11 +6,20 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace hetero::test {
+
+// A scratch path in the temp directory that no other test process shares:
+// ctest runs the suite in shards, side by side.
+inline std::filesystem::path temp_path(const std::string& name) {
+    return std::filesystem::temp_directory_path() / ("hetero_" + std::to_string(::getpid()) + "_" + name);
+}
 
 // tests/data/models of the source tree.
 inline std::string models_dir() { return std::string(HETERO_TEST_DATA_DIR) + "/models"; }

@@ -171,7 +171,7 @@ TEST(TokenizerGguf, Stories260kGgufMatchesTokenizerBin) {
 // Tiny GGUFs crafted in memory: a small BPE vocabulary, then broken variants.
 class CraftedGguf : public ::testing::Test {
 protected:
-    std::string path_ = (std::filesystem::temp_directory_path() / "hetero_tokenizer_crafted.gguf").string();
+    std::string path_ = hetero::test::temp_path("tokenizer_crafted.gguf").string();
     void TearDown() override { std::filesystem::remove(path_); }
 
     hetero::Vocab load(const hetero::GgufWriter& w) {

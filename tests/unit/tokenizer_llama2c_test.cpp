@@ -112,7 +112,7 @@ TEST(TokenizerLlama2c, RandomBytesRoundTrip) {
 }
 
 TEST(TokenizerLlama2c, BadFilesAndIdsAreErrors) {
-    const auto dir = std::filesystem::temp_directory_path() / "hetero_tokenizer_test";
+    const auto dir = hetero::test::temp_path("tokenizer_test");
     std::filesystem::create_directories(dir);
     std::ifstream in(kModels + "/tok512.bin", std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -135,7 +135,7 @@ TEST(TokenizerLlama2c, BadFilesAndIdsAreErrors) {
 // ids 3 and up are normal or byte tokens, so an empty or non-UTF-8 text there
 // is refused, naming the file and the id.
 TEST(TokenizerLlama2c, EmptyOrNonUtf8TokenIsAnError) {
-    const auto path = (std::filesystem::temp_directory_path() / "hetero_tokenizer_rule.bin").string();
+    const auto path = hetero::test::temp_path("tokenizer_rule.bin").string();
     const auto write = [&](const std::vector<std::string>& tokens) {
         std::ofstream out(path, std::ios::binary);
         const int32_t max_len = 8;
