@@ -307,7 +307,8 @@ std::string OpShape::family() const {
     switch (op) {
         case HETERO_OP_MATMUL: return fmt::format("matmul {} k={} m={}", dt, k, m);
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: return fmt::format("{} {} q={} kv={}", sdk::op_name(op), dt, k, m);
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return fmt::format("{} {} q={} kv={}", sdk::op_name(op), dt, k, m);
         default: return fmt::format("{} {} w={}", sdk::op_name(op), dt, k);
     }
 }
@@ -316,7 +317,8 @@ double OpShape::flops() const {
     switch (op) {
         case HETERO_OP_MATMUL: return 2.0 * double(n) * double(k) * double(m);
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: return 4.0 * double(n) * double(k) * double(std::max<int64_t>(kv, 1));
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return 4.0 * double(n) * double(k) * double(std::max<int64_t>(kv, 1));
         default: return 4.0 * double(n) * double(k);
     }
 }
@@ -328,6 +330,8 @@ double OpShape::bytes() const {
         case HETERO_OP_ATTENTION:
         case HETERO_OP_ATTENTION_EXT:
             return double(sdk::row_bytes(dtype, m)) * 2.0 * double(std::max<int64_t>(kv, 1)) + 8.0 * double(n) * double(k);
+        case HETERO_OP_ATTENTION_SEQS:  // every row reads its own sequence's rows
+            return double(sdk::row_bytes(dtype, m)) * 2.0 * double(std::max<int64_t>(kv, 1)) * double(n) + 8.0 * double(n) * double(k);
         case HETERO_OP_EMBEDDING: return double(sdk::row_bytes(dtype, k)) * double(n) + 4.0 * double(n) * double(k);
         default: return 12.0 * double(n) * double(k);
     }
@@ -354,6 +358,7 @@ OpShape op_shape(const ModelGraph& g, size_t i, int64_t mean_kv) {
             break;
         case HETERO_OP_ATTENTION:
         case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS:
             s.dtype = T(nd.inputs[1]).dtype;
             s.n = out.shape[0];
             s.k = row_width(out);

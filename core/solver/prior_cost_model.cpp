@@ -58,16 +58,20 @@ ShapeNode node_of_shape(const OpShape& s) {
             inputs({0, 1});
             break;
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: {
             // Query heads must be a multiple of KV heads: without that (k not
             // a multiple of m) the caches get k's width.
             const int64_t m = s.m > 0 && k % s.m == 0 ? s.m : k;
             const int64_t hd = head_dim({k, m});
             const int64_t cache_rows = std::max<int64_t>(1, 2 * std::max<int64_t>(s.kv, 1) - 1);
-            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(s.dtype, kBound, {cache_rows, m / hd, hd}),
-                 desc(s.dtype, kBound, {cache_rows, m / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
+            // ATTENTION_SEQS: a sequence of cache_rows rows for each query row.
+            const int64_t stacked = s.op == HETERO_OP_ATTENTION_SEQS ? n * cache_rows : cache_rows;
+            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(s.dtype, kBound, {stacked, m / hd, hd}),
+                 desc(s.dtype, kBound, {stacked, m / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
             inputs({0, 1, 2, 3});
             node.fparams[0] = float(1.0 / std::sqrt(double(hd)));
+            if (s.op == HETERO_OP_ATTENTION_SEQS) node.iparams[1] = cache_rows;
             break;
         }
         case HETERO_OP_EMBEDDING:

@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define HETERO_ABI_VERSION_MAJOR 1u
-#define HETERO_ABI_VERSION_MINOR 2u
+#define HETERO_ABI_VERSION_MINOR 3u
 #define HETERO_ABI_VERSION ((HETERO_ABI_VERSION_MAJOR << 16) | HETERO_ABI_VERSION_MINOR)
 #define HETERO_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define HETERO_ABI_MINOR_OF(v) ((uint32_t)(v)&0xffffu)
@@ -176,7 +176,20 @@ typedef enum hetero_op {
     HETERO_OP_GEGLU = 14,
     /* in0 x [N, D] F32 -> out [N, D] = c * tanh(x / c), c = fparams[0] > 0. since 1.2 */
     HETERO_OP_SOFTCAP = 15,
-    HETERO_OP_COUNT_1_2 = 16 /* ops 1..15 exist in ABI 1.2 */
+    HETERO_OP_COUNT_1_2 = 16, /* ops 1..15 exist in ABI 1.2 */
+    /* Attention of rows from several sequences whose caches are stacked in
+     * one tensor: a decode step of many streams in one node.
+     * in0 q [N, H, Hd] F32, in1 k_cache [S*C, Hkv, Hd] (F32/F16), in2 v_cache
+     * (as k_cache), in3 cache_rows [N] I32 -> out [N, H, Hd] F32.
+     * iparams[1] = C > 0, the cache rows of one sequence (S*C must be a
+     * multiple of it). Query row i is sequence s = cache_rows[i] / C at
+     * position p = cache_rows[i] % C and attends to cache rows s*C .. s*C + p.
+     * iparams[0] = window W (0 = none; else rows from s*C + max(0, p-W+1)),
+     * fparams[0] = scale, fparams[1] = soft-cap (0 = none), as ATTENTION_EXT.
+     * The same cache_rows, as STORE_ROWS positions, write each row's K and V
+     * into the stack. since 1.3 */
+    HETERO_OP_ATTENTION_SEQS = 16,
+    HETERO_OP_COUNT_1_3 = 17 /* ops 1..16 exist in ABI 1.3 */
 } hetero_op;
 
 typedef enum hetero_rope_mode {

@@ -8,6 +8,7 @@ std::vector<Case> all_cases() {
     std::vector<Case> cases;
     add_op_cases(cases);
     add_op_cases_1_2(cases);
+    add_op_cases_1_3(cases);
     add_attention_long_cases(cases);
     add_graph_cases(cases);
     add_error_cases(cases);

@@ -187,13 +187,14 @@ void attention(Ctx& c, const int32_t* pos) {
     for (int64_t i = 0; i < n; ++i)
         for (int64_t h = 0; h < heads; ++h) {
             const int64_t qrow = (i * heads + h) * hd, kvh = h / group;
-            const int64_t len = int64_t(pos[i]) + 1;
+            const int64_t base = sdk::seq_base(c.node, pos[i]);  // ATTENTION_SEQS: the row's sequence in the stack
+            const int64_t len = int64_t(pos[i]) - base + 1;
             // ATTENTION_EXT's window; its soft-cap only shrinks score errors (slope <= 1).
-            const int64_t window = c.node.op == HETERO_OP_ATTENTION_EXT ? c.node.iparams[0] : 0;
+            const int64_t window = c.node.op != HETERO_OP_ATTENTION ? c.node.iparams[0] : 0;
             const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
             double score_err = 0.0;  // largest score error from q and k errors
             for (int64_t t = first; t < len; ++t) {
-                const int64_t krow = (t * kv_heads + kvh) * hd;
+                const int64_t krow = ((base + t) * kv_heads + kvh) * hd;
                 double s = 0.0;
                 for (int64_t e = 0; e < hd; ++e)
                     s += (eq[size_t(qrow + e)] + q_round * std::fabs(double(q[size_t(qrow + e)]))) * std::fabs(double(k[size_t(krow + e)])) +
@@ -203,7 +204,7 @@ void attention(Ctx& c, const int32_t* pos) {
             for (int64_t e = 0; e < hd; ++e) {
                 double vmax = 0.0, spread = 0.0, verr = 0.0;
                 for (int64_t t = first; t < len; ++t) {
-                    const size_t at = size_t((t * kv_heads + kvh) * hd + e);
+                    const size_t at = size_t(((base + t) * kv_heads + kvh) * hd + e);
                     vmax = std::max(vmax, std::fabs(double(v[at])));
                     spread = std::max(spread, std::fabs(double(v[at]) - double(y[size_t(qrow + e)])));
                     verr = std::max(verr, ev[at]);
@@ -344,7 +345,8 @@ std::vector<std::vector<double>> error_bounds(const hetero_graph& graph, const u
             case HETERO_OP_CONVERT: convert_like(c.e(0), c.out_v(), graph.tensors[node.output].dtype, err[size_t(node.output)], 0); break;
             case HETERO_OP_STORE_ROWS: store_rows(c, i32(1)); break;
             case HETERO_OP_ROPE_SCALED: rope(c); rope_angles(c, i32(1)); break;
-            case HETERO_OP_ATTENTION_EXT: attention(c, i32(3)); break;
+            case HETERO_OP_ATTENTION_EXT:
+            case HETERO_OP_ATTENTION_SEQS: attention(c, i32(3)); break;
             case HETERO_OP_GEGLU: geglu(c); break;
             case HETERO_OP_SOFTCAP: softcap(c); break;
             default: break;

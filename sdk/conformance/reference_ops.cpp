@@ -129,8 +129,8 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
     const std::vector<float> k = rows_to_f32(kd, in_data(node, data, 1));
     const std::vector<float> v = rows_to_f32(in_desc(node, tensors, 2), in_data(node, data, 2));
     const double scale = node.fparams[0];
-    // ATTENTION_EXT: a sliding window over the cache rows and soft-capped scores.
-    const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+    // ATTENTION_EXT and ATTENTION_SEQS: a sliding window over the cache rows and soft-capped scores.
+    const bool ext = node.op != HETERO_OP_ATTENTION;
     const int64_t window = ext ? node.iparams[0] : 0;
     const double cap = ext ? double(node.fparams[1]) : 0.0;
     std::vector<float> out(static_cast<size_t>(n * heads * hd));
@@ -139,12 +139,14 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
         for (int64_t h = 0; h < heads; ++h) {
             const int64_t kvh = h / group;
             const float* qrow = q + (i * heads + h) * hd;
-            const int64_t len = int64_t(pos[i]) + 1;
+            // ATTENTION_SEQS: the row's sequence starts at `base` of the stacked cache.
+            const int64_t base = sdk::seq_base(node, pos[i]);
+            const int64_t len = int64_t(pos[i]) - base + 1;
             const int64_t first = window > 0 ? std::max<int64_t>(0, len - window) : 0;
             score.assign(size_t(len), 0.0);
             double best = -INFINITY;
             for (int64_t t = first; t < len; ++t) {
-                const float* krow = k.data() + (t * kv_heads + kvh) * hd;
+                const float* krow = k.data() + ((base + t) * kv_heads + kvh) * hd;
                 double dot = 0.0;
                 for (int64_t e = 0; e < hd; ++e) dot += double(qrow[e]) * double(krow[e]);
                 score[size_t(t)] = cap > 0.0 ? cap * std::tanh(dot * scale / cap) : dot * scale;
@@ -154,7 +156,7 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
             for (int64_t t = first; t < len; ++t) sum += (score[size_t(t)] = std::exp(score[size_t(t)] - best));
             std::fill(acc.begin(), acc.end(), 0.0);
             for (int64_t t = first; t < len; ++t) {
-                const float* vrow = v.data() + (t * kv_heads + kvh) * hd;
+                const float* vrow = v.data() + ((base + t) * kv_heads + kvh) * hd;
                 for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += score[size_t(t)] * double(vrow[e]);
             }
             for (int64_t e = 0; e < hd; ++e) out[size_t((i * heads + h) * hd + e)] = float(acc[size_t(e)] / sum);
@@ -267,7 +269,8 @@ void run_node(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_
         case HETERO_OP_CONVERT: return convert(node, tensors, tensor_data);
         case HETERO_OP_STORE_ROWS: return store_rows(node, tensors, tensor_data);
         case HETERO_OP_ROPE_SCALED: return rope(node, tensors, tensor_data);
-        case HETERO_OP_ATTENTION_EXT: return attention(node, tensors, tensor_data);
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return attention(node, tensors, tensor_data);
         case HETERO_OP_GEGLU: return geglu(node, tensors, tensor_data);
         case HETERO_OP_SOFTCAP: return softcap(node, tensors, tensor_data);
         default: fail(HETERO_ERR_INVALID_ARGUMENT, "reference: unknown op " + std::to_string(node.op));

@@ -96,7 +96,8 @@ double estimate_seconds(const Kernels& k, bool packed, double peak_gflops, doubl
             break;
         }
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: r.compute_efficiency = attention_factor(k, tensors[node.inputs[1]].dtype); break;
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: r.compute_efficiency = attention_factor(k, tensors[node.inputs[1]].dtype); break;
         // exp-bound and sin/cos-bound, at the same rate whatever the ISA
         // (scalar libm calls): SwiGLU ~6 GFLOP/s and RoPE ~22 GFLOP/s on the
         // 2 cores at 2.6 GHz above, i.e. 1.2 and 4.2 nominal flops per cycle

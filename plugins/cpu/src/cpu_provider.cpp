@@ -78,8 +78,8 @@ public:
 
     void check_supported(uint32_t, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double* est_seconds) override {
-        // Every well-formed node of the ABI 1.2 op set runs here.
-        if (node.op < HETERO_OP_EMBEDDING || node.op >= HETERO_OP_COUNT_1_2)
+        // Every well-formed node of the ABI 1.3 op set runs here.
+        if (node.op < HETERO_OP_EMBEDDING || node.op >= HETERO_OP_COUNT_1_3)
             fail(HETERO_ERR_UNSUPPORTED, "cpu: op " + std::to_string(node.op) + " is not in the op set this provider knows");
         if (est_seconds) *est_seconds = estimate_seconds(kernels_, pack_weights_, peak_gflops_, bandwidth_gbs_, node, tensors);
     }

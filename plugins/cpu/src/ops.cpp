@@ -283,7 +283,8 @@ void dispatch(const OpContext& ctx, const hetero_node& node, const NodeTensors& 
         case HETERO_OP_CONVERT: return convert(ctx, node, t);
         case HETERO_OP_STORE_ROWS: return store_rows(ctx, node, t);
         case HETERO_OP_ROPE_SCALED: return rope(ctx, node, t);
-        case HETERO_OP_ATTENTION_EXT: return run_attention(ctx, node, t, f32(t.out_data(node)));
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return run_attention(ctx, node, t, f32(t.out_data(node)));
         case HETERO_OP_GEGLU: return geglu(ctx, node, t);
         case HETERO_OP_SOFTCAP: return softcap(ctx, node, t);
         default: fail(HETERO_ERR_UNSUPPORTED, "cpu: unknown op " + std::to_string(node.op));

@@ -41,7 +41,7 @@ inline float cache_dot(global const uchar* base, int f16, ulong first, ulong ste
 kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb, ulong koff,
                       global const uchar* vb, ulong voff, global const uchar* pb, ulong poff, global uchar* yb,
                       ulong yoff, int H, int Hkv, int Hd, int C, float scale, int kv_f16, global int* err, int node,
-                      local float* red, local float* qs, int window, float cap) {
+                      local float* red, local float* qs, int window, float cap, int seq_rows) {
     local float sc[ATTN_CHUNK];
     const int h = get_group_id(0);
     const int n = get_group_id(1);
@@ -49,7 +49,7 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
     const int ls = get_local_size(0);
     const int hk = h / (H / Hkv);
     global float* y = PTR(float, yb, yoff) + ((ulong)n * H + h) * Hd;
-    const int p = CPTR(int, pb, poff)[n];
+    int p = CPTR(int, pb, poff)[n];
     if (p < 0 || p >= C) {
         if (lid == 0) report_error(err, ERR_POS_RANGE, node);
         for (int d = lid; d < Hd; d += ls) y[d] = 0.f;
@@ -59,9 +59,13 @@ kernel void attention(global const uchar* qb, ulong qoff, global const uchar* kb
     for (int d = lid; d < Hd; d += ls) qs[d] = q[d];
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    global const uchar* kbase = kb + koff;
-    global const uchar* vbase = vb + voff;
     const ulong row_stride = (ulong)Hkv * Hd;
+    // ATTENTION_SEQS (seq_rows > 0): the row's sequence is the stack's part
+    // of seq_rows rows that holds cache row p; attend from its first row.
+    const int base = seq_rows > 0 ? p / seq_rows * seq_rows : 0;
+    p -= base;
+    global const uchar* kbase = kb + koff + (ulong)base * row_stride * (kv_f16 ? 2 : 4);
+    global const uchar* vbase = vb + voff + (ulong)base * row_stride * (kv_f16 ? 2 : 4);
     float acc[ATTN_ACC];
     for (int i = 0; i < ATTN_ACC; ++i) acc[i] = 0.f;
     float m = -INFINITY, l = 0.f;

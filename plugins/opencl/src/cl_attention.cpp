@@ -1,7 +1,7 @@
 // Attention nodes: the tensor-core kernel (prefill with an f16 cache, head
 // dims up to 256; its instance's program built on first need), the tiled
 // kernel (prefill), else the per-row kernel (kernels/attention.cl,
-// attention_mma.cl).
+// attention_mma.cl), which also takes ATTENTION_SEQS.
 #include "cl_lowering.hpp"
 
 #include <algorithm>
@@ -67,7 +67,10 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
     const auto& T = graph_.tensors;
     const hetero_tensor_desc &q = T[size_t(node.inputs[0])], &k = T[size_t(node.inputs[1])];
     // ATTENTION_EXT's window and soft-cap, the last two arguments of every variant.
-    const bool ext = node.op == HETERO_OP_ATTENTION_EXT;
+    const bool ext = node.op != HETERO_OP_ATTENTION;
+    // ATTENTION_SEQS: rows of several sequences, each over its own part of
+    // the stacked cache, on the per-row kernel (a decode step's rows).
+    const cl_int seq_rows = node.op == HETERO_OP_ATTENTION_SEQS ? cl_int(node.iparams[1]) : 0;
     const cl_int window = ext ? cl_int(std::clamp<int64_t>(node.iparams[0], 0, INT_MAX)) : 0;
     const cl_float cap = ext && node.fparams[1] > 0.f ? node.fparams[1] : 0.f;
     const int64_t N = q.shape[0], H = q.shape[1], Hd = q.shape[2], C = k.shape[0], Hkv = k.shape[1];
@@ -82,7 +85,7 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
     // a graph needs it; where that failed, the kernels below take the node.
     const MmaAttentionKernel* mma_kernel = mma_attention_kernel(Hd);
     const Program* mma_program = nullptr;
-    if (program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows && mma_kernel &&
+    if (!seq_rows && program_.mma() && tiled_attention_enabled() && k.dtype == HETERO_DTYPE_F16 && N >= kTiledAttentionMinRows && mma_kernel &&
         device_.info().local_mem >= mma_kernel->local_bytes())
         mma_program = device_.attention_program(*mma_kernel, Hd);
     if (mma_program && mma_program->group_size(mma_kernel->name, mma_kernel->group()) >= mma_kernel->group()) {
@@ -93,8 +96,9 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
         l.local[0] = mma_kernel->group();
         l.global[0] = mma_kernel->group() * size_t(H);
         l.global[1] = (size_t(N) + size_t(mma_kernel->rows) - 1) / size_t(mma_kernel->rows);
-    } else if (const auto t = plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
-                                                   device_.info().local_mem)) {
+    } else if (const auto t = seq_rows ? std::nullopt
+                                       : plan_tiled_attention(N, H, Hkv, Hd, program_.group_size("attention_tiled", kTiledAttentionGroup),
+                                                              device_.info().local_mem)) {
         l = start("attention_tiled");
         l.set_args<AttentionTiledParams>(qa, ka, va, pa, ya, cl_int(N), cl_int(H), cl_int(Hkv), cl_int(Hd), cl_int(C), scale, kv_f16, err,
                                          node_id, cl_int(t->heads_per_group), cl_int(t->slices), LocalFloats{t->tile_floats},
@@ -109,7 +113,7 @@ void Lowering::add_attention(uint32_t index, const hetero_node& node) {
         if (size_t(Hd) > 8 * wg)
             sdk::fail(HETERO_ERR_UNSUPPORTED, "attention: head dim " + std::to_string(Hd) + " exceeds " + std::to_string(8 * wg) + " on this device");
         l.set_args<AttentionParams>(qa, ka, va, pa, ya, cl_int(H), cl_int(Hkv), cl_int(Hd), cl_int(C), scale, kv_f16, err, node_id,
-                                    LocalFloats{wg}, LocalFloats{size_t(Hd)}, window, cap);
+                                    LocalFloats{wg}, LocalFloats{size_t(Hd)}, window, cap, seq_rows);
         l.dims = 2;
         l.local[0] = wg;
         l.global[0] = wg * size_t(H);

@@ -50,7 +50,7 @@ using QuantizeParams = KernelParams<Buffer /*x*/, Buffer /*y*/, cl_ulong /*nbloc
 // then the shape. The per-row kernel:
 using AttentionParams = KernelParams<Buffer, Buffer, Buffer, Buffer, Buffer, cl_int /*H*/, cl_int /*Hkv*/, cl_int /*Hd*/, cl_int /*C*/,
                                      cl_float /*scale*/, cl_int /*kv_f16*/, Pointer /*err*/, cl_int /*node*/, Local /*red*/,
-                                     Local /*qs*/, cl_int /*window*/, cl_float /*cap*/>;
+                                     Local /*qs*/, cl_int /*window*/, cl_float /*cap*/, cl_int /*seq_rows*/>;
 using AttentionTiledParams =
     KernelParams<Buffer, Buffer, Buffer, Buffer, Buffer, cl_int /*N*/, cl_int /*H*/, cl_int /*Hkv*/, cl_int /*Hd*/, cl_int /*C*/,
                  cl_float /*scale*/, cl_int /*kv_f16*/, Pointer /*err*/, cl_int /*node*/, cl_int /*heads_per_group*/,

@@ -123,7 +123,8 @@ void Lowering::add_node(uint32_t index, const hetero_node& node) {
         case HETERO_OP_ROPE:
         case HETERO_OP_ROPE_SCALED: return add_rope(node);
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: return add_attention(index, node);
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return add_attention(index, node);
         case HETERO_OP_SWIGLU:
         case HETERO_OP_GEGLU:
         case HETERO_OP_SOFTCAP:

@@ -76,7 +76,7 @@ public:
 
     void check_supported(uint32_t device, const hetero_node& node, const hetero_tensor_desc* tensors, uint32_t,
                          double* est_seconds) override {
-        if (node.op >= HETERO_OP_COUNT_1_2)
+        if (node.op >= HETERO_OP_COUNT_1_3)
             sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("opencl: no kernel for op ") + std::to_string(node.op));
         // Kernels index within a row or head with 32-bit integers.
         auto dims_fit = [&](int32_t id) {
@@ -98,7 +98,7 @@ public:
                 sdk::fail(HETERO_ERR_UNSUPPORTED, std::string("convert: ") + sdk::dtype_name(from) + " to " + sdk::dtype_name(to) +
                                                       " is not provided (only to f32, or from f32 to f16, bf16, q8_0, q4_0)");
         }
-        if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
+        if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT || node.op == HETERO_OP_ATTENTION_SEQS) {
             // Each work-item accumulates up to 8 head-dim slots (kernels/attention.cl).
             size_t wg = 1;
             while (wg * 2 <= std::min<size_t>(128, devices()[device]->info().max_wg)) wg *= 2;

@@ -97,9 +97,12 @@ void main() {
         return;
     }
 
-    uint kb = pc.t1, vb = pc.t2;
-    uint kmode = load_mode(dt, kb), vmode = load_mode(dt, vb);
     uint row_stride = Hkv * HD;
+    // ATTENTION_SEQS: the row's own sequence of the stacked cache.
+    uint base = seq_base(p);
+    p -= int(base);
+    uint kb = pc.t1 + base * row_stride * (dt == DT_F16 ? 2u : 4u), vb = pc.t2 + base * row_stride * (dt == DT_F16 ? 2u : 4u);
+    uint kmode = load_mode(dt, kb), vmode = load_mode(dt, vb);
     uint head = kvh * HD;
     // Value phase: this invocation's group and columns.
     uint gi = NC <= WG ? t / NC : 0u;

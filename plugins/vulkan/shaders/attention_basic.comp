@@ -72,6 +72,9 @@ void main() {
     uint S = pc.u[7], z = gl_WorkGroupID.z;
     uint pb = (pc.t5 >> 2) + (z * N * H + g) * (Hd + 2u);  // this segment's partial (S > 0)
     bool bad = p < 0 || uint(p) >= C;
+    // ATTENTION_SEQS: the row's own sequence of the stacked cache.
+    uint base = bad ? 0u : seq_base(p);
+    p -= int(base);
     // This workgroup's keys: first..last, none when first > last.
     int first = bad ? 1 : window_first(p), last_key = bad ? 0 : p;
     if (S > 0u) {
@@ -93,8 +96,8 @@ void main() {
     for (uint d = t; d < Hd; d += WG) q_s[d] = q[qb + d];
     barrier();
 
-    uint kb = pc.t1, vb = pc.t2;
     uint row_stride = Hkv * Hd;
+    uint kb = pc.t1 + base * row_stride * (dt == DT_F16 ? 2u : 4u), vb = pc.t2 + base * row_stride * (dt == DT_F16 ? 2u : 4u);
     // Small heads: spread the keys of the value sum over WG / Hd groups of invocations.
     uint G = 2u * Hd <= WG ? WG / Hd : 1u;
     bool vec_keys = dt == DT_F32 && (kb & 15u) == 0u && (Hd & 3u) == 0u && (row_stride & 3u) == 0u;

@@ -55,6 +55,10 @@ float tanh_sat(float v) {
 }
 int window_first(int p) { return pc.u[6] != 0u ? max(0, p - int(pc.u[6]) + 1) : 0; }
 float soft_cap(float s) { return pc.f[1] > 0.0 ? pc.f[1] * tanh_sat(s / pc.f[1]) : s; }
+// ATTENTION_SEQS (attention.comp, attention_basic.comp): u[8] = cache rows
+// of one sequence of the stack (0 for the other attentions); the first row
+// of the sequence that holds cache row p.
+uint seq_base(int p) { return pc.u[8] != 0u ? uint(p) / pc.u[8] * pc.u[8] : 0u; }
 
 // Large dispatches use a 2-D grid because one dimension stops at 65535 groups.
 uint flat_group() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }

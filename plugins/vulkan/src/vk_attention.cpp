@@ -5,7 +5,8 @@
 // per-row kernel (attention.comp) with its workgroup shape. On devices that
 // cap a shader's loop iterations (llvmpipe), caches too long for one pass
 // run as key segments of the compact kernel and a merge of their partial
-// softmaxes (attention_merge.comp).
+// softmaxes (attention_merge.comp). ATTENTION_SEQS takes the per-row and
+// compact kernels, each row over its own sequence of the stacked cache.
 #include "vk_lowering.hpp"
 
 #include <algorithm>
@@ -72,6 +73,12 @@ KeySplit key_split(const DeviceInfo& dev, uint64_t rows, uint64_t heads, uint64_
     return k;
 }
 
+// The most cache rows one query row attends to: the whole cache, or one
+// sequence of an ATTENTION_SEQS stack.
+uint64_t attended_rows(const hetero_node& node, const hetero_tensor_desc& k) {
+    return node.op == HETERO_OP_ATTENTION_SEQS ? uint64_t(node.iparams[1]) : uint64_t(k.shape[0]);
+}
+
 AttentionArgs attention_args(const NodeLowering& n) {
     const int32_t* in = n.in();
     const hetero_tensor_desc& q = n.t[in[0]];
@@ -88,7 +95,8 @@ AttentionArgs attention_args(const NodeLowering& n) {
                        .cache_rows = uint32_t(k.shape[0]),
                        .cache_f16 = k.dtype == HETERO_DTYPE_F16 ? 1u : 0u,
                        .scale = n.node.fparams[0]};
-    if (n.node.op == HETERO_OP_ATTENTION_EXT) {
+    if (n.node.op == HETERO_OP_ATTENTION_SEQS) args.seq_rows = uint32_t(n.node.iparams[1]);
+    if (n.node.op != HETERO_OP_ATTENTION) {
         // Window and soft-cap (shaders/common.glsl); every variant applies them.
         args.window = uint32_t(std::clamp<int64_t>(n.node.iparams[0], 0, INT32_MAX));
         args.softcap = n.node.fparams[1] > 0.f ? n.node.fparams[1] : 0.f;
@@ -116,7 +124,7 @@ void check_attention_supported(const DeviceInfo& dev, const hetero_node& node, c
     const hetero_tensor_desc& q = t[node.inputs[0]];
     const hetero_tensor_desc& k = t[node.inputs[1]];
     const uint64_t rows = uint64_t(q.shape[0]), heads = uint64_t(q.shape[1]), hd = uint64_t(q.shape[2]);
-    const KeySplit split = key_split(dev, rows, heads, hd, uint64_t(k.shape[0]));
+    const KeySplit split = key_split(dev, rows, heads, hd, attended_rows(node, k));
     if (split.keys == 0) return;
     const std::string what = "attention: " + std::to_string(k.shape[0]) + " cache rows run in " + std::to_string(split.segments) +
                              " segments of " + std::to_string(split.keys) + " keys on this device (its shaders stop looping after " +
@@ -134,7 +142,8 @@ std::vector<Dispatch> lower_attention(const NodeLowering& n) {
     const hetero_tensor_desc& k = n.t[n.in()[1]];
     const auto& limits = n.dev.props.limits;
     const uint64_t rows = uint64_t(q.shape[0]), heads = uint64_t(q.shape[1]), hd = uint64_t(q.shape[2]);
-    const uint64_t cache_rows = uint64_t(k.shape[0]);
+    const uint64_t cache_rows = attended_rows(n.node, k);
+    const bool seqs = n.node.op == HETERO_OP_ATTENTION_SEQS;
     // Too many keys for one pass on a loop-capped device: key segments of
     // the compact kernel, each writing partial softmaxes to the scratch
     // area, then their merge (check_attention_supported has checked sizes).
@@ -158,7 +167,8 @@ std::vector<Dispatch> lower_attention(const NodeLowering& n) {
         return {part, merge};
     }
     Dispatch d = dispatch("attention", n.index, attention_args(n));
-    const bool many_rows = q.shape[0] >= kAttentionTiledMinRows && q.shape[1] <= 65535;
+    // ATTENTION_SEQS: each row over its own sequence, on the per-row kernels.
+    const bool many_rows = !seqs && q.shape[0] >= kAttentionTiledMinRows && q.shape[1] <= 65535;
     // f16 caches only: the kernel computes in f16, which the f32-cache contract does not allow.
     if (many_rows && coopmat_enabled(n.dev) && k.dtype == HETERO_DTYPE_F16 && q.shape[2] % 16 == 0 && q.shape[2] <= 128 &&
         limits.maxComputeSharedMemorySize >= kAttentionCoopSharedBytes) {

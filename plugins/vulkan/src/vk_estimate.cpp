@@ -141,7 +141,7 @@ double estimate_seconds(const DeviceInfo& info, const hetero_device_props& props
         choice.matvec = t[node.inputs[0]].shape[0] <= kMatvecMaxRows;
         choice.gemm_tile = kGemmTile;
         choice.tensor_cores = !choice.matvec && info.coopmat_f16 && coop_gemm_weights(t[node.inputs[1]].dtype);
-    } else if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {
+    } else if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) {  // ATTENTION_SEQS: the per-row kernel
         choice.tensor_cores = info.coopmat_f16 && t[node.inputs[1]].dtype == HETERO_DTYPE_F16;
     }
     return sdk::kernel_estimate_seconds(info.kind == HETERO_DEVICE_CPU ? kCpuDevice : kGpuDevice, props, choice, node, t);

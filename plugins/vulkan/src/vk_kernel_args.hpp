@@ -132,11 +132,14 @@ struct AttentionArgs {
     // to `partials` (binding 6) instead, for attention_merge.comp.
     uint32_t segment_keys = 0;
     int32_t partials = -1;
+    // ATTENTION_SEQS (attention.comp, attention_basic.comp): cache rows of one
+    // sequence of the stack (u[8]); 0 for the other attentions.
+    uint32_t seq_rows = 0;
     void put(Dispatch& d) const {
         d.operand[kIn0] = q; d.operand[kIn1] = k_cache; d.operand[kIn2] = v_cache; d.operand[kIn3] = positions; d.operand[kOut0] = y;
         d.operand[kOut1] = partials;
         d.push.u[0] = rows; d.push.u[1] = heads; d.push.u[2] = kv_heads; d.push.u[3] = head_dim; d.push.u[4] = cache_rows;
-        d.push.u[5] = cache_f16; d.push.u[6] = window; d.push.u[7] = segment_keys;
+        d.push.u[5] = cache_f16; d.push.u[6] = window; d.push.u[7] = segment_keys; d.push.u[8] = seq_rows;
         d.push.f[0] = scale; d.push.f[1] = softcap;
     }
 };

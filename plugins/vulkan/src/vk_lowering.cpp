@@ -49,7 +49,7 @@ bool use_coopmat(const DeviceInfo& dev, uint32_t w_dtype) {
 
 void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const hetero_tensor_desc* tensors) {
     const std::string op = sdk::op_name(node.op);
-    if (node.op >= HETERO_OP_COUNT_1_2) fail(HETERO_ERR_UNSUPPORTED, "vulkan: no shader for op " + std::to_string(node.op));
+    if (node.op >= HETERO_OP_COUNT_1_3) fail(HETERO_ERR_UNSUPPORTED, "vulkan: no shader for op " + std::to_string(node.op));
     for (uint32_t i = 0; i < node.n_inputs; ++i) check_tensor_size(dev, op, tensors, node.inputs[i]);
     check_tensor_size(dev, op, tensors, node.output);
     const uint32_t out_dtype = tensors[node.output].dtype;
@@ -59,9 +59,10 @@ void check_node_supported(const DeviceInfo& dev, const hetero_node& node, const 
     // read (matmul, embedding, conversion to f32); no shader writes them.
     if (node.op == HETERO_OP_CONVERT && sdk::is_quant_dtype(out_dtype) && !sdk::is_block_dtype(out_dtype))
         fail(HETERO_ERR_UNSUPPORTED, "convert: quantizing to " + std::string(sdk::dtype_name(out_dtype)) + " is not provided");
-    if ((node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
+    const bool attention = node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT || node.op == HETERO_OP_ATTENTION_SEQS;
+    if (attention && tensors[node.inputs[0]].shape[2] > int64_t(kAttentionMaxHeadDim))
         fail(HETERO_ERR_UNSUPPORTED, "attention: head dim above " + std::to_string(kAttentionMaxHeadDim));
-    if (node.op == HETERO_OP_ATTENTION || node.op == HETERO_OP_ATTENTION_EXT) check_attention_supported(dev, node, tensors);
+    if (attention) check_attention_supported(dev, node, tensors);
     if (node.op == HETERO_OP_MATMUL && tensors[node.inputs[0]].shape[0] > kMatvecMaxRows &&
         ceil_div(uint64_t(tensors[node.inputs[0]].shape[0]), kGemmTile) > 65535u)
         fail(HETERO_ERR_UNSUPPORTED, "matmul: too many rows for one dispatch");
@@ -78,7 +79,8 @@ std::vector<Dispatch> lower_node(const DeviceInfo& dev, const hetero_node& node,
         case HETERO_OP_ROPE:
         case HETERO_OP_ROPE_SCALED: return {lower_rope(n)};
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: return lower_attention(n);
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: return lower_attention(n);
         case HETERO_OP_SWIGLU:
         case HETERO_OP_GEGLU:
         case HETERO_OP_SOFTCAP:

@@ -30,6 +30,7 @@ inline const char* op_name(uint32_t op) {
         case HETERO_OP_ATTENTION_EXT: return "attention_ext";
         case HETERO_OP_GEGLU: return "geglu";
         case HETERO_OP_SOFTCAP: return "softcap";
+        case HETERO_OP_ATTENTION_SEQS: return "attention_seqs";
         default: return "unknown";
     }
 }
@@ -55,6 +56,14 @@ inline bool same_shape(const hetero_tensor_desc& a, const hetero_tensor_desc& b)
     return true;
 }
 inline int64_t outer_rows(const hetero_tensor_desc& t) { return t.ndim ? element_count(t) / std::max<int64_t>(1, inner_dim(t)) : 1; }
+
+// The first cache row of the sequence that cache row `row` belongs to:
+// ATTENTION_SEQS stacks sequences of iparams[1] rows; every other attention
+// has one sequence, starting at row 0.
+inline int64_t seq_base(const hetero_node& attention, int64_t row) {
+    const int64_t c = attention.op == HETERO_OP_ATTENTION_SEQS ? attention.iparams[1] : 0;
+    return c > 0 ? row / c * c : 0;
+}
 
 // Total bytes of a tensor (0 when the descriptor is malformed).
 // Leading dims of each head a ROPE node rotates (iparams[1]; 0: all of them).
@@ -156,10 +165,14 @@ inline std::string check_node(const hetero_node& node, const hetero_tensor_desc*
             return {};
         }
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: {
             if (!(e = need_inputs(4, 4)).empty()) return e;
-            if (node.op == HETERO_OP_ATTENTION_EXT && node.iparams[0] < 0) return bad("window must be >= 0 (0 = none)");
-            if (node.op == HETERO_OP_ATTENTION_EXT && !(node.fparams[1] >= 0.f)) return bad("soft-cap must be >= 0 (0 = none)");
+            const bool ext = node.op != HETERO_OP_ATTENTION;
+            if (ext && node.iparams[0] < 0) return bad("window must be >= 0 (0 = none)");
+            if (ext && !(node.fparams[1] >= 0.f)) return bad("soft-cap must be >= 0 (0 = none)");
+            if (node.op == HETERO_OP_ATTENTION_SEQS && (node.iparams[1] <= 0 || tensors[node.inputs[1]].shape[0] % node.iparams[1] != 0))
+                return bad("rows per sequence (iparams[1]) must be > 0 and divide the cache rows " + std::to_string(tensors[node.inputs[1]].shape[0]));
             const auto &q = in(0), &k = in(1), &v = in(2), &pos = in(3);
             if (!is(q, HETERO_DTYPE_F32) || q.ndim != 3) return bad("q must be f32 [N,H,Hd]");
             for (const auto* c : {&k, &v})

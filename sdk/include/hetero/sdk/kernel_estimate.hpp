@@ -63,8 +63,10 @@ inline double kernel_estimate_seconds(const KernelFactors& f, const hetero_devic
             break;
         }
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
-            const bool decode = t[node.inputs[0]].shape[0] == 1;
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: {
+            // Rows of stacked sequences each read their own rows, as decode does.
+            const bool decode = t[node.inputs[0]].shape[0] == 1 || node.op == HETERO_OP_ATTENTION_SEQS;
             w.flops *= choice.attention_flops_scale;
             r.compute_efficiency = decode ? f.attention_decode : choice.tensor_cores ? f.attention_tensor : f.attention_prefill;
             break;

@@ -74,6 +74,17 @@ inline NodeWork node_work(const hetero_node& node, const hetero_tensor_desc* t) 
             w.bytes = bytes_of(node.inputs[0]) + bytes_of(node.inputs[3]) + 2.0 * rows_read * cache_row_bytes + bytes_of(node.output);
             return w;
         }
+        case HETERO_OP_ATTENTION_SEQS: {
+            // Each row reads its own sequence's rows: a mean of half of one sequence's.
+            const hetero_tensor_desc& q = t[node.inputs[0]];
+            const hetero_tensor_desc& k = t[node.inputs[1]];
+            const double n = double(q.shape[0]), heads = double(q.shape[1]), hd = double(q.shape[2]);
+            const double attended = attention_mean_rows(std::max<int64_t>(1, node.iparams[1]));
+            w.flops = n * heads * attended * (4.0 * hd + 5.0);
+            const double cache_row_bytes = double(row_bytes(k.dtype, row_width(k)));
+            w.bytes = bytes_of(node.inputs[0]) + bytes_of(node.inputs[3]) + 2.0 * n * attended * cache_row_bytes + bytes_of(node.output);
+            return w;
+        }
         case HETERO_OP_STORE_ROWS: {
             // Writes only the stored rows of the cache.
             const double rows = double(t[node.inputs[0]].shape[0]);
