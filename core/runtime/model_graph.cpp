@@ -137,6 +137,8 @@ struct GraphBuilder {
 struct AttentionShape {
     int32_t n, n_seq, n_ctx;
     int32_t pos;  // the positions tensor
+    int32_t stacked_seqs;  // > 0: the step's attention over stacked caches of this many sequences
+    int32_t cache_rows;    // with stacked_seqs: the rows of the stacked caches the step's rows are at
     float scale;
     bool rope_factors;
 };
@@ -191,6 +193,18 @@ int32_t add_attention(GraphBuilder& gb, const LlamaHParams& hp, const AttentionS
     int32_t att = -1;
     if (n_seq == 1) {
         att = attend(qr, kr, v, pos, -1, 0, "");
+    } else if (as.stacked_seqs > 0) {
+        // Every row against its own sequence of the stacked caches: one store
+        // pair and one attention for the whole step.
+        const int64_t rows = int64_t(as.stacked_seqs) * n_ctx;
+        const int32_t kc = g.add_tensor(cd, {rows, Hkv, Hd}, TensorUse::k_cache, l, b + "k_cache.stacked");
+        const int32_t vc = g.add_tensor(cd, {rows, Hkv, Hd}, TensorUse::v_cache, l, b + "v_cache.stacked");
+        g.tensors[size_t(kc)].seq = g.tensors[size_t(vc)].seq = kStackedCaches;
+        gb.node(l, Role::store_k, HETERO_OP_STORE_ROWS, {kr, as.cache_rows}, kc);
+        gb.node(l, Role::store_v, HETERO_OP_STORE_ROWS, {v, as.cache_rows}, vc);
+        att = gb.act({n, H, Hd}, l, b + "attn");
+        gb.node(l, Role::attention, HETERO_OP_ATTENTION_SEQS, {qr, kc, vc, as.cache_rows}, att, as.scale, {swa ? hp.n_swa : 0, n_ctx},
+                hp.attn_softcap);
     } else {
         att = gb.act({n, H, Hd}, l, b + "attn");
         // Each sequence's row against its own cache; `att` is written row by row through views.
@@ -259,7 +273,7 @@ void add_hidden_head(GraphBuilder& gb, const LlamaHParams& hp, int32_t n) {
 
 // n rows: one sequence of n tokens (n_seq = 1) or n sequences of one token each.
 ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype, bool with_head,
-                       bool all_logits, bool hidden_head = false) {
+                       bool all_logits, bool hidden_head = false, int32_t stacked_seqs = 0) {
     const LlamaHParams& hp = model.hparams;
     if (n < 1) throw Error("model graph: no tokens");
     if (cache_dtype.size() != size_t(hp.n_layer)) throw Error("model graph: one cache type per layer is needed");
@@ -276,7 +290,8 @@ ModelGraph build_graph(const ModelFile& model, int32_t n, int32_t n_seq, int32_t
     int32_t x = gb.node(0, Role::embedding, HETERO_OP_EMBEDDING, {gb.W("token_embd.weight"), ids}, gb.act({n, D}, 0, "embd"));
     if (hp.embd_scale) x = gb.node(0, Role::embd_scale, HETERO_OP_MUL, {x, gb.W("embd_scale")}, gb.act({n, D}, 0, "embd_scaled"));
     const float scale = hp.attn_scale > 0.f ? hp.attn_scale : 1.0f / std::sqrt(float(Hd));
-    const AttentionShape as{n, n_seq, n_ctx, pos, scale, model.has("rope_freqs.weight")};
+    const int32_t cache_rows = stacked_seqs > 0 ? g.add_tensor(HETERO_DTYPE_I32, {n}, TensorUse::cache_rows, -1, "cache_rows") : -1;
+    const AttentionShape as{n, n_seq, n_ctx, pos, stacked_seqs, cache_rows, scale, model.has("rope_freqs.weight")};
     for (int l = 0; l < int(hp.n_layer); ++l) {
         const int32_t o = add_attention(gb, hp, as, cache_dtype, l, x);
         x = add_ffn(gb, hp, n, l, x, o);
@@ -297,9 +312,12 @@ ModelGraph build_hidden_graph(const ModelFile& model, int32_t n, int32_t n_ctx, 
     return build_graph(model, n, 1, n_ctx, cache_dtype, false, false, true);
 }
 
-ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype) {
+ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype,
+                             int32_t stacked_seqs) {
     if (n_seq < 2) throw Error("batch graph: at least two sequences");
-    return build_graph(model, n_seq, n_seq, n_ctx, cache_dtype, true, true);
+    if (stacked_seqs > 0 && stacked_seqs < n_seq)
+        throw Error(fmt::format("batch graph: {} sequences in a step, but the stacked caches hold {}", n_seq, stacked_seqs));
+    return build_graph(model, n_seq, n_seq, n_ctx, cache_dtype, true, true, false, stacked_seqs);
 }
 
 std::string OpShape::family() const {

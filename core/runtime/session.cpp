@@ -2,6 +2,7 @@
 // chunk's program (session_compile.cpp) on every device of its schedule at
 // once (session_run.cpp).
 #include <hetero/runtime/trace.hpp>
+#include <hetero/sdk/provider.hpp>
 
 #include "session_parts.hpp"
 
@@ -51,18 +52,45 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
         devices_[d] = std::move(dv);
     }
     if (options_.n_seq < 1) throw Error(fmt::format("a session holds at least one sequence, not {}", options_.n_seq));
+    stacked_ = stacked_caches_usable();
+    allocate_caches();
+    logits_.resize(size_t(hp.n_vocab));
+}
+
+bool Session::stacked_caches_usable() const {
+    if (options_.n_seq < 2 || sdk::env_equals("HETERO_STACKED_KV", "0")) return false;
+    // Every layer's home must run ATTENTION_SEQS (ABI 1.3) at this shape.
+    const ModelGraph g = build_batch_graph(model_, 2, n_ctx_, cache_dtypes(), options_.n_seq);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (g.nodes[i].node.op != HETERO_OP_ATTENTION_SEQS) continue;
+        const DeviceRef& d = plan_.devices[plan_.layers[size_t(g.nodes[i].layer)].home];
+        if (!d.provider || HETERO_ABI_MINOR_OF(d.provider->api().abi_version) < 3 || !unsupported_reason(d, g, i).empty()) return false;
+    }
+    return true;
+}
+
+void Session::allocate_caches() {
+    const LlamaHParams& hp = model_.hparams;
     const uint64_t kv_dim = uint64_t(hp.n_head_kv * hp.head_dim);
     for (int l = 0; l < int(hp.n_layer); ++l) {
         SessionDevice& dv = *devices_[plan_.layers[size_t(l)].home];
         const uint64_t bytes = uint64_t(n_ctx_) * kv_dim * (cache_dtype(options_.cache_type, dv.ref.props) == HETERO_DTYPE_F16 ? 2 : 4);
-        // A buffer per sequence: no device's largest allocation limits how many sequences fit.
         kv_caches_.emplace_back();
+        if (stacked_) {
+            // One K and one V buffer per layer for every sequence: a decode step
+            // of all of them attends in one ATTENTION_SEQS node a layer.
+            hetero_buffer* k = dv.alloc(bytes * uint64_t(options_.n_seq), fmt::format("layer {} K caches of {} sequences", l, options_.n_seq));
+            hetero_buffer* v = dv.alloc(bytes * uint64_t(options_.n_seq), fmt::format("layer {} V caches of {} sequences", l, options_.n_seq));
+            for (int32_t s = 0; s < options_.n_seq; ++s) kv_caches_.back().push_back({k, v, bytes * uint64_t(s)});
+            continue;
+        }
+        // A buffer per sequence: no device's largest allocation limits how many sequences fit.
         for (int32_t s = 0; s < options_.n_seq; ++s) {
             const std::string of = options_.n_seq > 1 ? fmt::format(" of sequence {}", s) : "";
-            kv_caches_.back().push_back({dv.alloc(bytes, fmt::format("layer {} K cache{}", l, of)), dv.alloc(bytes, fmt::format("layer {} V cache{}", l, of))});
+            kv_caches_.back().push_back(
+                {dv.alloc(bytes, fmt::format("layer {} K cache{}", l, of)), dv.alloc(bytes, fmt::format("layer {} V cache{}", l, of)), 0});
         }
     }
-    logits_.resize(size_t(hp.n_vocab));
 }
 
 Session::~Session() {
@@ -85,8 +113,10 @@ void Session::bind_sequences(SessionProgram& P, const std::vector<int32_t>& seqs
     if (P.bound_seqs == seqs) return;
     for (CompiledTask& c : P.compiled)
         for (const CacheBinding& cb : c.caches) {
-            const auto& kv = kv_caches_[size_t(cb.layer)][size_t(seqs.at(size_t(cb.seq)))];
-            c.bindings[cb.binding].buffer = cb.k ? kv.first : kv.second;
+            if (cb.seq == kStackedCaches) continue;  // every sequence's rows, bound at compile
+            const KvCache& kv = kv_caches_[size_t(cb.layer)][size_t(seqs.at(size_t(cb.seq)))];
+            c.bindings[cb.binding].buffer = cb.k ? kv.k : kv.v;
+            c.bindings[cb.binding].offset = kv.offset;
         }
     P.bound_seqs = seqs;
 }
@@ -220,6 +250,7 @@ const std::vector<float>& Session::decode_batch(const std::vector<SeqToken>& ste
     begin(P);
     fill_input(P, P.schedule.tokens, n, [&](int32_t i) { return steps[size_t(i)].token; });
     fill_input(P, P.schedule.positions, n, [&](int32_t i) { return steps[size_t(i)].pos; });
+    if (P.schedule.cache_rows >= 0) fill_input(P, P.schedule.cache_rows, n, [&](int32_t i) { return steps[size_t(i)].seq * n_ctx_ + steps[size_t(i)].pos; });
     run(P, steps[0].pos);
     batch_logits_.resize(size_t(n) * size_t(model_.hparams.n_vocab));
     take_logits(P, batch_logits_, 0, [&](size_t r) { return steps[r].pos; });

@@ -86,11 +86,12 @@ int32_t ProgramCompiler::map_tensor(GraphBuilder& gb, std::map<int32_t, int32_t>
         lid = gb.tensor(mt.desc.dtype, shape, HETERO_TENSOR_BOUND, mt.desc.name);
         if (plan_.layers[size_t(mt.layer)].home != t.device)
             throw Error(fmt::format("internal: layer {} attention is not on its KV cache's device", mt.layer));
-        // Sequence 0's cache until the session binds the sequence a run is for.
-        auto& kv = kv_caches_[size_t(mt.layer)].front();
+        // Sequence 0's cache until the session binds the sequence a run is
+        // for; the stacked caches start with sequence 0's rows.
+        const KvCache& kv = kv_caches_[size_t(mt.layer)].front();
         const bool k = mt.use == TensorUse::k_cache;
         c.caches.push_back({c.bindings.size(), mt.layer, k, mt.seq});
-        c.bindings.push_back({lid, 0, k ? kv.first : kv.second, 0});
+        c.bindings.push_back({lid, 0, k ? kv.k : kv.v, kv.offset});
     } else if (split && is_output) {
         // The share's own rows of the output, handed to the merge.
         const int x = t.outputs.front();
@@ -195,7 +196,7 @@ SessionProgram& Session::batch_program(int32_t n) {
     if (found != batch_programs_.end()) return *found->second;
     auto prog = std::make_unique<SessionProgram>();
     prog->n = n;
-    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes());
+    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes(), stacked_ ? options_.n_seq : 0);
     return compile(std::move(prog), batch_programs_);
 }
 

@@ -108,7 +108,7 @@ struct CacheBinding {
     size_t binding = 0;  // index into CompiledTask::bindings
     int layer = 0;
     bool k = true;  // K cache, else V
-    int seq = 0;
+    int seq = 0;    // kStackedCaches: the layer's whole stacked buffer, bound once
 };
 
 // What compiling made of a scheduled task (a merge has neither).
@@ -118,8 +118,8 @@ struct CompiledTask {
     std::vector<CacheBinding> caches;
 };
 
-// Per layer, per sequence of the session: (K, V) cache buffers on the layer's home.
-using KvCaches = std::vector<std::vector<std::pair<hetero_buffer*, hetero_buffer*>>>;
+// Per layer, per sequence of the session (KvCache: session.hpp).
+using KvCaches = std::vector<std::vector<KvCache>>;
 
 struct SessionProgram {
     int32_t n = 0;

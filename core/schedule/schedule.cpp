@@ -151,6 +151,7 @@ void find_hand_overs(const ModelGraph& g, const TensorUsers& users, Schedule& s)
         s.hand_overs.push_back(std::move(h));
         if (mt.use == TensorUse::tokens) s.tokens = s.hand_over_of[t];
         if (mt.use == TensorUse::positions) s.positions = s.hand_over_of[t];
+        if (mt.use == TensorUse::cache_rows) s.cache_rows = s.hand_over_of[t];
         if (mt.use == TensorUse::logits) s.logits = s.hand_over_of[t];
     }
     if (g.last_hidden >= 0) {

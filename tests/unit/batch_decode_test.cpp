@@ -154,13 +154,22 @@ TEST_P(BatchDecode, EverySequenceGetsTheLogitsItGetsAlone) {
     const std::vector<Stream> all = streams(m.file.hparams.n_vocab);
     std::vector<Decoded> alone;
     for (const Stream& s : all) alone.push_back(decode_alone(m.file, plan, s));
-    Session session(m.file, plan, options(6));
-    // Slots out of order and not contiguous: 5, 0, 3, 2.
-    const std::vector<Decoded> together = decode_together(session, m.file.hparams.n_vocab, all, {5, 0, 3, 2});
-    // The cpu provider computes each row as it computes a row alone; a GPU
-    // provider may take another kernel for several rows (PoCL's OpenCL
-    // quantizes a batch's activations to 8 bits for Q4_0 weights).
-    expect_same(together, alone, GetParam().provider == "cpu" ? 0.f : 0.05f, GetParam().model);
+    // Both forms of the step: one ATTENTION_SEQS a layer over stacked caches
+    // (the default where the provider has it), and per-sequence attention
+    // over caches of their own (HETERO_STACKED_KV=0).
+    for (const bool stacked : {true, false}) {
+        if (stacked) ::unsetenv("HETERO_STACKED_KV");
+        else ::setenv("HETERO_STACKED_KV", "0", 1);
+        Session session(m.file, plan, options(6));
+        ::unsetenv("HETERO_STACKED_KV");
+        EXPECT_EQ(session.stacked_caches(), stacked) << GetParam().provider;
+        // Slots out of order and not contiguous: 5, 0, 3, 2.
+        const std::vector<Decoded> together = decode_together(session, m.file.hparams.n_vocab, all, {5, 0, 3, 2});
+        // The cpu provider computes each row as it computes a row alone; a GPU
+        // provider may take another kernel for several rows (PoCL's OpenCL
+        // quantizes a batch's activations to 8 bits for Q4_0 weights).
+        expect_same(together, alone, GetParam().provider == "cpu" ? 0.f : 0.05f, GetParam().model + (stacked ? " stacked" : " per sequence"));
+    }
 }
 
 std::vector<Case> cases() {
@@ -228,6 +237,37 @@ TEST(BatchDecodeSchedule, SequenceBlocksAreTasksOfTheirOwn) {
     EXPECT_EQ(blocks, n_layer);
     for (const HandOver& h : s.hand_overs) EXPECT_LT(g.tensors[size_t(h.tensor)].view_of, 0) << h.name;
     EXPECT_THROW(build_batch_graph(m.file, 1, 64, std::vector<uint32_t>(size_t(n_layer), HETERO_DTYPE_F32)), Error);
+}
+
+// Over stacked caches the step has no per-sequence nodes: a store pair and
+// one ATTENTION_SEQS a layer, reading the host-filled cache_rows, and the
+// step has the tasks of a one-sequence step.
+TEST(BatchDecodeSchedule, StackedCachesMakeOneTask) {
+    Provider* cpu = registry().find("cpu");
+    ASSERT_NE(cpu, nullptr);
+    OpenedModel m = open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
+    const int n_layer = int(m.file.hparams.n_layer);
+    const Plan plan = plan_single_device(n_layer, {{cpu, 0, cpu->device_props(0)}}, 0);
+    const std::vector<uint32_t> f32(size_t(n_layer), HETERO_DTYPE_F32);
+    const ModelGraph g = build_batch_graph(m.file, 3, 64, f32, 5);
+    int attentions = 0, stores = 0;
+    for (const ModelNode& n : g.nodes) {
+        EXPECT_EQ(n.seq, -1);
+        if (n.node.op == HETERO_OP_ATTENTION_SEQS) {
+            ++attentions;
+            EXPECT_EQ(n.node.iparams[1], 64);
+            EXPECT_EQ(g.tensors[size_t(n.node.inputs[1])].desc.shape[0], 5 * 64);
+            EXPECT_EQ(g.tensors[size_t(n.node.inputs[3])].use, TensorUse::cache_rows);
+        }
+        stores += n.node.op == HETERO_OP_STORE_ROWS;
+    }
+    EXPECT_EQ(attentions, n_layer);
+    EXPECT_EQ(stores, 2 * n_layer);
+    const Schedule s = make_schedule(g, plan);
+    // As many tasks as one sequence's decode step has.
+    EXPECT_EQ(s.tasks.size(), make_schedule(build_model_graph(m.file, 1, 64, f32), plan).tasks.size());
+    EXPECT_GE(s.cache_rows, 0);
+    EXPECT_THROW(build_batch_graph(m.file, 6, 64, f32, 5), Error) << "more sequences in a step than the stack holds";
 }
 
 TEST(BatchDecodeErrors, BadStepsAreRefusedByName) {

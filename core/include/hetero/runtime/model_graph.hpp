@@ -60,9 +60,13 @@ enum class TensorUse : uint8_t {
     v_cache,      // layer's V cache
     tokens,       // token ids [n] (input)
     positions,    // positions [n] (input)
+    cache_rows,   // [n] (input): each row's row of the stacked caches, sequence * n_ctx + position
     last_hidden,  // [r, D]: the last r rows of the final layer's output (the head's input; r = 1 or all)
     logits,       // [r, n_vocab] (output); [n, n_embd] normed hidden states in a hidden-state graph
 };
+
+// ModelTensor::seq of a cache that holds every sequence's rows (n_ctx a sequence).
+inline constexpr int kStackedCaches = -1;
 
 struct ModelTensor {
     hetero_tensor_desc desc{};  // desc.kind: CONSTANT for weights, INTERNAL otherwise (the scheduler decides)
@@ -75,7 +79,8 @@ struct ModelTensor {
     int32_t view_of = -1;
     uint64_t view_offset = 0;
     // k_cache / v_cache: which sequence of the step the cache belongs to
-    // (the session binds that sequence's cache at each run); 0 otherwise.
+    // (the session binds that sequence's cache at each run); 0 otherwise;
+    // kStackedCaches: the caches of every sequence of the session, stacked.
     int seq = 0;
 };
 
@@ -132,11 +137,14 @@ ModelGraph build_hidden_graph(const ModelFile& model, int32_t n_tokens, int32_t 
 
 // One decode step of `n_seq` sequences at once: one row per sequence (its
 // next token at its own position), every matmul, norm and FFN node over all
-// rows (the weights are read once for the whole batch), and per layer, for
-// each sequence, its cache stores and attention over views of its own row
-// and its own cache (tensors with `seq`). Positions are per row; the head
-// computes logits for every row.
-ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype);
+// rows (the weights are read once for the whole batch). Per layer, with
+// `stacked_seqs` > 0: one store pair and one ATTENTION_SEQS over the layer's
+// caches of all stacked_seqs sequences of the session (kStackedCaches, rows
+// addressed by the cache_rows input); else, for each sequence, its cache
+// stores and attention over views of its own row and its own cache (tensors
+// with `seq`). Positions are per row; the head computes logits for every row.
+ModelGraph build_batch_graph(const ModelFile& model, int32_t n_seq, int32_t n_ctx, const std::vector<uint32_t>& cache_dtype,
+                             int32_t stacked_seqs = 0);
 
 // Whether a schedule of this graph runs the plan's decode placement: one
 // token, or a batched decode step.

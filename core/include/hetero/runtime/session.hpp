@@ -145,6 +145,14 @@ private:
     int32_t seq_;
 };
 
+// One sequence's K and V cache of one layer, on the layer's home: buffers
+// of its own, or its part (from `offset`) of the layer's stacked buffers.
+struct KvCache {
+    hetero_buffer* k = nullptr;
+    hetero_buffer* v = nullptr;
+    uint64_t offset = 0;
+};
+
 class Session : public Evaluator, public BatchEvaluator {
 public:
     Session(const ModelFile& model, const Plan& plan, const SessionOptions& options = {});
@@ -167,6 +175,9 @@ public:
 
     int32_t n_ctx() const override { return n_ctx_; }
     int32_t n_seq() const override { return options_.n_seq; }
+    // Decode steps of several sequences attend over stacked caches (one
+    // ATTENTION_SEQS a layer) rather than per sequence.
+    bool stacked_caches() const { return stacked_; }
     const Plan& plan() const { return plan_; }
     std::vector<SegmentStats> stats() const;
     // Builds the n-token program now (uploading the weights it reads and
@@ -182,6 +193,10 @@ private:
     SessionProgram& compile(std::unique_ptr<SessionProgram> prog, std::map<int32_t, std::unique_ptr<SessionProgram>>& into);
     std::vector<uint32_t> cache_dtypes() const;  // each layer's KV cache type on its home
     void bind_sequences(SessionProgram& P, const std::vector<int32_t>& seqs);
+    // Whether every layer's home runs a decode step's attention over stacked
+    // caches (ATTENTION_SEQS); HETERO_STACKED_KV=0 says no.
+    bool stacked_caches_usable() const;
+    void allocate_caches();
     void run_tasks(SessionProgram& p, size_t device, int32_t pos);
     void begin(SessionProgram& P);             // a new forward of P: inputs are filled for it, then run
     void run(SessionProgram& P, int32_t pos);  // every device's queue of one forward
@@ -197,8 +212,9 @@ private:
     std::map<int32_t, std::unique_ptr<SessionProgram>> programs_;        // by chunk size
     std::map<int32_t, std::unique_ptr<SessionProgram>> batch_programs_;  // by sequences per decode step
     std::map<int32_t, std::unique_ptr<SessionProgram>> hidden_programs_; // by chunk size
-    // Per layer, per sequence: (K, V) on the layer's home device.
-    std::vector<std::vector<std::pair<hetero_buffer*, hetero_buffer*>>> kv_caches_;
+    // Per layer, per sequence: K and V on the layer's home device.
+    std::vector<std::vector<KvCache>> kv_caches_;
+    bool stacked_ = false;  // one K and one V buffer per layer for every sequence (allocate_caches)
     uint64_t generation_ = 0;  // forwards run
     std::vector<float> logits_, batch_logits_, hidden_;
 };

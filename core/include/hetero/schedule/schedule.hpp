@@ -81,6 +81,7 @@ struct Schedule {
     std::vector<Wait> waits;           // in task order
     std::vector<int> hand_over_of;     // per graph tensor: its hand-over, -1 when it stays inside a task
     int tokens = -1, positions = -1, logits = -1;  // hand-overs the host fills and reads
+    int cache_rows = -1;                           // filled by the host in a decode step over stacked caches
 };
 
 // Cuts `graph` (built for n tokens, with its head) as `plan` places it: the
