@@ -2,7 +2,9 @@
 // in the manner of llama-bench (pp = prompt of N tokens, in forward passes of
 // up to -b tokens; tg = N single-token steps), repeated -r times; mean and
 // standard deviation. With -d D both tests run after D tokens already in the
-// KV cache (llama-bench's -d), where attention reads a long context.
+// KV cache (llama-bench's -d), where attention reads a long context. With
+// -s S the decode test is S sequences decoding together (a server's slots:
+// batched steps), reported as the tokens of all of them per second.
 #include "commands.hpp"
 #include "common.hpp"
 
@@ -31,6 +33,7 @@ struct BenchOptions {
     int32_t n_prompt = 512, n_gen = 128, reps = 3;
     int32_t depth = 0;    // tokens in the KV cache before each test
     int32_t batch = 512;  // prompt tokens a forward pass takes (llama-bench's n_ubatch)
+    int32_t seqs = 1;     // sequences of the decode test, one batched step for all
     std::string cache_type = "auto";
     std::string trace;
     bool json = false;
@@ -68,6 +71,7 @@ void bench(const BenchOptions& o) {
     so.max_batch = std::max<int32_t>(1, o.batch > 0 ? std::min(o.batch, o.n_prompt) : o.n_prompt);
     so.cache_type = cache_type_from_name(o.cache_type);
     so.sync = sync_mode_from_env();
+    so.n_seq = o.seqs;
     PlanRequest req = plan_request(so, so.n_ctx, std::max<int32_t>(1, o.n_prompt), std::max<int32_t>(1, o.n_gen));
     req.count_compile = false;  // after the warm-up run
     const PlannedRun planned = plan_model(rt, model, req);
@@ -118,7 +122,7 @@ void bench(const BenchOptions& o) {
         }
         report(fmt::format("pp{}{}", o.n_prompt, at_depth), tps);
     }
-    if (o.n_gen > 0) {
+    if (o.n_gen > 0 && o.seqs == 1) {
         session.forward({tok(rng)}, d);  // warm-up
         std::vector<double> tps;
         for (int r = 0; r < o.reps; ++r) {
@@ -127,6 +131,22 @@ void bench(const BenchOptions& o) {
             tps.push_back(o.n_gen / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
         report(fmt::format("tg{}{}", o.n_gen, at_depth), tps);
+    } else if (o.n_gen > 0) {
+        // Every sequence at the same depth (sequence 0's context is the
+        // others' too: their cache rows before d are not read differently).
+        auto step = [&](int32_t pos) {
+            std::vector<SeqToken> steps;
+            for (int32_t s = 0; s < o.seqs; ++s) steps.push_back({s, tok(rng), pos});
+            session.decode_batch(steps);
+        };
+        step(d);  // warm-up
+        std::vector<double> tps;
+        for (int r = 0; r < o.reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int32_t i = 0; i < o.n_gen; ++i) step(d + i);
+            tps.push_back(double(o.n_gen) * o.seqs / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        report(fmt::format("tg{} x{} seqs{}", o.n_gen, o.seqs, at_depth), tps);
     }
     if (!o.trace.empty()) write_trace(trace, o.trace);
     nlohmann::json device_bytes = nlohmann::json::object();
@@ -229,6 +249,10 @@ void add_bench_command(CLI::App& app) {
                     "prompt tokens per forward pass: a longer prompt runs in chunks of this size, as llama-bench's -ub "
                     "(default 512; 0 = the whole prompt at once)")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("-s,--seqs", o->seqs,
+                    "sequences decoding together in the decode test, one batched step for all of them (a server's --parallel "
+                    "slots); tok/s counts every sequence's tokens (default 1)")
+        ->check(CLI::Range(1, 256));
     add_cache_type_option(*cmd, o->cache_type);
     cmd->add_option("--trace", o->trace, "write a Chrome trace of every device's work to FILE and print predicted vs measured time per device");
     cmd->add_flag("--json", o->json, "print the results as one JSON object (tokens/s per test, peak host RSS, bytes allocated per device)");

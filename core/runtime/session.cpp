@@ -60,13 +60,21 @@ Session::Session(const ModelFile& model, const Plan& plan, const SessionOptions&
 bool Session::stacked_caches_usable() const {
     if (options_.n_seq < 2 || sdk::env_equals("HETERO_STACKED_KV", "0")) return false;
     // Every layer's home must run ATTENTION_SEQS (ABI 1.3) at this shape.
-    const ModelGraph g = build_batch_graph(model_, 2, n_ctx_, cache_dtypes(), options_.n_seq);
+    const ModelGraph g = build_batch_graph(model_, 2, n_ctx_, cache_dtypes(), stacked_sequences());
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         if (g.nodes[i].node.op != HETERO_OP_ATTENTION_SEQS) continue;
         const DeviceRef& d = plan_.devices[plan_.layers[size_t(g.nodes[i].layer)].home];
         if (!d.provider || HETERO_ABI_MINOR_OF(d.provider->api().abi_version) < 3 || !unsupported_reason(d, g, i).empty()) return false;
     }
     return true;
+}
+
+int32_t Session::stacked_sequences() const { return options_.n_seq + 1; }
+
+int32_t Session::step_bucket(int32_t n) const {
+    int32_t b = 2;
+    while (b < n) b *= 2;
+    return std::min(b, options_.n_seq);
 }
 
 void Session::allocate_caches() {
@@ -79,8 +87,9 @@ void Session::allocate_caches() {
         if (stacked_) {
             // One K and one V buffer per layer for every sequence: a decode step
             // of all of them attends in one ATTENTION_SEQS node a layer.
-            hetero_buffer* k = dv.alloc(bytes * uint64_t(options_.n_seq), fmt::format("layer {} K caches of {} sequences", l, options_.n_seq));
-            hetero_buffer* v = dv.alloc(bytes * uint64_t(options_.n_seq), fmt::format("layer {} V caches of {} sequences", l, options_.n_seq));
+            const uint64_t all = bytes * uint64_t(stacked_sequences());
+            hetero_buffer* k = dv.alloc(all, fmt::format("layer {} K caches of {} sequences and the padding rows'", l, options_.n_seq));
+            hetero_buffer* v = dv.alloc(all, fmt::format("layer {} V caches of {} sequences and the padding rows'", l, options_.n_seq));
             for (int32_t s = 0; s < options_.n_seq; ++s) kv_caches_.back().push_back({k, v, bytes * uint64_t(s)});
             continue;
         }
@@ -243,17 +252,23 @@ const std::vector<float>& Session::decode_batch(const std::vector<SeqToken>& ste
     if (steps.size() == 1) return forward_seq(steps[0].seq, {steps[0].token}, steps[0].pos);
     const int32_t n = int32_t(steps.size());
     const auto t0 = SessionClock::now();
-    SessionProgram& P = batch_program(n);
+    // Over stacked caches a step runs the program of its bucket, the rows
+    // past its own padding: token 0 at position 0 of the padding sequence.
+    const int32_t rows = stacked_ ? step_bucket(n) : n;
+    SessionProgram& P = batch_program(rows);
     std::vector<int32_t> seqs;
     for (const SeqToken& s : steps) seqs.push_back(s.seq);
     bind_sequences(P, seqs);
     begin(P);
-    fill_input(P, P.schedule.tokens, n, [&](int32_t i) { return steps[size_t(i)].token; });
-    fill_input(P, P.schedule.positions, n, [&](int32_t i) { return steps[size_t(i)].pos; });
-    if (P.schedule.cache_rows >= 0) fill_input(P, P.schedule.cache_rows, n, [&](int32_t i) { return steps[size_t(i)].seq * n_ctx_ + steps[size_t(i)].pos; });
+    auto real = [&](int32_t i) { return i < n; };
+    fill_input(P, P.schedule.tokens, rows, [&](int32_t i) { return real(i) ? steps[size_t(i)].token : 0; });
+    fill_input(P, P.schedule.positions, rows, [&](int32_t i) { return real(i) ? steps[size_t(i)].pos : 0; });
+    fill_input(P, P.schedule.cache_rows, rows,
+               [&](int32_t i) { return (real(i) ? steps[size_t(i)].seq * n_ctx_ + steps[size_t(i)].pos : options_.n_seq * n_ctx_); });
     run(P, steps[0].pos);
+    batch_logits_.resize(size_t(rows) * size_t(model_.hparams.n_vocab));
+    take_logits(P, batch_logits_, 0, [&](size_t r) { return real(int32_t(r)) ? steps[r].pos : 0; });
     batch_logits_.resize(size_t(n) * size_t(model_.hparams.n_vocab));
-    take_logits(P, batch_logits_, 0, [&](size_t r) { return steps[r].pos; });
     if (options_.trace) options_.trace->add({"host", fmt::format("decode step of {} sequences", n), "forward", t0, seconds_since(t0), -1});
     return batch_logits_;
 }

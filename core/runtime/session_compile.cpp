@@ -196,7 +196,7 @@ SessionProgram& Session::batch_program(int32_t n) {
     if (found != batch_programs_.end()) return *found->second;
     auto prog = std::make_unique<SessionProgram>();
     prog->n = n;
-    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes(), stacked_ ? options_.n_seq : 0);
+    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes(), stacked_ ? stacked_sequences() : 0);
     return compile(std::move(prog), batch_programs_);
 }
 

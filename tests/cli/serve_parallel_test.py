@@ -206,4 +206,30 @@ with tempfile.TemporaryDirectory() as tmp:
           status == 503 and err.get("code") == "server_busy" and "Retry-After" in headers and results == {"first": "done", "second": "done"},
           f"HTTP {status} {raw[:200]} headers {headers} others {results}")
     busy.stop()
+
+    # 4. More slots than the machine has cores: every stream runs at once
+    # (each streamed reply holds a server thread to its end).
+    wide = Server(tmp, "wide", "--parallel", "12")
+    first_piece, ended = {}, {}
+
+    def wide_stream(i):
+        def note(piece):
+            first_piece.setdefault(i, time.monotonic())
+        try:
+            stream_events(wide.port, "/v1/completions",
+                          {"model": "m", "prompt": f"Once upon a time {i}", "max_tokens": 300, "temperature": 0, "stream": True,
+                           "logit_bias": NO_EOS}, note)
+        finally:
+            ended[i] = time.monotonic()
+
+    threads = [threading.Thread(target=wide_stream, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("12 streams on --parallel 12 all get their first token before any of them ends",
+          len(first_piece) == 12 and len(ended) == 12 and max(first_piece.values()) < min(ended.values()),
+          f"{len(first_piece)} streams started, {len(ended)} ended; last start {max(first_piece.values(), default=0):.3f}, "
+          f"first end {min(ended.values(), default=0):.3f}")
+    wide.stop()
 sys.exit(serve_lib.exit_status())

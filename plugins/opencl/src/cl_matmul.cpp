@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 namespace hetero::opencl {
@@ -19,8 +20,18 @@ constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarP
 // Up to this many tokens (a server's batched decode step) run on the decode
 // kernels, a work-group row per token, instead of the prefill GEMM: its tiles
 // of 32-128 tokens would be mostly padding, and its launch costs more than
-// the weight reads the tokens share.
-constexpr int64_t kMatvecTokens = 8;
+// the weight reads the tokens share. The tensor-core GEMM's tiles are 128
+// tokens: up to 32 tokens the decode kernels were as fast or faster (H200,
+// 1.1B Q4_0, steps of 12 / 16 / 32 sequences: 2,820 / 3,015 / 3,273 tok/s
+// against 1,525 / 1,927 / 3,291). HETERO_CL_MATVEC_TOKENS=N (1..64) sets it.
+int64_t matvec_tokens(bool tensor_core_gemm) {
+    static const long given = [] {
+        const char* e = std::getenv("HETERO_CL_MATVEC_TOKENS");
+        const long v = e && *e ? std::strtol(e, nullptr, 10) : 0;
+        return v >= 1 && v <= 64 ? v : 0L;
+    }();
+    return given ? int64_t(given) : tensor_core_gemm ? 32 : 8;
+}
 
 }  // namespace
 
@@ -48,7 +59,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const hetero_tensor_desc& x = T[size_t(mm.x)];
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
-    const bool matvec = N <= kMatvecTokens;
+    const bool matvec = N <= matvec_tokens(mma_gemm(program_, wtype));
     const bool norm = mm.norm_weight >= 0;
     // A norm-fused launch normalises x once per work-group: 8 rows a group
     // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).

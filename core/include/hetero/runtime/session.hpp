@@ -197,6 +197,12 @@ private:
     // caches (ATTENTION_SEQS); HETERO_STACKED_KV=0 says no.
     bool stacked_caches_usable() const;
     void allocate_caches();
+    // The stacked caches hold every sequence and one more, whose row 0 the
+    // padding rows of a step write: steps run in buckets of rows.
+    int32_t stacked_sequences() const;
+    // The rows of a step of n sequences over stacked caches: the next power
+    // of two, at most the session's sequences (a program per bucket, not per n).
+    int32_t step_bucket(int32_t n) const;
     void run_tasks(SessionProgram& p, size_t device, int32_t pos);
     void begin(SessionProgram& P);             // a new forward of P: inputs are filled for it, then run
     void run(SessionProgram& P, int32_t pos);  // every device's queue of one forward
