@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace hetero {
 
@@ -96,28 +97,37 @@ void CompletionSlots::decode() {
 }
 
 void CompletionSlots::prefill() {
-    Slot* first = nullptr;
+    std::vector<Slot*> waiting;
     bool others_decode = false;
     for (const auto& s : slots_) {
         others_decode = others_decode || s->decoding();
-        if (s->running() && !s->decoding() && (!first || s->started < first->started)) first = s.get();
+        if (s->running() && !s->decoding()) waiting.push_back(s.get());
     }
-    if (!first) return;
-    Slot& s = *first;
-    const std::atomic<bool>* interrupt = s.request->options.interrupt;
-    if (interrupt && interrupt->load()) {  // its client left while its prompt went in
-        s.stream->end(FinishReason::interrupted);
-        end(s);
-        return;
-    }
-    try {
-        const std::vector<float>* logits = s.cache.advance(others_decode ? prefill_chunk_ : s.cache.pending());
-        if (!logits) return;
-        s.stream->prompt_done(s.cache.last_reused());
-        take(s, logits->data(), logits->size());
-    } catch (const std::exception& e) {
-        s.cache.clear();
-        end(s, e.what());
+    std::sort(waiting.begin(), waiting.end(), [](const Slot* a, const Slot* b) { return a->started < b->started; });
+    // Prompts in arrival order, up to prefill_chunk_ tokens in all while
+    // others decode (their next tokens wait that long); a prompt with nobody
+    // decoding goes in whole, and the ones after it share the chunk.
+    int32_t budget = others_decode ? prefill_chunk_ : std::numeric_limits<int32_t>::max();
+    for (Slot* w : waiting) {
+        if (budget <= 0) break;
+        Slot& s = *w;
+        const std::atomic<bool>* interrupt = s.request->options.interrupt;
+        if (interrupt && interrupt->load()) {  // its client left while its prompt went in
+            s.stream->end(FinishReason::interrupted);
+            end(s);
+            continue;
+        }
+        try {
+            const int32_t n = std::min(s.cache.pending(), budget);
+            const std::vector<float>* logits = s.cache.advance(n);
+            budget = budget == std::numeric_limits<int32_t>::max() ? prefill_chunk_ : budget - n;
+            if (!logits) continue;
+            s.stream->prompt_done(s.cache.last_reused());
+            take(s, logits->data(), logits->size());
+        } catch (const std::exception& e) {
+            s.cache.clear();
+            end(s, e.what());
+        }
     }
 }
 

@@ -167,6 +167,31 @@ TEST(CompletionSlots, APromptGoesInChunksBetweenTheOthersDecodeSteps) {
     EXPECT_NE(std::find(fake.batches.begin(), fake.batches.end(), 2), fake.batches.end());
 }
 
+// Several prompts waiting share one step's chunk, in arrival order: short
+// ones all go in between two decode steps, not one a step.
+TEST(CompletionSlots, WaitingPromptsShareTheChunkOfAStep) {
+    Model model;
+    FakeEvaluator fake(4, 512);
+    CompletionSlots slots(fake, *model.m.tokenizer, 8);
+    Ended a, b, c, d;
+    slots.start(request({1, 50, 51}, greedy(30), a));
+    slots.step();  // a goes in whole and decodes from now on
+    slots.start(request({1, 60, 61}, greedy(3), b));
+    slots.start(request({1, 62, 63}, greedy(3), c));
+    slots.start(request({1, 64, 65, 66, 67}, greedy(3), d));
+    slots.step();
+    // b's 3 and c's 3 tokens whole, then the 2 left of the chunk of 8 for d.
+    EXPECT_EQ(fake.prefill_chunks[1], std::vector<int32_t>({3}));
+    EXPECT_EQ(fake.prefill_chunks[2], std::vector<int32_t>({3}));
+    EXPECT_EQ(fake.prefill_chunks[3], std::vector<int32_t>({2}));
+    slots.step();
+    EXPECT_EQ(fake.prefill_chunks[3], std::vector<int32_t>({2, 3}));
+    // b and c decoded beside a in that step: a batch of three.
+    EXPECT_NE(std::find(fake.batches.begin(), fake.batches.end(), 3), fake.batches.end());
+    for (int i = 0; i < 100 && slots.busy(); ++i) slots.step();
+    EXPECT_TRUE(a.done && b.done && c.done && d.done);
+}
+
 TEST(CompletionSlots, ANewPromptGoesToTheSlotHoldingItsLongestPrefix) {
     Model model;
     FakeEvaluator fake(3, 512);

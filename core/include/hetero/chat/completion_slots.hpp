@@ -37,7 +37,8 @@ public:
     // One slot per sequence of `evaluator`, or per sequence 0..n_slots-1
     // when n_slots >= 0 (the others left to other work, embeddings).
     // prefill_chunk: prompt tokens evaluated between two decode steps while
-    // other slots decode (a prompt with nobody decoding goes in whole).
+    // other slots decode, over the waiting prompts in arrival order (a
+    // prompt with nobody decoding goes in whole).
     CompletionSlots(BatchEvaluator& evaluator, const Tokenizer& tokenizer, int32_t prefill_chunk, int32_t n_slots = -1);
     ~CompletionSlots();
     CompletionSlots(const CompletionSlots&) = delete;
