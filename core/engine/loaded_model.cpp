@@ -83,6 +83,8 @@ LoadedModel::LoadedModel(const Runtime& runtime, const ModelLoadOptions& o) {
     // chat's first request pays only its prompt (0.3-0.4 s of a 7B's upload
     // and builds on an H100 otherwise).
     session_->prepare(1);
+    // Likewise a server's batched decode steps, one program per bucket.
+    session_->prepare_decode_steps();
     if (o.verify_every > 0) add_spot_check(runtime, so, o.verify_every);
     cache_ = std::make_unique<PrefixCache>(*session_);
 }

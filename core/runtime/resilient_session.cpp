@@ -51,6 +51,13 @@ void ResilientSession::prepare(int32_t n) {
     }
 }
 
+void ResilientSession::prepare_decode_steps() {
+    try {
+        session_->prepare_decode_steps();
+    } catch (const DeviceFault&) {
+    }
+}
+
 std::vector<size_t> ResilientSession::history_sizes() const {
     std::vector<size_t> sizes;
     for (const auto& h : history_) sizes.push_back(h.size());

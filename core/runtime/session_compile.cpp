@@ -173,6 +173,14 @@ void Session::prepare(int32_t n) {
     program(n);
 }
 
+void Session::prepare_decode_steps() {
+    if (!stacked_) return;
+    for (int32_t b = 2;; b *= 2) {
+        batch_program(std::min(b, options_.n_seq));
+        if (b >= options_.n_seq) break;
+    }
+}
+
 SessionProgram& Session::program(int32_t n) {
     auto found = programs_.find(n);
     if (found != programs_.end()) return *found->second;

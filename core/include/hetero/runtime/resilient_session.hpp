@@ -66,6 +66,8 @@ public:
     // Session::prepare; a device failing here is left to the first forward,
     // which recovers from it as from any failure.
     void prepare(int32_t n);
+    // Session::prepare_decode_steps, failures left to the first step likewise.
+    void prepare_decode_steps();
     // Every forward of sequence 0 is followed by the spot check (batched
     // decode steps are not checked); a disagreement is a failure of the
     // device that computed the logits (the head's home, or the first device

@@ -184,6 +184,10 @@ public:
     // compiling its executables), so that the first forward of n tokens does
     // not pay them. Throws as forward does.
     void prepare(int32_t n);
+    // Builds the programs of every decode-step bucket over stacked caches
+    // (2, 4, ... up to the session's sequences), so that a server's first
+    // step of each size does not pay their compile. Nothing without them.
+    void prepare_decode_steps();
 
 private:
     SessionProgram& program(int32_t n);        // the schedule for n tokens of one sequence, compiled (once per n)
