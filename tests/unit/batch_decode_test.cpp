@@ -212,12 +212,20 @@ TEST(BatchDecodeSplit, PlansOverTwoDevices) {
 // The batched step's schedule: the per-sequence nodes run in tasks of their
 // own (no executable binds a view beside its base), views are never handed
 // over themselves, and the step is scheduled with the decode placement.
-TEST(BatchDecodeSchedule, SequenceBlocksAreTasksOfTheirOwn) {
-    Provider* cpu = registry().find("cpu");
-    ASSERT_NE(cpu, nullptr);
+// The story model planned on the cpu provider alone.
+class BatchDecodeSchedule : public testing::Test {
+protected:
+    void SetUp() override {
+        Provider* cpu = registry().find("cpu");
+        ASSERT_NE(cpu, nullptr);
+        plan = plan_single_device(n_layer, {{cpu, 0, cpu->device_props(0)}}, 0);
+    }
     OpenedModel m = open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
     const int n_layer = int(m.file.hparams.n_layer);
-    const Plan plan = plan_single_device(n_layer, {{cpu, 0, cpu->device_props(0)}}, 0);
+    Plan plan;
+};
+
+TEST_F(BatchDecodeSchedule, SequenceBlocksAreTasksOfTheirOwn) {
     const ModelGraph g = build_batch_graph(m.file, 3, 64, std::vector<uint32_t>(size_t(n_layer), HETERO_DTYPE_F32));
     EXPECT_EQ(g.n_seq, 3);
     EXPECT_EQ(g.head_rows, 3);
@@ -242,12 +250,7 @@ TEST(BatchDecodeSchedule, SequenceBlocksAreTasksOfTheirOwn) {
 // Over stacked caches the step has no per-sequence nodes: a store pair and
 // one ATTENTION_SEQS a layer, reading the host-filled cache_rows, and the
 // step has the tasks of a one-sequence step.
-TEST(BatchDecodeSchedule, StackedCachesMakeOneTask) {
-    Provider* cpu = registry().find("cpu");
-    ASSERT_NE(cpu, nullptr);
-    OpenedModel m = open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
-    const int n_layer = int(m.file.hparams.n_layer);
-    const Plan plan = plan_single_device(n_layer, {{cpu, 0, cpu->device_props(0)}}, 0);
+TEST_F(BatchDecodeSchedule, StackedCachesMakeOneTask) {
     const std::vector<uint32_t> f32(size_t(n_layer), HETERO_DTYPE_F32);
     const ModelGraph g = build_batch_graph(m.file, 3, 64, f32, 5);
     int attentions = 0, stores = 0;
