@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 namespace hetero {
 
@@ -107,7 +106,8 @@ void CompletionSlots::prefill() {
     // Prompts in arrival order, up to prefill_chunk_ tokens in all while
     // others decode (their next tokens wait that long); a prompt with nobody
     // decoding goes in whole, and the ones after it share the chunk.
-    int32_t budget = others_decode ? prefill_chunk_ : std::numeric_limits<int32_t>::max();
+    bool whole = !others_decode;
+    int32_t budget = prefill_chunk_;
     for (Slot* w : waiting) {
         if (budget <= 0) break;
         Slot& s = *w;
@@ -118,9 +118,10 @@ void CompletionSlots::prefill() {
             continue;
         }
         try {
-            const int32_t n = std::min(s.cache.pending(), budget);
+            const int32_t n = whole ? s.cache.pending() : std::min(s.cache.pending(), budget);
             const std::vector<float>* logits = s.cache.advance(n);
-            budget = budget == std::numeric_limits<int32_t>::max() ? prefill_chunk_ : budget - n;
+            if (!whole) budget -= n;
+            whole = false;
             if (!logits) continue;
             s.stream->prompt_done(s.cache.last_reused());
             take(s, logits->data(), logits->size());

@@ -264,7 +264,7 @@ const std::vector<float>& Session::decode_batch(const std::vector<SeqToken>& ste
     fill_input(P, P.schedule.tokens, rows, [&](int32_t i) { return real(i) ? steps[size_t(i)].token : 0; });
     fill_input(P, P.schedule.positions, rows, [&](int32_t i) { return real(i) ? steps[size_t(i)].pos : 0; });
     fill_input(P, P.schedule.cache_rows, rows,
-               [&](int32_t i) { return (real(i) ? steps[size_t(i)].seq * n_ctx_ + steps[size_t(i)].pos : options_.n_seq * n_ctx_); });
+               [&](int32_t i) { return real(i) ? steps[size_t(i)].seq * n_ctx_ + steps[size_t(i)].pos : (stacked_sequences() - 1) * n_ctx_; });
     run(P, steps[0].pos);
     batch_logits_.resize(size_t(rows) * size_t(model_.hparams.n_vocab));
     take_logits(P, batch_logits_, 0, [&](size_t r) { return real(int32_t(r)) ? steps[r].pos : 0; });

@@ -59,7 +59,8 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const hetero_tensor_desc& x = T[size_t(mm.x)];
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
-    const bool matvec = N <= matvec_tokens(mma_gemm(program_, wtype));
+    const bool tensor_core_gemm = mma_gemm(program_, wtype);
+    const bool matvec = N <= matvec_tokens(tensor_core_gemm);
     const bool norm = mm.norm_weight >= 0;
     // A norm-fused launch normalises x once per work-group: 8 rows a group
     // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
@@ -79,7 +80,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name);
     // Quantized prefill GEMMs run on tensor cores where the program has them,
     // reading x as f16 from x16.
-    const bool mma = !matvec && mma_gemm(program_, wtype);
+    const bool mma = !matvec && tensor_core_gemm;
     // Q6_K on tensor cores reads the 16-byte aligned copy the decode kernels
     // read (made here if prefill comes first), where there is room for one.
     const std::vector<std::shared_ptr<const PlanarWeights>> aligned =

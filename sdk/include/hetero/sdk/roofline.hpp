@@ -57,32 +57,25 @@ inline NodeWork node_work(const hetero_node& node, const hetero_tensor_desc* t) 
             return w;
         }
         case HETERO_OP_ATTENTION:
-        case HETERO_OP_ATTENTION_EXT: {
+        case HETERO_OP_ATTENTION_EXT:
+        case HETERO_OP_ATTENTION_SEQS: {
             const hetero_tensor_desc& q = t[node.inputs[0]];
             const hetero_tensor_desc& k = t[node.inputs[1]];
             const double n = double(q.shape[0]), heads = double(q.shape[1]), hd = double(q.shape[2]);
             const double cache_rows = double(k.shape[0]);
-            const double attended = attention_mean_rows(k.shape[0]);
+            // ATTENTION_SEQS: each row attends to its own sequence of iparams[1] rows.
+            const bool seqs = node.op == HETERO_OP_ATTENTION_SEQS;
+            const double attended = attention_mean_rows(seqs ? std::max<int64_t>(1, node.iparams[1]) : k.shape[0]);
             // Scores q.k and the weighted sum of v: 2 flops each per head dim;
             // the softmax ~5 per score.
             w.flops = n * heads * attended * (4.0 * hd + 5.0);
             // Every cache row some query attends to is read (at least) once:
             // for queries at consecutive positions, the mean plus half the
-            // spread of the chunk, at most the whole cache.
-            const double rows_read = std::min(cache_rows, attended + (n - 1.0) / 2.0);
+            // spread of the chunk, at most the whole cache; rows of stacked
+            // sequences each read their own.
+            const double rows_read = seqs ? n * attended : std::min(cache_rows, attended + (n - 1.0) / 2.0);
             const double cache_row_bytes = double(row_bytes(k.dtype, row_width(k)));
             w.bytes = bytes_of(node.inputs[0]) + bytes_of(node.inputs[3]) + 2.0 * rows_read * cache_row_bytes + bytes_of(node.output);
-            return w;
-        }
-        case HETERO_OP_ATTENTION_SEQS: {
-            // Each row reads its own sequence's rows: a mean of half of one sequence's.
-            const hetero_tensor_desc& q = t[node.inputs[0]];
-            const hetero_tensor_desc& k = t[node.inputs[1]];
-            const double n = double(q.shape[0]), heads = double(q.shape[1]), hd = double(q.shape[2]);
-            const double attended = attention_mean_rows(std::max<int64_t>(1, node.iparams[1]));
-            w.flops = n * heads * attended * (4.0 * hd + 5.0);
-            const double cache_row_bytes = double(row_bytes(k.dtype, row_width(k)));
-            w.bytes = bytes_of(node.inputs[0]) + bytes_of(node.inputs[3]) + 2.0 * n * attended * cache_row_bytes + bytes_of(node.output);
             return w;
         }
         case HETERO_OP_STORE_ROWS: {
