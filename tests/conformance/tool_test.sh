@@ -93,7 +93,9 @@ PY
     ;;
   hang_in_case)
     start=$SECONDS
-    run 1 "$selftest" --option fault=hang_in_softmax --timeout 5
+    # Only the softmax cases: the reference ops' longest attention case takes
+    # most of the 5 s limit on a loaded 2-core machine, and was killed first.
+    run 1 "$selftest" --option fault=hang_in_softmax --timeout 5 --filter softmax/
     (( SECONDS - start < 60 )) || fail "took $((SECONDS - start)) s"
     has "made no progress for 5 s and was killed \(the limit is --timeout 5\) while running case softmax/"
     ;;
