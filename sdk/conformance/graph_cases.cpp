@@ -43,7 +43,9 @@ void add_ffn_case(std::vector<Case>& out, uint32_t w, const FfnShape& sh) {
 }
 
 void ffn_cases(std::vector<Case>& out) {
-    const FfnShape shapes[] = {{1, 64, 160}, {3, 96, 256}, {17, 64, 96}, {70, 96, 224}};
+    // Rows 2-12 are a server's batched decode steps (decode kernels shared by
+    // several tokens, with the norm and SwiGLU fused); 17 and 70 are prefill.
+    const FfnShape shapes[] = {{1, 64, 160}, {2, 128, 352}, {3, 96, 256}, {4, 256, 512}, {8, 64, 160}, {12, 96, 256}, {17, 64, 96}, {70, 96, 224}};
     for (uint32_t w : {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTYPE_BF16, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0})
         for (const FfnShape& sh : shapes) add_ffn_case(out, w, sh);
 }

@@ -52,7 +52,7 @@ bool groupable(const sdk::Graph& g, const hetero_node& n) {
 // Groups the MATMUL at n with up to two following ones over the same x, and
 // the SWIGLU after a gate/up pair; returns the number of MATMULs.
 size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::ResidualFusion>& residual, const std::vector<uint32_t>& uses,
-                     Fusions& f) {
+                     bool decode, Fusions& f) {
     const auto& T = g.tensors;
     const size_t nn = g.nodes.size();
     const hetero_node& node = g.nodes[n];
@@ -72,8 +72,8 @@ size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::Resid
         mm.y[i] = g.nodes[n + i].output;
         f.absorbed[n + i] = true;
     }
-    // gate/up + SWIGLU, one activation row: one kernel writes silu(gate) * up.
-    if (len != 2 || n + 2 >= nn || T[size_t(mm.x)].shape[0] != 1) return len;
+    // gate/up + SWIGLU on the decode kernels: one kernel writes silu(gate) * up.
+    if (len != 2 || n + 2 >= nn || !decode) return len;
     const hetero_node& sw = g.nodes[n + 2];
     const bool in_order = sw.inputs[0] == mm.y[0] && sw.inputs[1] == mm.y[1];
     const bool swapped = sw.inputs[0] == mm.y[1] && sw.inputs[1] == mm.y[0];
@@ -89,16 +89,16 @@ size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::Resid
     return len;
 }
 
-// For one activation row: the RMSNORM right before the launch at n (which
+// For a decode launch: the RMSNORM right before the launch at n (which
 // spans `count` nodes) runs inside it when only that launch reads its output.
-void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::vector<uint32_t>& uses, Fusions& f) {
+void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::vector<uint32_t>& uses, bool decode, Fusions& f) {
     MatmulLaunch& mm = f.matmul[n];
-    if (n == 0 || f.absorbed[n - 1]) return;
+    if (n == 0 || f.absorbed[n - 1] || !decode) return;
     const hetero_node& norm = g.nodes[n - 1];
     if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || mm.bias_mode != 0) return;
     const auto& T = g.tensors;
     const hetero_tensor_desc &x = T[size_t(norm.inputs[0])], &w = T[size_t(norm.inputs[1])], &y = T[size_t(norm.output)];
-    if (y.kind != HETERO_TENSOR_INTERNAL || x.dtype != HETERO_DTYPE_F32 || w.dtype != HETERO_DTYPE_F32 || x.shape[0] != 1 ||
+    if (y.kind != HETERO_TENSOR_INTERNAL || x.dtype != HETERO_DTYPE_F32 || w.dtype != HETERO_DTYPE_F32 ||
         sdk::row_width(x) != sdk::row_width(y) || sdk::row_width(x) > kNormFusionMaxWidth ||
         sdk::read_elsewhere(g, uses, norm.output, n - 1, count + 1) || !sdk::keep_inputs_alive(g, n - 1, count + 1, f.planned))
         return;
@@ -138,7 +138,7 @@ void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t
 
 }  // namespace
 
-Fusions find_fusions(const sdk::Graph& g) {
+Fusions find_fusions(const sdk::Graph& g, const MatvecRows& matvec_rows) {
     static const bool enabled = !sdk::env_equals("HETERO_CL_FUSE", "0");
     const size_t nn = g.nodes.size();
     Fusions f{std::vector<MatmulLaunch>(nn), std::vector<bool>(nn, false), g, std::vector<bool>(nn, false)};
@@ -169,8 +169,9 @@ Fusions find_fusions(const sdk::Graph& g) {
             continue;
         }
         if (!groupable(g, node)) continue;
-        const size_t len = group_matmuls(g, n, residual, uses, f);
-        fuse_norm_before(g, n, len + (mm.swiglu ? 1 : 0), uses, f);
+        const bool decode = g.tensors[size_t(mm.x)].shape[0] <= matvec_rows(g.tensors[size_t(mm.w[0])].dtype);
+        const size_t len = group_matmuls(g, n, residual, uses, decode, f);
+        fuse_norm_before(g, n, len + (mm.swiglu ? 1 : 0), uses, decode, f);
     }
     if (enabled)
         for (size_t n = 0; n < nn; ++n)

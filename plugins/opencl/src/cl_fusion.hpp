@@ -9,14 +9,16 @@
 #include <hetero/sdk/provider.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace hetero::opencl {
 
 // One launch of the matmul kernels: up to three MATMULs over the same x (a
 // node group: Q, K and V; gate and up), optionally running the SWIGLU after
-// a gate/up pair (one activation row only) or, for a single MATMUL, the
-// residual ADD after it; for one activation row also the RMSNORM before it.
+// a gate/up pair or, for a single MATMUL, the residual ADD after it; and the
+// RMSNORM before it. SwiGLU and RMSNORM join decode launches only (rows of x
+// up to the matvec kernels' limit, MatvecRows), never a GEMM.
 struct MatmulLaunch {
     int count = 0;  // matrices; 0 = no matmul launch starts at this node
     int32_t x = -1;
@@ -39,6 +41,10 @@ struct Fusions {
     std::vector<bool> rope_store;      // per node: a rope_store launch starts here (nodes n..n+3, see cl_fusion.cpp)
 };
 
-Fusions find_fusions(const sdk::Graph& g);
+// The most activation rows a matmul over weights of this dtype runs on the
+// decode (matvec) kernels for; more run as a GEMM.
+using MatvecRows = std::function<int64_t(uint32_t weight_dtype)>;
+
+Fusions find_fusions(const sdk::Graph& g, const MatvecRows& matvec_rows);
 
 }  // namespace hetero::opencl

@@ -17,6 +17,8 @@ namespace {
 constexpr size_t kPqWField[3] = {offsetof(PlanarParams, w0off), offsetof(PlanarParams, w1off), offsetof(PlanarParams, w2off)};
 constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarParams, y1off), offsetof(PlanarParams, y2off)};
 
+}  // namespace
+
 // Up to this many tokens (a server's batched decode step) run on the decode
 // kernels, a work-group row per token, instead of the prefill GEMM: its tiles
 // of 32-128 tokens would be mostly padding, and its launch costs more than
@@ -32,8 +34,6 @@ int64_t matvec_tokens(bool tensor_core_gemm) {
     }();
     return given ? int64_t(given) : tensor_core_gemm ? 32 : 8;
 }
-
-}  // namespace
 
 bool mma_gemm(const Program& program, uint32_t wtype) {
     if (!program.mma() || !mma_weight_type(wtype)) return false;
@@ -73,7 +73,8 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const bool in_place = matvec && planar.empty() && (planar_layout || int8_kquant_matvec(mm, K, wg_cap));
     std::string name = matvec ? matvec_kernel(wtype) : gemm_kernel(wtype, planar_layout);
     // The rope_store group runs inside the planar kernel, or after the launch.
-    // (The fusions attach a rope_store group, like a norm or a SwiGLU, to one-token launches only.)
+    // (The fusions attach a rope_store group to one-token launches only, and
+    // a norm or a SwiGLU to decode launches only.)
     const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
     if (fused_weight_type(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
