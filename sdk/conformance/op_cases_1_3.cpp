@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hetero::conformance {
 namespace {
@@ -53,8 +55,57 @@ void attention_seqs_cases(std::vector<Case>& out) {
             }
 }
 
+// A batched decode step's attention head over stacked caches, as a model
+// graph has it: q and k rotated at each row's position, k and v stored at
+// its cache row (sequence * C + position), then each row attending over its
+// own sequence. The stores' rows are not the positions (a provider fusing
+// the rotation with the stores must keep them apart). Rows past the
+// sequences are a second token of a sequence, at the next position.
+void stacked_rope_store_cases(std::vector<Case>& out) {
+    constexpr uint32_t I = HETERO_TENSOR_INTERNAL;
+    struct Shape { int64_t seqs, c, n, h, kv, hd; int mode; };
+    const Shape shapes[] = {{4, 17, 4, 4, 2, 16, HETERO_ROPE_ADJACENT}, {8, 33, 5, 8, 2, 64, HETERO_ROPE_HALVES},
+                            {3, 40, 6, 4, 1, 32, HETERO_ROPE_ADJACENT}, {16, 24, 16, 2, 1, 64, HETERO_ROPE_HALVES}};
+    for (uint32_t cache : {HETERO_DTYPE_F32, HETERO_DTYPE_F16})
+        for (const Shape& sh : shapes) {
+            CaseBuilder b("graph/stacked_rope_store/" + std::string(sdk::dtype_name(cache)) + "/s" + s(sh.seqs) + "_c" + s(sh.c) + "_n" +
+                          s(sh.n) + "_h" + s(sh.h) + "_kv" + s(sh.kv) + "_hd" + s(sh.hd));
+            Rng rng(b.get().seed);
+            std::vector<int32_t> positions, rows;
+            for (int64_t i = 0; i < sh.n; ++i) {
+                const int64_t seq = i % sh.seqs;
+                const int64_t pos = i < sh.seqs ? rng.below(sh.c - 1) : positions[size_t(seq)] + 1;
+                positions.push_back(int32_t(pos));
+                rows.push_back(int32_t(seq * sh.c + pos));
+            }
+            const int32_t q = b.tensor("q", F32, B, {sh.n, sh.h, sh.hd}, uniform(-2, 2));
+            const int32_t kn = b.tensor("k_new", F32, B, {sh.n, sh.kv, sh.hd}, uniform(-2, 2));
+            const int32_t vn = b.tensor("v_new", F32, B, {sh.n, sh.kv, sh.hd});
+            const int32_t pos = b.tensor("positions", I32, B, {sh.n}, values(positions));
+            const int32_t cr = b.tensor("cache_rows", I32, B, {sh.n}, values(rows));
+            const int32_t kc = b.tensor("k_cache", cache, B, {sh.seqs * sh.c, sh.kv, sh.hd}, uniform(-2, 2));
+            const int32_t vc = b.tensor("v_cache", cache, B, {sh.seqs * sh.c, sh.kv, sh.hd});
+            const int32_t qr = b.tensor("q_rope", F32, I, {sh.n, sh.h, sh.hd});
+            const int32_t kr = b.tensor("k_rope", F32, I, {sh.n, sh.kv, sh.hd});
+            for (auto [src, dst] : {std::pair{q, qr}, std::pair{kn, kr}}) {
+                hetero_node& r = b.node(HETERO_OP_ROPE, {src, pos}, dst);
+                r.fparams[0] = 10000.f;
+                r.iparams[0] = sh.mode;
+            }
+            b.node(HETERO_OP_STORE_ROWS, {kr, cr}, kc);
+            b.node(HETERO_OP_STORE_ROWS, {vn, cr}, vc);
+            hetero_node& att = b.node(HETERO_OP_ATTENTION_SEQS, {qr, kc, vc, cr}, b.output("out", F32, {sh.n, sh.h, sh.hd}));
+            att.fparams[0] = float(1.0 / std::sqrt(double(sh.hd)));
+            att.iparams[1] = int32_t(sh.c);
+            out.push_back(b.done());
+        }
+}
+
 }  // namespace
 
-void add_op_cases_1_3(std::vector<Case>& out) { attention_seqs_cases(out); }
+void add_op_cases_1_3(std::vector<Case>& out) {
+    attention_seqs_cases(out);
+    stacked_rope_store_cases(out);
+}
 
 }  // namespace hetero::conformance

@@ -127,7 +127,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
                        global const uchar* kb, ulong koff, global uchar* kcb, ulong kcoff, global const uchar* vb, ulong voff,
                        global uchar* vcb, ulong vcoff, int Hq, int Hk, int Hd, int rot, int halves, float base, int C,
                        int cache_f16, global int* err, int node, global const uchar* fb, ulong foff, int scaled,
-                       int has_factors, float freq_scale) {
+                       int has_factors, float freq_scale, global const uchar* rb, ulong roff) {
     const int j = get_global_id(0);
     const int slot = get_global_id(1);
     const int n = get_global_id(2);
@@ -147,7 +147,10 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
         }
         return;
     }
-    if (p < 0 || p >= C) {
+    // The caches' row: the position, or in stacked caches (several
+    // sequences) the sequence's row for it.
+    const int row = CPTR(int, rb, roff)[n];
+    if (row < 0 || row >= C) {
         if (j == 0 && slot == Hq) report_error(err, ERR_POS_RANGE, node);
         return;
     }
@@ -156,7 +159,7 @@ kernel void rope_store(global const uchar* qb, ulong qoff, global const uchar* p
     global const float* x = CPTR(float, is_k ? kb : vb, is_k ? koff : voff) + ((ulong)n * Hk + h) * Hd;
     global uchar* cb = is_k ? kcb : vcb;
     const ulong coff = is_k ? kcoff : vcoff;
-    const ulong dst = ((ulong)p * Hk + h) * Hd;
+    const ulong dst = ((ulong)row * Hk + h) * Hd;
     if (j >= half_rot) {
         cache_put(cb, coff, cache_f16, dst + tail, x[tail]);
     } else if (is_k) {

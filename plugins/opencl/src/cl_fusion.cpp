@@ -10,8 +10,9 @@ namespace hetero::opencl {
 namespace {
 
 // Nodes n..n+3 are ROPE(q), ROPE(k), STORE_ROWS(k_rope) and STORE_ROWS(v),
-// all at the same positions, and only the K store reads k_rope: one
-// rope_store launch runs them (see kernels/elementwise.cl).
+// the ROPEs at the same positions and the stores at the same rows (the
+// positions, or stacked caches' rows), and only the K store reads k_rope:
+// one rope_store launch runs them (see kernels/elementwise.cl).
 bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses) {
     if (n + 3 >= g.nodes.size()) return false;
     const hetero_node &rq = g.nodes[n], &rk = g.nodes[n + 1], &sk = g.nodes[n + 2], &sv = g.nodes[n + 3];
@@ -24,7 +25,7 @@ bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32
         return false;
     const auto& T = g.tensors;
     const int32_t pos = rq.inputs[1];
-    if (rk.inputs[1] != pos || sk.inputs[1] != pos || sv.inputs[1] != pos || sk.inputs[0] != rk.output) return false;
+    if (rk.inputs[1] != pos || sv.inputs[1] != sk.inputs[1] || sk.inputs[0] != rk.output) return false;
     if (rq.fparams[0] != rk.fparams[0] || rq.iparams[0] != rk.iparams[0] || rq.iparams[1] != rk.iparams[1]) return false;
     const hetero_tensor_desc &q = T[size_t(rq.inputs[0])], &k = T[size_t(rk.inputs[0])], &v = T[size_t(sv.inputs[0])];
     const hetero_tensor_desc &kc = T[size_t(sk.output)], &vc = T[size_t(sv.output)];
@@ -117,8 +118,9 @@ void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t
     if (mm.count != 3 || mm.norm_weight < 0 || mm.bias_mode != 0 || r >= g.nodes.size() || !f.rope_store[r]) return;
     const hetero_node &rq = g.nodes[r], &rk = g.nodes[r + 1], &sv = g.nodes[r + 3];
     const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
-    // The planar kernel knows ROPE's plain frequencies only.
-    if (rq.op != HETERO_OP_ROPE || rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
+    // The planar kernel knows ROPE's plain frequencies only, and stores at
+    // the position.
+    if (rq.op != HETERO_OP_ROPE || g.nodes[r + 2].inputs[1] != rq.inputs[1] || rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
         rq.iparams[0] == HETERO_ROPE_HALVES || q.shape[2] % 2 != 0)
         return;
     for (int i = 0; i < 3; ++i)

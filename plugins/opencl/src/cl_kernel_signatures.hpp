@@ -31,7 +31,7 @@ using RopeStoreParams =
     KernelParams<Buffer /*q*/, Buffer /*positions*/, Buffer /*q rotated*/, Buffer /*k*/, Buffer /*k cache*/, Buffer /*v*/,
                  Buffer /*v cache*/, cl_int /*Hq*/, cl_int /*Hk*/, cl_int /*Hd*/, cl_int /*rot*/, cl_int /*halves*/, cl_float /*base*/,
                  cl_int /*C*/, cl_int /*cache_f16*/, Pointer /*err*/, cl_int /*node*/, Buffer /*factors*/, cl_int /*scaled*/,
-                 cl_int /*has_factors*/, cl_float /*freq_scale*/>;
+                 cl_int /*has_factors*/, cl_float /*freq_scale*/, Buffer /*cache rows*/>;
 // swiglu and geglu.
 using GatedParams = KernelParams<Buffer /*gate*/, Buffer /*up*/, Buffer /*y*/, cl_ulong /*n*/>;
 using SoftcapParams = KernelParams<Buffer /*x*/, Buffer /*y*/, cl_ulong /*n*/, cl_float /*cap*/>;

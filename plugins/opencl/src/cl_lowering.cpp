@@ -267,9 +267,10 @@ void Lowering::add_rope_store(uint32_t n) {
                                 at(sv.output), cl_int(Hq), cl_int(Hk), cl_int(Hd), cl_int(rot), cl_int(rq.iparams[0] == HETERO_ROPE_HALVES),
                                 cl_float(rq.fparams[0]), cl_int(kc.shape[0]), cl_int(kc.dtype == HETERO_DTYPE_F16), memory_.error_flag,
                                 cl_int(n + 2), at(rq.inputs[factors ? 2 : 1]), cl_int(scaled), cl_int(factors),
-                                cl_float(scaled && rq.fparams[1] != 0.f ? rq.fparams[1] : 1.f));
+                                cl_float(scaled && rq.fparams[1] != 0.f ? rq.fparams[1] : 1.f), at(sk.inputs[1]));
     rope_grid(l, program_.group_size("rope_store", 64), N, Hq + 2 * Hk, Hd, rot);
     std::vector<int32_t> reads = {rq.inputs[0], rk.inputs[0], sv.inputs[0], rq.inputs[1]};
+    if (sk.inputs[1] != rq.inputs[1]) reads.push_back(sk.inputs[1]);
     if (factors) reads.push_back(rq.inputs[2]);
     finish(std::move(l), reads, {rq.output, sk.output, sv.output});
 }
