@@ -12,6 +12,23 @@
 
 namespace hetero {
 
+namespace {
+
+// No NaN or Inf among the values: an OR over their exponent bits, which the
+// compiler vectorizes (an isfinite test with a throw per value it did not;
+// over a batched step's logits that was a tenth of the host's time).
+bool all_finite(const float* v, size_t n) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, v + i, sizeof bits);
+        bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad == 0;
+}
+
+}  // namespace
+
 int32_t context_length(const LlamaHParams& hp, int32_t requested) {
     return requested > 0 ? requested : int32_t(std::clamp<int64_t>(hp.n_ctx_train, 512, 4096));
 }
@@ -173,6 +190,7 @@ void Session::take_logits(SessionProgram& P, std::vector<float>& out_logits, siz
     float* out = out_logits.data() + at;
     std::memcpy(out, P.exchanges[size_t(P.schedule.logits)]->host->data, rows * row * 4);
     // NaN or Inf here would be sampled as some token and give fluent-looking garbage.
+    if (all_finite(out, rows * row)) return;
     for (size_t i = 0; i < rows * row; ++i)
         if (!std::isfinite(out[i]))
             throw Error(fmt::format("non-finite logits ({}) at position {}: a weight matrix of {} holds NaN/Inf, or its activations "

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <limits>
 #include <vector>
 
@@ -213,3 +215,21 @@ TEST(SamplerSteps, ASeedReproducesItsDrawsAndAnotherSeedDiffers) {
 }
 
 }  // namespace
+
+// Greedy picks the first of the largest logits, as std::max_element does,
+// wherever the ties fall: in one lane of the vectorized scan, across lanes,
+// in the tail past the last whole group, and in vectors shorter than a group.
+TEST(SamplerSteps, GreedyTakesTheFirstLargestLogitWhereverTheTiesFall) {
+    std::mt19937 rng(20261128);
+    for (size_t n : {1, 2, 7, 8, 15, 16, 17, 23, 24, 31, 33, 100, 257, 32000, 32003}) {
+        for (int trial = 0; trial < 40; ++trial) {
+            std::vector<float> logits(n);
+            // Few distinct values, so ties of the largest are common.
+            std::uniform_int_distribution<int> level(-3, trial % 2 ? 3 : 40);
+            for (float& x : logits) x = float(level(rng)) * 0.5f;
+            const int32_t expected = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+            Sampler s(plain(0.f));
+            ASSERT_EQ(s.sample(logits), expected) << "n " << n << ", trial " << trial;
+        }
+    }
+}
