@@ -14,9 +14,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <unistd.h>
@@ -42,11 +44,31 @@ RandomModelShape probe_shape() {
     return s;
 }
 // Bumped when the probe's shape or points change: older files go stale.
-constexpr const char* kProbeName = "probe v1 llama 4096x11008 1 layer vocab 8192";
+// v2: on the host's cores decode is measured over enough layers to stream
+// past the last-level cache.
+constexpr const char* kProbeName = "probe v2 llama 4096x11008 1 layer vocab 8192";
 // Decode, a short prompt and a long one; a point the prior predicts above a
 // second is left out (a 2-core CPU stops after 64).
 const std::vector<int64_t> kProbePoints = {1, 64, 512};
 constexpr uint64_t kProbeMemoryBytes = 1ull << 30;
+
+// The largest CPU cache of the host in bytes (0 when the system does not say).
+uint64_t host_cache_bytes() {
+    uint64_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        const fs::path dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}", i);
+        std::ifstream size_file(dir / "size");
+        std::string text;
+        if (!(size_file >> text) || text.empty()) continue;
+        const uint64_t unit = text.back() == 'K' ? 1024 : text.back() == 'M' ? 1024 * 1024 : 1;
+        best = std::max<uint64_t>(best, std::strtoull(text.c_str(), nullptr, 10) * unit);
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (best == 0) best = uint64_t(std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE)));
+#endif
+    return best;
+}
+
 
 // The probe model on disk for as long as the probe runs.
 struct ProbeFile {
@@ -155,6 +177,11 @@ std::vector<bool> hopeless_devices(const std::vector<DeviceRef>& devices, uint32
 
 }  // namespace
 
+int32_t decode_probe_layers(bool on_host, uint64_t layer_bytes, uint64_t cache_bytes) {
+    if (!on_host || layer_bytes == 0) return 1;
+    return int32_t(std::clamp<uint64_t>((2 * cache_bytes + layer_bytes - 1) / layer_bytes, 1, kMaxDecodeProbeLayers));
+}
+
 CalibrationPolicy calibration_policy_from_env() {
     const char* e = std::getenv("HETERO_CALIBRATE");
     const std::string v = e ? e : "";
@@ -217,6 +244,11 @@ DeviceCalibration calibrate_device(const DeviceRef& device, uint32_t dtype) {
     ProbeFile file{(fs::path(calibration_dir()) / fmt::format("probe-{}-{}.gguf", sdk::dtype_name(dtype), getpid())).string()};
     write_random_model(file.path, probe_shape(), dtype, 20261127);
     const ModelFile model = load_model(file.path);
+    uint64_t layer_bytes = 0;
+    for (const auto& [name, w] : model.weights)
+        if (name.rfind("blk.", 0) == 0) layer_bytes += w.bytes;
+    const bool on_host = device.props.kind == HETERO_DEVICE_CPU || (device.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY);
+    const int32_t decode_layers = decode_probe_layers(on_host, layer_bytes, host_cache_bytes());
     const std::vector<DeviceRef> devices{device};
     PriorCostModel prior(devices);
     SessionFitOptions fo;
@@ -228,8 +260,25 @@ DeviceCalibration calibrate_device(const DeviceRef& device, uint32_t dtype) {
     fo.max_runs = 10;
     ProgressTask progress(fmt::format("calibrating {} (a short probe, once per device and driver)", device.label()), kProbePoints.size(),
                           "points");
+    const auto advance = [&](int64_t) { progress.advance(1); };
     try {
-        c.fit = measure_session_fit(device, model, prior, prior.launch_seconds(0), fo, [&](int64_t) { progress.advance(1); });
+        if (decode_layers == 1) {
+            c.fit = measure_session_fit(device, model, prior, prior.launch_seconds(0), fo, advance);
+        } else {
+            // Decode over the deeper model, the prompts over the one layer.
+            RandomModelShape deep = probe_shape();
+            deep.n_layer = decode_layers;
+            ProbeFile deep_file{file.path + ".deep"};
+            write_random_model(deep_file.path, deep, dtype, 20261127);
+            SessionFitOptions decode = fo, prompts = fo;
+            decode.points = {kProbePoints.front()};
+            decode.max_tokens = int32_t(kProbePoints.front());
+            prompts.points.assign(kProbePoints.begin() + 1, kProbePoints.end());
+            c.fit = measure_session_fit(device, load_model(deep_file.path), prior, prior.launch_seconds(0), decode, advance);
+            for (const SessionFitPoint& p : measure_session_fit(device, model, prior, prior.launch_seconds(0), prompts, advance))
+                c.fit.push_back(p);
+            c.note = fmt::format("decode measured over {} layers (the host's caches hold {} MiB)", decode_layers, host_cache_bytes() >> 20);
+        }
     } catch (const Error& e) {
         // A device that cannot run a whole layer (an NPU taking matmuls only)
         // keeps the bare prior; stored so that later runs do not try again.
@@ -282,8 +331,8 @@ std::vector<std::optional<DeviceCalibration>> calibrations_for(const std::vector
             if (c.fit.empty())
                 note(fmt::format("{} cannot run the calibration probe ({}); it plans with the bare prior", devices[d].label(), c.note));
             else
-                note(fmt::format("{} calibrated in {:.1f} s, once per device and driver ({}; {})", devices[d].label(), c.probe_seconds,
-                                 describe_fit(c.fit), c.file));
+                note(fmt::format("{} calibrated in {:.1f} s, once per device and driver ({}{}; {})", devices[d].label(), c.probe_seconds,
+                                 describe_fit(c.fit), c.note.empty() ? "" : "; " + c.note, c.file));
             out[d] = std::move(c);
         } catch (const Error& e) {
             log(LogLevel::warn, fmt::format("{}: calibration probe failed, planning with the bare prior: {}", devices[d].label(), e.what()));

@@ -103,6 +103,18 @@ TEST(CalibrationPolicy, ReadsTheEnvironmentAndRefusesUnknownValues) {
     }
 }
 
+// Decode is probed over enough layers to stream past the host's caches on
+// devices of the host, over one layer on a device with its own memory.
+TEST(CalibrationProbe, DecodeLayersStreamPastTheHostCaches) {
+    constexpr uint64_t MiB = 1ull << 20, layer = 113 * MiB;
+    EXPECT_EQ(hetero::decode_probe_layers(false, layer, 300 * MiB), 1);  // a discrete GPU
+    EXPECT_EQ(hetero::decode_probe_layers(true, layer, 32 * MiB), 1);    // 2 x 32 MiB fits in one layer
+    EXPECT_EQ(hetero::decode_probe_layers(true, layer, 300 * MiB), 6);   // 600 MiB: six layers
+    EXPECT_EQ(hetero::decode_probe_layers(true, layer, 0), 1);           // the system does not say
+    EXPECT_EQ(hetero::decode_probe_layers(true, layer, 4096 * MiB), int32_t(hetero::kMaxDecodeProbeLayers));
+    EXPECT_EQ(hetero::decode_probe_layers(true, 0, 300 * MiB), 1);
+}
+
 TEST_F(Calibration, ProbeDtypeIsTheMatmulDtypeWithTheMostBytes) {
     const ModelFile f32 = load_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
     EXPECT_FALSE(probe_dtype(f32).has_value()) << "f32 reference models are not probed";
