@@ -111,11 +111,11 @@ void profile(const ProfileCmdOptions& o) {
             continue;
         }
         if (cached)
-            fmt::print(stderr, "{}: the cached profile reaches n = {} only; measuring up to {}\n", d.label(), cached->max_tokens, cap);
+            fmt::print(stderr, "{}: the cached profile reaches n = {} only; extending it to {}\n", d.label(), cached->max_tokens, cap);
         ProgressLine bar;
         DeviceProfile p;
         try {
-            p = profile_device(d, m.file, po, [&](const ProfileProgress& pr) { bar(pr); });
+            p = profile_device(d, m.file, po, [&](const ProfileProgress& pr) { bar(pr); }, cached ? &*cached : nullptr);
         } catch (...) {
             bar.finish();
             throw;

@@ -98,8 +98,8 @@ uint64_t working_set_bytes(const ModelFile& m, const ProfileOptions& o) {
 
 class Profiler {
 public:
-    Profiler(const DeviceRef& d, const ModelFile& m, const ProfileOptions& o, const ProfileProgressFn& progress)
-        : d_(d), model_(m), o_(o), progress_(progress), work_(d), cold_caches_(working_set_bytes(m, o) > kEvictBytes / 2) {}
+    Profiler(const DeviceRef& d, const ModelFile& m, const ProfileOptions& o, const ProfileProgressFn& progress, const DeviceProfile* base)
+        : d_(d), model_(m), o_(o), progress_(progress), base_(base), work_(d), cold_caches_(working_set_bytes(m, o) > kEvictBytes / 2) {}
 
     DeviceProfile run() {
         const auto t0 = Clock::now();
@@ -110,14 +110,31 @@ public:
         p.max_tokens = profile_token_cap(model_, o_);
         const std::vector<uint32_t> cache(size_t(model_.hparams.n_layer), cache_dtype(CacheType::automatic, d_.props));
         const ModelGraph mg = build_model_graph(model_, 1, p.n_ctx, cache, true);
-        const std::vector<Item> items = plan_items(mg, p);
-        total_ = double(items.size() + 2 + layer_points_.size() + session_fit_points(p.max_tokens).size());
+        // What a base profile measured stays: its launch and transfer figures,
+        // its tables (new points come after theirs), its layer and session fits.
+        const int64_t kept_n = base_ ? base_->max_tokens : 0, kept_kv = base_ ? base_->n_ctx : 0;
+        if (base_) {
+            p.launch_seconds = base_->launch_seconds;
+            p.write = base_->write;
+            p.read = base_->read;
+            p.families = base_->families;
+            p.layer_scale = base_->layer_scale;
+            p.session_fit = base_->session_fit;
+            p.first_compile_seconds = base_->first_compile_seconds;
+            p.compile_seconds = base_->compile_seconds;
+        }
+        const std::vector<Item> items = plan_items(mg, p, kept_n, kept_kv);
+        size_t new_fit_points = 0;
+        for (int64_t n : session_fit_points(p.max_tokens)) new_fit_points += n > kept_n;
+        total_ = double(items.size() + (base_ ? 0 : 2) + layer_points_.size() + new_fit_points);
 
-        report("launch", "", 0);
-        p.launch_seconds = measure_launch();
-        ++done_;
-        measure_transfers(p);
-        ++done_;
+        if (!base_) {
+            report("launch", "", 0);
+            p.launch_seconds = measure_launch();
+            ++done_;
+            measure_transfers(p);
+            ++done_;
+        }
 
         // Items come family by family: grid points of an axis before its held-out ones.
         std::map<std::pair<std::string, bool>, int64_t> stopped;  // (family, kv) -> x where a point failed
@@ -129,7 +146,7 @@ public:
             } catch (const Error& e) {  // e.g. its buffers do not fit: the others still count
                 log(LogLevel::warn, fmt::format("{}: {} not measured: {}", d_.label(), items[k].family, e.what()));
                 p.families.erase(items[k].family);
-                done_ = double(end + 2);
+                done_ = double(end + (base_ ? 0 : 2));
             }
             k = end;
         }
@@ -147,12 +164,12 @@ public:
             fit_session(d_, model_, p, o_, [&](int64_t n) {
                 report("session", "n", n);
                 ++done_;
-            });
+            }, kept_n);
         } catch (const Error& e) {
             log(LogLevel::warn, fmt::format("{}: no session fit (executables are predicted from the tables alone): {}", d_.label(), e.what()));
             p.session_fit.clear();
         }
-        if (!work_.compile_times.empty()) {
+        if (!work_.compile_times.empty() && !base_) {
             p.first_compile_seconds = work_.compile_times.front();
             p.compile_seconds = median(std::vector<double>(work_.compile_times.begin() + 1, work_.compile_times.end()));
         }
@@ -165,7 +182,9 @@ private:
         if (progress_) progress_(ProfileProgress{d_.label(), stage, axis, x, total_ > 0 ? done_ / total_ : 0.0});
     }
 
-    std::vector<Item> plan_items(const ModelGraph& mg, const DeviceProfile& p) {
+    // The points to measure: the grids up to the cap and context, past
+    // kept_n tokens and kept_kv cache rows (a base profile's).
+    std::vector<Item> plan_items(const ModelGraph& mg, const DeviceProfile& p, int64_t kept_n, int64_t kept_kv) {
         std::vector<FamilyPlan> fams;
         std::map<std::string, size_t> index;
         for (size_t i = 0; i < mg.nodes.size(); ++i) {
@@ -175,15 +194,23 @@ private:
             if (mg.nodes[i].layer != mg.n_layer) fams[it->second].head_only = false;
         }
         std::vector<Item> items;
-        layer_points_ = capped_grid(kNGrid, std::size(kNGrid), p.max_tokens);
+        auto past = [](std::vector<int64_t> xs, int64_t kept) {
+            xs.erase(std::remove_if(xs.begin(), xs.end(), [&](int64_t x) { return x <= kept; }), xs.end());
+            return xs;
+        };
+        layer_points_ = past(capped_grid(kNGrid, std::size(kNGrid), p.max_tokens), kept_n);
         for (const FamilyPlan& f : fams) {
             const int64_t cap = f.head_only ? std::min<int64_t>(kHeadTokens, p.max_tokens) : p.max_tokens;
-            for (int64_t x : capped_grid(kNGrid, std::size(kNGrid), cap)) items.push_back({f.family, f.node, false, x, false});
+            // A family the base lacks (it failed there) is measured whole.
+            const bool kept = p.families.count(f.family) > 0;
+            const int64_t kn = kept ? kept_n : 0, kkv = kept ? kept_kv : 0;
+            for (int64_t x : past(capped_grid(kNGrid, std::size(kNGrid), cap), kn)) items.push_back({f.family, f.node, false, x, false});
             if (!f.head_only)
-                for (int64_t x : held_out_below(kNHeldOut, std::size(kNHeldOut), cap)) items.push_back({f.family, f.node, false, x, true});
+                for (int64_t x : past(held_out_below(kNHeldOut, std::size(kNHeldOut), cap), kn)) items.push_back({f.family, f.node, false, x, true});
             if (mg.nodes[f.node].node.op == HETERO_OP_ATTENTION || mg.nodes[f.node].node.op == HETERO_OP_ATTENTION_EXT) {
-                for (int64_t x : capped_grid(kKvGrid, std::size(kKvGrid), p.n_ctx)) items.push_back({f.family, f.node, true, x, false});
-                for (int64_t x : held_out_below(kKvHeldOut, std::size(kKvHeldOut), p.n_ctx)) items.push_back({f.family, f.node, true, x, true});
+                for (int64_t x : past(capped_grid(kKvGrid, std::size(kKvGrid), p.n_ctx), kkv)) items.push_back({f.family, f.node, true, x, false});
+                for (int64_t x : past(held_out_below(kKvHeldOut, std::size(kKvHeldOut), p.n_ctx), kkv))
+                    items.push_back({f.family, f.node, true, x, true});
             }
         }
         return items;
@@ -409,6 +436,7 @@ private:
     const ModelFile& model_;
     const ProfileOptions& o_;
     const ProfileProgressFn& progress_;
+    const DeviceProfile* base_;  // a profile being extended, or null
     DeviceWork work_;
     // Whether a forward pass's weights and KV cache outgrow the caches, so
     // that a node meets its data cold (else the whole model stays cache-hot
@@ -426,10 +454,12 @@ int32_t profile_token_cap(const ModelFile& model, const ProfileOptions& o) {
 }
 
 DeviceProfile profile_device(const DeviceRef& device, const ModelFile& model, const ProfileOptions& options,
-                             const ProfileProgressFn& progress) {
+                             const ProfileProgressFn& progress, const DeviceProfile* base) {
     if (!device.provider) throw Error("profile_device: no provider");
     if (options.min_runs < 1 || options.max_runs < options.min_runs) throw Error("profile_device: bad run counts");
-    return Profiler(device, model, options, progress).run();
+    if (base && !(base->key == profile_key(device, model)))
+        throw Error("profile_device: the profile to extend is of another device, provider or model shape");
+    return Profiler(device, model, options, progress, base).run();
 }
 
 }  // namespace hetero

@@ -146,18 +146,28 @@ std::vector<SessionFitPoint> measure_session_fit(const DeviceRef& device, const 
 }
 
 void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile& profile, const ProfileOptions& options,
-                 const std::function<void(int64_t n)>& progress) {
-    profile.session_fit.clear();
+                 const std::function<void(int64_t n)>& progress, int64_t kept_up_to) {
+    std::vector<SessionFitPoint> kept;
+    for (const SessionFitPoint& f : profile.session_fit)
+        if (f.n <= kept_up_to) kept.push_back(f);
+    profile.session_fit.clear();  // the cost model below predicts from the tables alone
+    SessionFitOptions fo;
+    for (int64_t n : session_fit_points(profile.max_tokens))
+        if (n > kept_up_to) fo.points.push_back(n);
+    if (fo.points.empty()) {
+        profile.session_fit = std::move(kept);
+        return;
+    }
     const std::vector<DeviceRef> devices{device};
     PriorCostModel prior(devices);
     ProfiledCostModel cost(devices, {profile}, &prior);
-    SessionFitOptions fo;
     fo.n_ctx = profile.n_ctx;
     fo.max_tokens = profile.max_tokens;
     fo.target_seconds = options.target_seconds;
     fo.min_runs = options.min_runs;
     fo.max_runs = options.max_runs;
-    profile.session_fit = measure_session_fit(device, model, cost, profile.launch_seconds, fo, progress);
+    for (const SessionFitPoint& f : measure_session_fit(device, model, cost, profile.launch_seconds, fo, progress)) kept.push_back(f);
+    profile.session_fit = std::move(kept);
 }
 
 }  // namespace hetero

@@ -32,9 +32,12 @@ std::vector<SessionFitPoint> measure_session_fit(const DeviceRef& device, const 
                                                 const std::function<void(int64_t n)>& progress);
 
 // Fills profile.session_fit from sessions at session_fit_points(); the
-// profile's tables and layer_scale must be final. `progress` is called
-// before each point. Throws hetero::Error when the session cannot run.
+// profile's tables and layer_scale must be final. Points up to `kept_up_to`
+// keep the fits the profile already holds (a profile being extended: its
+// tables there are unchanged); only the others are measured. `progress` is
+// called before each point measured. Throws hetero::Error when the session
+// cannot run.
 void fit_session(const DeviceRef& device, const ModelFile& model, DeviceProfile& profile, const ProfileOptions& options,
-                 const std::function<void(int64_t n)>& progress);
+                 const std::function<void(int64_t n)>& progress, int64_t kept_up_to = 0);
 
 }  // namespace hetero

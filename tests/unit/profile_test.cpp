@@ -21,6 +21,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -194,6 +195,54 @@ TEST_F(Profile, MeasuredProfileRoundTripsThroughTheCache) {
         EXPECT_EQ(back->session_fit[i].overhead_seconds, p.session_fit[i].overhead_seconds);
     }
     EXPECT_NE(describe_profile(*back).find("session executables"), std::string::npos);
+}
+
+// A profile for more tokens extends the cached one: its points up to the old
+// cap, launch and transfer figures and session fits are kept as measured
+// (the same values, not measured again), and only what lies beyond is new.
+TEST_F(Profile, ALongerPromptExtendsTheCachedProfile) {
+    ProfileOptions o;
+    o.max_tokens = 16;
+    o.target_seconds = 0.005;
+    o.min_runs = 1;
+    o.max_runs = 3;
+    const DeviceProfile base = profile_device(cpu_, *model_, o);
+    ASSERT_EQ(base.max_tokens, 16);
+    o.max_tokens = 64;
+    std::set<std::pair<std::string, int64_t>> measured;  // (stage, x) of every report
+    const DeviceProfile p = profile_device(cpu_, *model_, o, [&](const ProfileProgress& pr) { measured.insert({pr.stage, pr.x}); }, &base);
+    EXPECT_EQ(p.max_tokens, 64);
+    EXPECT_EQ(p.launch_seconds, base.launch_seconds);
+    EXPECT_EQ(p.write.bytes_per_second, base.write.bytes_per_second);
+    EXPECT_EQ(measured.count({"launch", 0}), 0u);
+    for (const auto& [stage, x] : measured) {
+        if (stage == "transfer write" || stage == "transfer read") continue;
+        EXPECT_GT(x, 16) << stage << " measured again at " << x;
+    }
+    ASSERT_EQ(p.families.size(), base.families.size());
+    for (const auto& [family, f] : base.families) {
+        const FamilyProfile& g = p.families.at(family);
+        ASSERT_GE(g.by_n.points.size(), f.by_n.points.size()) << family;
+        for (size_t i = 0; i < f.by_n.points.size(); ++i) {
+            EXPECT_EQ(g.by_n.points[i].x, f.by_n.points[i].x);
+            EXPECT_EQ(g.by_n.points[i].seconds, f.by_n.points[i].seconds) << family << " n=" << f.by_n.points[i].x;
+        }
+        for (size_t i = 1; i < g.by_n.points.size(); ++i) EXPECT_LT(g.by_n.points[i - 1].x, g.by_n.points[i].x) << family;
+        ASSERT_EQ(g.by_kv.points.size(), f.by_kv.points.size()) << family;  // the same context: its cache grid is whole
+    }
+    EXPECT_EQ(p.families.at("rmsnorm f32 w=64").by_n.points.back().x, 64);
+    EXPECT_EQ(p.families.at("rmsnorm f32 w=64").by_n.points.size(), 7u);
+    // Session fits at 1 and 16 kept, 64 measured.
+    ASSERT_EQ(p.session_fit.size(), 3u);
+    for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(p.session_fit[i].n, base.session_fit[i].n);
+        EXPECT_EQ(p.session_fit[i].scale, base.session_fit[i].scale);
+    }
+    EXPECT_EQ(p.session_fit.back().n, 64);
+    // A profile of another model shape is not a base.
+    DeviceProfile other = base;
+    other.key.model_shape += " (another)";
+    EXPECT_THROW(profile_device(cpu_, *model_, o, {}, &other), hetero::Error);
 }
 
 TEST_F(Profile, NoFileIsAbsentWithoutWarning) {

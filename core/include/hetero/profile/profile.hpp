@@ -179,8 +179,12 @@ using ProfileProgressFn = std::function<void(const ProfileProgress&)>;
 // Measures every op family of the model's graph on one device (see the
 // header comment); throws hetero::Error when the device fails outside a
 // single point (a point that fails ends its table there, with a warning).
+// With `base`, the device's cached profile of this model for fewer tokens or
+// a shorter context, only what lies beyond it is measured (token counts above
+// its max_tokens, cache lengths above its n_ctx) and the rest is kept: a
+// longer prompt or context extends a profile instead of redoing it.
 DeviceProfile profile_device(const DeviceRef& device, const ModelFile& model, const ProfileOptions& options,
-                             const ProfileProgressFn& progress = {});
+                             const ProfileProgressFn& progress = {}, const DeviceProfile* base = nullptr);
 
 // The cached profile of this device and model, or nullopt when there is none.
 // A file that cannot be read or parsed, or whose key differs from the current
