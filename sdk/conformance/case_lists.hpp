@@ -3,9 +3,16 @@
 
 #include "conformance.hpp"
 
+#include <initializer_list>
 #include <vector>
 
 namespace hetero::conformance {
+
+// A function that appends one group of cases, and the groups run in order.
+using CaseGroup = void (*)(std::vector<Case>& out);
+inline void add_groups(std::vector<Case>& out, std::initializer_list<CaseGroup> groups) {
+    for (CaseGroup add : groups) add(out);
+}
 
 void add_op_cases(std::vector<Case>& out);     // one op per graph
 void add_op_cases_1_2(std::vector<Case>& out); // one op per graph, the ops ABI 1.2 added

@@ -90,10 +90,6 @@ void gelu_softcap_cases(std::vector<Case>& out) {
 
 }  // namespace
 
-void add_op_cases_1_2(std::vector<Case>& out) {
-    rope_scaled_cases(out);
-    attention_ext_cases(out);
-    gelu_softcap_cases(out);
-}
+void add_op_cases_1_2(std::vector<Case>& out) { add_groups(out, {rope_scaled_cases, attention_ext_cases, gelu_softcap_cases}); }
 
 }  // namespace hetero::conformance
