@@ -325,17 +325,8 @@ void attention_poisoned_tail_cases(std::vector<Case>& out) {
         }
 }
 
-struct RowShape { int64_t n, d; };
-const RowShape kElementwiseShapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 257}, {2, 4096}, {5, 100}, {1, 63}};
-
 void elementwise_cases(std::vector<Case>& out) {
-    for (const RowShape& sh : kElementwiseShapes) {
-        CaseBuilder b("swiglu/f32/n" + s(sh.n) + "_d" + s(sh.d));
-        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
-        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
-        b.node(HETERO_OP_SWIGLU, {g, u}, b.output("out", F32, {sh.n, sh.d}));
-        out.push_back(b.done());
-    }
+    add_gated_cases(out, "swiglu", HETERO_OP_SWIGLU);
     for (uint32_t op : {HETERO_OP_ADD, HETERO_OP_MUL})
         for (const RowShape& sh : kElementwiseShapes)
             for (bool bcast : {false, true}) {
@@ -435,6 +426,16 @@ void store_rows_cases(std::vector<Case>& out) {
 }
 
 }  // namespace
+
+void add_gated_cases(std::vector<Case>& out, const char* name, uint32_t op) {
+    for (const RowShape& sh : kElementwiseShapes) {
+        CaseBuilder b(std::string(name) + "/f32/n" + s(sh.n) + "_d" + s(sh.d));
+        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
+        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
+        b.node(op, {g, u}, b.output("out", F32, {sh.n, sh.d}));
+        out.push_back(b.done());
+    }
+}
 
 void add_op_cases(std::vector<Case>& out) {
     add_groups(out, {embedding_cases, matmul_cases, kquant_cases, block32_cases, rmsnorm_cases, rope_cases, attention_cases,
