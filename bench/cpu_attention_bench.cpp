@@ -14,6 +14,7 @@
 // runs). Decode cycles through copies of the caches (1 GiB or twice the L3
 // cache in all), so K and V stream from DRAM as they do when a model's
 // layers take turns; kv_GB/s counts the K and V rows read.
+#include "bench_harness.hpp"
 #include "bench_threads.hpp"
 #include "plugin_loader.hpp"
 #include "stream_bytes.hpp"
@@ -139,27 +140,12 @@ private:
     uint64_t cache_bytes_ = 0, copies_ = 1, next_ = 0;
 };
 
-// Kept between Google Benchmark's calls of one case; main() drops it
-// before the provider (another static) goes away.
+// Kept between Google Benchmark's calls of one case (bench_harness.hpp).
 std::unique_ptr<AttentionRig> g_rig;
 
-AttentionRig& rig_for(const Case& c) {
-    if (!g_rig || !(g_rig->which() == c)) {
-        g_rig.reset();
-        g_rig = std::make_unique<AttentionRig>(c);
-    }
-    return *g_rig;
-}
-
 void BM_Attention(benchmark::State& state, Case c) {
-    AttentionRig* rig = nullptr;
-    try {
-        rig = &rig_for(c);
-        rig->run();  // warm-up: first touch of the scratch and the pool
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    AttentionRig* rig = hetero::bench::warm_rig(state, g_rig, c);
+    if (!rig) return;
     for (auto _ : state) rig->run();
     state.counters["kv_GB/s"] = benchmark::Counter(double(rig->kv_bytes()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
     if (c.n > 1) state.counters["rows/s"] = benchmark::Counter(double(c.n), benchmark::Counter::kIsIterationInvariantRate);
@@ -170,13 +156,7 @@ void BM_Attention(benchmark::State& state, Case c) {
 
 int main(int argc, char** argv) {
     g_threads = hetero::bench::take_threads_flag(argc, argv);
-    int out = 1;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--isa=", 6) == 0) g_isa = argv[i] + 6;
-        else if (std::strncmp(argv[i], "--attention_chunk=", 18) == 0) g_attention_chunk = argv[i] + 18;
-        else argv[out++] = argv[i];
-    }
-    argc = out;
+    hetero::bench::take_string_flags(argc, argv, {{"--isa=", &g_isa}, {"--attention_chunk=", &g_attention_chunk}});
     const Shape shapes[] = {{"7b", 32, 32, 128}, {"1.1b", 32, 4, 64}, {"8b", 32, 8, 128}};
     const struct { int64_t n, cache; } tests[] = {{1, 2048}, {1, 4096}, {512, 512}, {512, 2560}};
     for (const Shape& s : shapes)
@@ -188,10 +168,5 @@ int main(int argc, char** argv) {
                     ->UseRealTime()
                     ->Unit(benchmark::kMicrosecond);
             }
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    g_rig.reset();
-    benchmark::Shutdown();
-    return 0;
+    return hetero::bench::run_benchmarks(argc, argv, g_rig);
 }

@@ -13,10 +13,12 @@
 // next of several copies of the weights (1 GiB or twice the L3 cache in all,
 // whichever is larger), so the weights stream from DRAM as in real decoding
 // instead of sitting in the L3 cache.
+#include "bench_harness.hpp"
 #include "bench_threads.hpp"
 #include "plugin_loader.hpp"
 #include "stream_bytes.hpp"
 
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <benchmark/benchmark.h>
@@ -78,12 +80,7 @@ public:
         tensors_[0] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.k, 0, 0}, "x"};
         tensors_[1] = {c.dtype, HETERO_TENSOR_CONSTANT, 2, 0, {c.m, c.k, 0, 0}, "w"};
         tensors_[2] = {HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, 2, 0, {c.n, c.m, 0, 0}, "y"};
-        hetero_node node{};
-        node.op = HETERO_OP_MATMUL;
-        node.n_inputs = 2;
-        node.inputs[0] = 0;
-        node.inputs[1] = 1;
-        node.output = 2;
+        const hetero_node node = hetero::sdk::make_node(HETERO_OP_MATMUL, {0, 1}, 2);
         const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, tensors_, &node};
         for (size_t i = 0; i < copies; ++i) {
             hetero_buffer* buf = nullptr;
@@ -130,29 +127,12 @@ private:
     size_t next_ = 0;
 };
 
-// Google Benchmark calls a benchmark function several times; keep the
-// current case's rig and rebuild only when the case changes. main() drops it
-// before the provider (another static) goes away.
+// Kept between Google Benchmark's calls of one case (bench_harness.hpp).
 std::unique_ptr<MatmulRig> g_rig;
 
-MatmulRig& rig_for(const Case& c) {
-    std::unique_ptr<MatmulRig>& rig = g_rig;
-    if (!rig || !(rig->which() == c)) {
-        rig.reset();
-        rig = std::make_unique<MatmulRig>(c);
-    }
-    return *rig;
-}
-
 void BM_Matmul(benchmark::State& state, Case c) {
-    MatmulRig* rig = nullptr;
-    try {
-        rig = &rig_for(c);
-        rig->run();  // warm-up: first touch of the scratch and the pool
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    MatmulRig* rig = hetero::bench::warm_rig(state, g_rig, c);
+    if (!rig) return;
     for (auto _ : state) rig->run();
     const double flops = 2.0 * double(c.n) * double(c.m) * double(c.k);
     state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
@@ -165,14 +145,8 @@ void BM_Matmul(benchmark::State& state, Case c) {
 
 int main(int argc, char** argv) {
     g_threads = hetero::bench::take_threads_flag(argc, argv);
-    int out = 1;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--isa=", 6) == 0) g_isa = argv[i] + 6;
-        else if (std::strncmp(argv[i], "--decode_streams=", 17) == 0) g_decode_streams = argv[i] + 17;
-        else if (std::strncmp(argv[i], "--decode_prefetch=", 18) == 0) g_decode_prefetch = argv[i] + 18;
-        else argv[out++] = argv[i];
-    }
-    argc = out;
+    hetero::bench::take_string_flags(argc, argv,
+                                     {{"--isa=", &g_isa}, {"--decode_streams=", &g_decode_streams}, {"--decode_prefetch=", &g_decode_prefetch}});
     const struct { int64_t m, k; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
     for (uint32_t dtype : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL,
                            HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K, HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K})
@@ -184,10 +158,5 @@ int main(int argc, char** argv) {
                     ->UseRealTime()
                     ->Unit(n == 1 ? benchmark::kMicrosecond : benchmark::kMillisecond);
             }
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    g_rig.reset();
-    benchmark::Shutdown();
-    return 0;
+    return hetero::bench::run_benchmarks(argc, argv, g_rig);
 }

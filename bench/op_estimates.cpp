@@ -15,7 +15,9 @@
 // (default 512) in all, so the weights come from memory as in decoding.
 #include "plugin_loader.hpp"
 
+#include <hetero/sdk/device_kind.hpp>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/quant.hpp>
 #include <hetero/sdk/roofline.hpp>
 
@@ -48,24 +50,9 @@ struct Case {
     std::vector<hetero_node> more;    // further nodes after `node` (the dispatch chain only)
 };
 
-hetero_tensor_desc desc_of(const TensorSpec& s) {
-    hetero_tensor_desc d{};
-    d.dtype = s.dtype;
-    d.kind = s.kind;
-    d.ndim = uint32_t(s.shape.size());
-    for (size_t i = 0; i < s.shape.size(); ++i) d.shape[i] = s.shape[i];
-    return d;
-}
+hetero_tensor_desc desc_of(const TensorSpec& s) { return hetero::sdk::make_desc(s.dtype, s.kind, s.shape); }
 
-hetero_node make_node(uint32_t op, std::initializer_list<int32_t> inputs, int32_t output) {
-    hetero_node n{};
-    n.op = op;
-    n.n_inputs = uint32_t(inputs.size());
-    uint32_t i = 0;
-    for (int32_t id : inputs) n.inputs[i++] = id;
-    n.output = output;
-    return n;
-}
+using hetero::sdk::make_node;
 
 constexpr uint32_t F32 = HETERO_DTYPE_F32, F16 = HETERO_DTYPE_F16, I32 = HETERO_DTYPE_I32;
 constexpr uint32_t BOUND = HETERO_TENSOR_BOUND, CONST = HETERO_TENSOR_CONSTANT;
@@ -276,17 +263,8 @@ private:
     double first_compile_seconds_ = 0;
 };
 
-const char* kind_name(uint32_t k) {
-    switch (k) {
-        case HETERO_DEVICE_CPU: return "cpu";
-        case HETERO_DEVICE_GPU: return "gpu";
-        case HETERO_DEVICE_NPU: return "npu";
-        default: return "other";
-    }
-}
-
 void print_props(const hetero_device_props& p) {
-    std::printf("  kind %s, flags 0x%x, name '%s'\n  driver '%s'\n", kind_name(p.kind), p.flags, p.name, p.driver);
+    std::printf("  kind %s, flags 0x%x, name '%s'\n  driver '%s'\n", hetero::sdk::device_kind_name(p.kind), p.flags, p.name, p.driver);
     std::printf("  memory %.2f GiB, peak %.1f GFLOP/s, bandwidth %.1f GB/s, compute units %u, subgroup %u\n",
                 double(p.memory_bytes) / double(1ull << 30), p.peak_gflops, p.peak_bandwidth_gbs, p.compute_units, p.subgroup_size);
     if (HETERO_HAS_FIELD(hetero_device_props, &p, compile_seconds_hint))

@@ -17,10 +17,8 @@ namespace hetero::cli {
 
 namespace {
 
-struct CalibrateOptions {
-    ProviderFlags providers;
-    std::string model, tokenizer, text_file, device;
-    int32_t window = 256;
+struct CalibrateOptions : TextWindowOptions {
+    std::string device;
 };
 
 void calibrate(CalibrateOptions o) {
@@ -58,8 +56,7 @@ void calibrate(CalibrateOptions o) {
 
 void add_calibrate_command(CLI::App& app) {
     auto o = std::make_shared<CalibrateOptions>();
-    CLI::App* cmd = app.add_subcommand("calibrate", "record activation ranges for npu_emu's shadow outlier execution");
-    add_model_options(*cmd, o->model, o->tokenizer);
+    CLI::App* cmd = add_model_command(app, "calibrate", "record activation ranges for npu_emu's shadow outlier execution", *o);
     cmd->add_option("-f,--file", o->text_file, "calibration text (default: the shipped models/text/calibration.txt)");
     cmd->add_option("--window", o->window, "tokens per forward pass")->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--device", o->device, "the device to calibrate (default: the npu_emu device)");

@@ -20,10 +20,8 @@ namespace hetero::cli {
 
 namespace {
 
-struct PerplexityOptions {
-    ProviderFlags providers;
-    std::string model, tokenizer, text_file, reference;
-    int32_t window = 256;
+struct PerplexityOptions : TextWindowOptions {
+    std::string reference;
     int32_t batch = 0;
     std::string cache_type = "auto";
     int32_t chunk = 0;     // > 0: llama-perplexity's method with chunks of this many tokens
@@ -280,8 +278,7 @@ void perplexity(const PerplexityOptions& o) {
 
 void add_perplexity_command(CLI::App& app) {
     auto o = std::make_shared<PerplexityOptions>();
-    CLI::App* cmd = app.add_subcommand("perplexity", "score a text: perplexity, and top-1 agreement with a reference run");
-    add_model_options(*cmd, o->model, o->tokenizer);
+    CLI::App* cmd = add_model_command(app, "perplexity", "score a text: perplexity, and top-1 agreement with a reference run", *o);
     cmd->add_option("-f,--file", o->text_file, "the text to score")->required();
     cmd->add_option("--window", o->window, "tokens per scored window (each starts at position 0)")->check(CLI::Range(2, 1 << 20));
     cmd->add_option("--batch", o->batch, "tokens per forward pass (default: the window)")->check(CLI::NonNegativeNumber);

@@ -37,8 +37,7 @@ void add_plan_command(CLI::App& app) {
         bool schedule = false;
     };
     auto o = std::make_shared<Opts>();
-    CLI::App* cmd = app.add_subcommand("plan", "show how a model is split across devices");
-    add_model_options(*cmd, o->model, o->tokenizer);
+    CLI::App* cmd = add_model_command(app, "plan", "show how a model is split across devices", *o);
     cmd->add_option("--prompt-len", o->prompt_len, "prompt length the prefill plan is made for")->check(CLI::PositiveNumber);
     cmd->add_option("-n,--n-predict", o->n_generate, "tokens to generate, weighing decode against prefill")->check(CLI::PositiveNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);

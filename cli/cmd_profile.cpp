@@ -131,8 +131,7 @@ void profile(const ProfileCmdOptions& o) {
 
 void add_profile_command(CLI::App& app) {
     auto o = std::make_shared<ProfileCmdOptions>();
-    CLI::App* cmd = app.add_subcommand("profile", "measure what the model's ops cost on each device (cached for the planner)");
-    add_model_options(*cmd, o->model, o->tokenizer);
+    CLI::App* cmd = add_model_command(app, "profile", "measure what the model's ops cost on each device (cached for the planner)", *o);
     cmd->add_option("--max-tokens", o->max_tokens, "measure token counts up to this (default: the context, at most 4096)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("-c,--ctx-size", o->ctx,

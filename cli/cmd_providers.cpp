@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
+#include <hetero/sdk/device_kind.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
@@ -12,15 +13,6 @@
 namespace hetero::cli {
 
 namespace {
-
-const char* kind_name(uint32_t k) {
-    switch (k) {
-        case HETERO_DEVICE_CPU: return "cpu";
-        case HETERO_DEVICE_GPU: return "gpu";
-        case HETERO_DEVICE_NPU: return "npu";
-        default: return "other";
-    }
-}
 
 std::vector<std::string> dtype_names(uint64_t mask) {
     std::vector<std::string> out;
@@ -54,7 +46,7 @@ void list(const ProviderFlags& flags, bool as_json) {
                 const hetero_device_props dp = p->device_props(d);
                 pj["devices"].push_back({{"index", d},
                                          {"name", dp.name},
-                                         {"kind", kind_name(dp.kind)},
+                                         {"kind", sdk::device_kind_name(dp.kind)},
                                          {"driver", dp.driver},
                                          {"memory_bytes", dp.memory_bytes},
                                          {"unified_memory", bool(dp.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY)},

@@ -138,8 +138,7 @@ void run(const RunOptions& o) {
 
 void add_run_command(CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
-    CLI::App* cmd = app.add_subcommand("run", "generate text with a model (default: the shipped TinyStories model)");
-    add_model_options(*cmd, o->model, o->tokenizer);
+    CLI::App* cmd = add_model_command(app, "run", "generate text with a model (default: the shipped TinyStories model)", *o);
     cmd->add_option("-p,--prompt", o->prompt, "prompt text");
     cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::NonNegativeNumber);
     cmd->add_option("-c,--ctx-size", o->ctx, "context size (default: the model's, at most 4096)")->check(CLI::NonNegativeNumber);

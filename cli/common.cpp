@@ -2,10 +2,12 @@
 #include "commands.hpp"
 
 #include <hetero/profile/profile.hpp>
+#include <hetero/sdk/quant.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -135,20 +137,19 @@ CLI::Option* add_seed_option(CLI::App& cmd, const std::string& names, uint64_t& 
 }
 
 uint32_t weight_type_from_name(const std::string& name) {
-    if (name == "f32") return HETERO_DTYPE_F32;
-    if (name == "f16") return HETERO_DTYPE_F16;
-    if (name == "q8_0") return HETERO_DTYPE_Q8_0;
-    if (name == "q4_0") return HETERO_DTYPE_Q4_0;
-    if (name == "q4_k" || name == "q4_K") return HETERO_DTYPE_Q4_K;
-    if (name == "q5_k" || name == "q5_K") return HETERO_DTYPE_Q5_K;
-    if (name == "q6_k" || name == "q6_K") return HETERO_DTYPE_Q6_K;
-    if (name == "q4_1") return HETERO_DTYPE_Q4_1;
-    if (name == "q5_0") return HETERO_DTYPE_Q5_0;
-    if (name == "q5_1") return HETERO_DTYPE_Q5_1;
-    if (name == "iq4_nl") return HETERO_DTYPE_IQ4_NL;
-    if (name == "q2_k" || name == "q2_K") return HETERO_DTYPE_Q2_K;
-    if (name == "q3_k" || name == "q3_K") return HETERO_DTYPE_Q3_K;
-    throw Error("unknown weight type '" + name + "' (known: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k)");
+    // In the order the error lists them; a K-quant also as its dtype name spells it ("q4_K").
+    static const uint32_t kTypes[] = {HETERO_DTYPE_F32,  HETERO_DTYPE_F16,  HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0,  HETERO_DTYPE_Q4_1,
+                                      HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K,
+                                      HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K};
+    std::string known;
+    for (uint32_t t : kTypes) {
+        const std::string spelled = sdk::dtype_name(t);
+        std::string lower = spelled;
+        for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        if (name == lower || name == spelled) return t;
+        known += (known.empty() ? "" : ", ") + lower;
+    }
+    throw Error("unknown weight type '" + name + "' (known: " + known + ")");
 }
 
 }  // namespace hetero::cli

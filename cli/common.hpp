@@ -43,6 +43,14 @@ void write_trace(const TraceRecorder& trace, const std::string& path);
 
 std::vector<std::string> split_list(const std::string& s);
 
+// What the commands that run a model over windows of a text file
+// (perplexity, calibrate) take in common.
+struct TextWindowOptions {
+    ProviderFlags providers;
+    std::string model, tokenizer, text_file;
+    int32_t window = 256;  // tokens per forward pass, each from position 0
+};
+
 // `tokens` cut into consecutive windows of at most `window` tokens (each is
 // evaluated from position 0: perplexity, calibration).
 std::vector<std::vector<int32_t>> token_windows(const std::vector<int32_t>& tokens, int32_t window);
@@ -59,6 +67,14 @@ uint32_t weight_type_from_name(const std::string& name);
 
 // -m/--model and --tokenizer of the commands that open a model.
 void add_model_options(CLI::App& cmd, std::string& model, std::string& tokenizer);
+// The subcommand NAME of `app` on a model: -m and --tokenizer set the
+// fields of `o` (the command's options) of those names.
+template <class Options>
+CLI::App* add_model_command(CLI::App& app, const std::string& name, const std::string& help, Options& o) {
+    CLI::App* cmd = app.add_subcommand(name, help);
+    add_model_options(*cmd, o.model, o.tokenizer);
+    return cmd;
+}
 
 // --cache-type of `run` and `bench` (see hetero::CacheType).
 void add_cache_type_option(CLI::App& cmd, std::string& value);

@@ -21,19 +21,12 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("hetero ") + HETERO_VERSION);
     app.require_subcommand(1);
     hetero::cli::install_progress_bar();
-    hetero::cli::add_run_command(app);
-    hetero::cli::add_providers_command(app);
-    hetero::cli::add_plan_command(app);
-    hetero::cli::add_convert_command(app);
-    hetero::cli::add_quantize_command(app);
-    hetero::cli::add_bench_command(app);
-    hetero::cli::add_profile_command(app);
-    hetero::cli::add_simulate_command(app);
-    hetero::cli::add_perplexity_command(app);
-    hetero::cli::add_calibrate_command(app);
-    hetero::cli::add_chat_command(app);
-    hetero::cli::add_serve_command(app);
-    hetero::cli::add_embed_command(app);
+    // The subcommands, in the order --help lists them.
+    using namespace hetero::cli;
+    for (void (*add)(CLI::App&) : {add_run_command, add_providers_command, add_plan_command, add_convert_command, add_quantize_command,
+                                   add_bench_command, add_profile_command, add_simulate_command, add_perplexity_command,
+                                   add_calibrate_command, add_chat_command, add_serve_command, add_embed_command})
+        add(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -38,11 +38,17 @@ const json* field(const json& j, const char* name) {
     return it == j.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::string required_string(const json& j, const char* name) {
+// A field that must be given: "'NAME' is required" when it is not.
+const json& required(const json& j, const char* name) {
     const json* v = field(j, name);
     if (!v) throw invalid_request(fmt::format("'{}' is required", name), name);
-    if (!v->is_string()) throw invalid_request(fmt::format("'{}' must be a string", name), name);
-    return v->get<std::string>();
+    return *v;
+}
+
+std::string required_string(const json& j, const char* name) {
+    const json& v = required(j, name);
+    if (!v.is_string()) throw invalid_request(fmt::format("'{}' must be a string", name), name);
+    return v.get<std::string>();
 }
 
 float number_in(const json& j, const char* name, double lo, double hi, float fallback) {
@@ -152,17 +158,23 @@ void parse_common(const json& j, GenerationRequest& r) {
     }
 }
 
+// The body of a chat or completion request, with the fields this server
+// leaves out refused by name.
+json parse_request_object(const std::string& body, bool chat) {
+    json j = parse_object(body);
+    refuse_unimplemented_fields(j, chat);
+    return j;
+}
+
 }  // namespace
 
 GenerationRequest parse_chat_request(const std::string& body) {
-    const json j = parse_object(body);
-    refuse_unimplemented_fields(j, true);
+    const json j = parse_request_object(body, true);
     GenerationRequest r;
     r.chat = true;
-    const json* messages = field(j, "messages");
-    if (!messages) throw invalid_request("'messages' is required", "messages");
-    if (!messages->is_array() || messages->empty()) throw invalid_request("'messages' must be a non-empty list", "messages");
-    ChatMessages parsed = parse_chat_messages(*messages);
+    const json& messages = required(j, "messages");
+    if (!messages.is_array() || messages.empty()) throw invalid_request("'messages' must be a non-empty list", "messages");
+    ChatMessages parsed = parse_chat_messages(messages);
     r.messages = std::move(parsed.plain);
     r.has_tool_turns = parsed.has_tool_turns;
     r.template_messages = parsed.for_template.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -189,16 +201,14 @@ GenerationRequest parse_chat_request(const std::string& body) {
 }
 
 GenerationRequest parse_completion_request(const std::string& body) {
-    const json j = parse_object(body);
-    refuse_unimplemented_fields(j, false);
+    const json j = parse_request_object(body, false);
     GenerationRequest r;
     r.chat = false;
-    const json* prompt = field(j, "prompt");
-    if (!prompt) throw invalid_request("'prompt' is required", "prompt");
-    if (prompt->is_string()) {
-        r.prompt = prompt->get<std::string>();
-    } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
-        r.prompt = (*prompt)[0].get<std::string>();
+    const json& prompt = required(j, "prompt");
+    if (prompt.is_string()) {
+        r.prompt = prompt.get<std::string>();
+    } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+        r.prompt = prompt[0].get<std::string>();
     } else {
         throw invalid_request("'prompt' must be a string (or a list of one string)", "prompt");
     }

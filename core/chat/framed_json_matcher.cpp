@@ -78,13 +78,7 @@ bool FramedJsonMatcher::feed(char c) {
     return false;
 }
 
-bool FramedJsonMatcher::feed(std::string_view bytes) {
-    FramedJsonMatcher trial = *this;
-    for (char c : bytes)
-        if (!trial.feed(c)) return false;
-    *this = std::move(trial);
-    return true;
-}
+bool FramedJsonMatcher::feed(std::string_view bytes) { return feed_all_or_nothing(*this, bytes); }
 
 bool FramedJsonMatcher::complete() const {
     if (part_ == Part::done) return true;

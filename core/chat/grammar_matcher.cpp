@@ -121,13 +121,7 @@ bool GrammarMatcher::feed(char ch) {
     return true;
 }
 
-bool GrammarMatcher::feed(std::string_view bytes) {
-    GrammarMatcher trial = *this;
-    for (char c : bytes)
-        if (!trial.feed(c)) return false;
-    *this = std::move(trial);
-    return true;
-}
+bool GrammarMatcher::feed(std::string_view bytes) { return feed_all_or_nothing(*this, bytes); }
 
 bool GrammarMatcher::complete() const { return utf8_left_ == 0 && !stacks_.empty() && stacks_.front().empty(); }
 

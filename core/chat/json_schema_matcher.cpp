@@ -1,5 +1,6 @@
 // The byte-level recognizer of JSON texts a JsonSchema allows: one stack of
 // frames per undecided anyOf alternative; a frame per open value.
+#include <hetero/chat/byte_matcher.hpp>
 #include <hetero/chat/json_schema_matcher.hpp>
 
 #include <algorithm>
@@ -62,13 +63,7 @@ bool JsonMatcher::feed(char c) {
     return true;
 }
 
-bool JsonMatcher::feed(std::string_view bytes) {
-    JsonMatcher trial = *this;
-    for (char c : bytes)
-        if (!trial.feed(c)) return false;
-    *this = std::move(trial);
-    return true;
-}
+bool JsonMatcher::feed(std::string_view bytes) { return feed_all_or_nothing(*this, bytes); }
 
 bool JsonMatcher::number_terminal(const Frame& f) {
     return f.state == kNumZero || f.state == kNumInt || f.state == kNumFrac || f.state == kNumExpDigits;

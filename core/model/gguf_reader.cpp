@@ -159,6 +159,15 @@ struct GgufFile::Impl {
         auto it = kv_index.find(key);
         return it == kv_index.end() ? nullptr : &kvs[it->second];
     }
+    // The integer under `key`, read as signed (s) and unsigned (u); nullptr
+    // when there is none, an Error when it is not an integer (`expected`).
+    const KvEntry* find_integer(std::string_view key, const char* expected, int64_t& s, uint64_t& u) const {
+        const KvEntry* e = find(key);
+        if (!e) return nullptr;
+        if (!is_integer(e->raw.type)) wrong_type(*e, expected);
+        load_integer(e->raw.type, e->raw.bytes, s, u);
+        return e;
+    }
     [[noreturn]] void wrong_type(const KvEntry& e, const char* expected) const {
         std::string actual = gguf_type_name(e.raw.type);
         if (e.raw.type == GgufType::ARRAY) actual = fmt::format("array of {}", gguf_type_name(e.raw.elem_type));
@@ -242,11 +251,9 @@ void GgufFile::Impl::parse() {
         kv_index.emplace(e.key, kvs.size());
         kvs.push_back(std::move(e));
     }
-    if (const KvEntry* a = find("general.alignment")) {
-        if (!is_integer(a->raw.type)) wrong_type(*a, "an unsigned integer");
-        int64_t s = 0;
-        uint64_t u = 0;
-        load_integer(a->raw.type, a->raw.bytes, s, u);
+    int64_t s = 0;
+    uint64_t u = 0;
+    if (const KvEntry* a = find_integer("general.alignment", "an unsigned integer", s, u)) {
         if (is_signed(a->raw.type)) u = s < 0 ? 0 : uint64_t(s);
         if (u == 0 || (u & (u - 1)) != 0 || u > gguf_format::kMaxAlignment)
             c.fail(a->key_offset, fmt::format("general.alignment {} is not a power of two between 1 and {}",
@@ -377,12 +384,10 @@ uint64_t GgufFile::array_size(std::string_view key) const {
 GgufRawValue GgufFile::raw_value(std::string_view key) const { return impl_->entry(key).raw; }
 
 std::optional<uint64_t> GgufFile::get_uint(std::string_view key) const {
-    const KvEntry* e = impl_->find(key);
-    if (!e) return std::nullopt;
-    if (!is_integer(e->raw.type)) impl_->wrong_type(*e, "an unsigned integer");
     int64_t s = 0;
     uint64_t u = 0;
-    load_integer(e->raw.type, e->raw.bytes, s, u);
+    const KvEntry* e = impl_->find_integer(key, "an unsigned integer", s, u);
+    if (!e) return std::nullopt;
     if (!is_signed(e->raw.type)) return u;
     if (s < 0)
         throw Error(fmt::format("{}: metadata key '{}' (at byte {}) is {}, expected a non-negative value", impl_->path, key,
@@ -391,12 +396,10 @@ std::optional<uint64_t> GgufFile::get_uint(std::string_view key) const {
 }
 
 std::optional<int64_t> GgufFile::get_int(std::string_view key) const {
-    const KvEntry* e = impl_->find(key);
-    if (!e) return std::nullopt;
-    if (!is_integer(e->raw.type)) impl_->wrong_type(*e, "an integer");
     int64_t s = 0;
     uint64_t u = 0;
-    load_integer(e->raw.type, e->raw.bytes, s, u);
+    const KvEntry* e = impl_->find_integer(key, "an integer", s, u);
+    if (!e) return std::nullopt;
     if (is_signed(e->raw.type)) return s;
     if (u > uint64_t(std::numeric_limits<int64_t>::max()))
         throw Error(fmt::format("{}: metadata key '{}' (at byte {}) value {} does not fit a signed 64-bit integer",

@@ -114,19 +114,8 @@ ModelFile load_llama2c_model(const std::string& path) {
     ModelFile m;
     m.format = ModelFormat::LLAMA2C;
     m.path = path;
-    LlamaHParams& hp = m.hparams;
-    hp.arch = "llama";
-    hp.n_vocab = c.vocab_size;
-    hp.n_embd = c.dim;
-    hp.n_layer = c.n_layers;
-    hp.n_head = c.n_heads;
-    hp.n_head_kv = c.n_kv_heads;
-    hp.n_ff = c.hidden_dim;
-    hp.n_ctx_train = c.seq_len;
-    hp.head_dim = c.dim / c.n_heads;
-    hp.rope_dims = hp.head_dim;
-    hp.rope_freq_base = 10000.f;
-    hp.norm_eps = 1e-5f;
+    m.hparams = plain_llama_hparams({c.vocab_size, c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.hidden_dim, c.seq_len});
+    LlamaHParams& hp = m.hparams;  // RoPE base 10000 and RMS eps 1e-5, the defaults
     hp.rope_mode = HETERO_ROPE_ADJACENT;  // llama2.c rotates adjacent pairs, like GGUF's llama
     hp.tied_output = c.shared_classifier;
 

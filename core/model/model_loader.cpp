@@ -148,6 +148,21 @@ void add_derived_constants(ModelFile& m, const GgufFile& gguf) {
 
 }  // namespace
 
+LlamaHParams plain_llama_hparams(const LlamaSizes& s) {
+    LlamaHParams hp;
+    hp.arch = "llama";
+    hp.n_vocab = s.n_vocab;
+    hp.n_embd = s.n_embd;
+    hp.n_layer = s.n_layer;
+    hp.n_head = s.n_head;
+    hp.n_head_kv = s.n_head_kv;
+    hp.n_ff = s.n_ff;
+    hp.n_ctx_train = s.n_ctx_train;
+    hp.head_dim = s.n_embd / s.n_head;
+    hp.rope_dims = hp.head_dim;
+    return hp;
+}
+
 const WeightView& ModelFile::weight(const std::string& name) const {
     auto it = weights.find(name);
     if (it == weights.end()) throw Error(fmt::format("{}: model has no tensor '{}'", path, name));

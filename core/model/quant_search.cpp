@@ -185,12 +185,19 @@ void symmetric_codes(const float* x, float scale, int half, int* q) {
     for (int i = 0; i < 16; ++i) q[i] = std::clamp(nearest(x[i] * inv), -half, half - 1) + half;
 }
 
+// The signed sub-block scales of a Q6_K or Q3_K block: each sub-block's
+// symmetric fit over `half` levels either side, as integers of at most
+// `scale_max` (into sc) under the block scale returned.
+float signed_subblock_scales(const float* x, int half, int scale_max, int* sc) {
+    float s[16];
+    for (int j = 0; j < 16; ++j) s[j] = fit_symmetric(x + 16 * j, 16, half);
+    return quantize_signed_scales(s, scale_max, sc);
+}
+
 // Q6_K: levels -32 .. 31, int8 sub-block scales.
 void encode_q6_k(const float* x, BlockQ6K& b) {
-    float s[16];
-    for (int j = 0; j < 16; ++j) s[j] = fit_symmetric(x + 16 * j, 16, 32);
     int sc[16], q[kKBlock];
-    const float d = quantize_signed_scales(s, 127, sc);
+    const float d = signed_subblock_scales(x, 32, 127, sc);
     b.d = f32_to_f16(d);
     for (int j = 0; j < 16; ++j) {
         b.scales[j] = int8_t(sc[j]);
@@ -201,10 +208,8 @@ void encode_q6_k(const float* x, BlockQ6K& b) {
 
 // Q3_K: levels -4 .. 3, 6-bit signed sub-block scales.
 void encode_q3_k(const float* x, BlockQ3K& b) {
-    float s[16];
-    for (int j = 0; j < 16; ++j) s[j] = fit_symmetric(x + 16 * j, 16, 4);
     int sc[16], q[kKBlock];
-    const float d = quantize_signed_scales(s, 31, sc);
+    const float d = signed_subblock_scales(x, 4, 31, sc);
     b.d = f32_to_f16(d);
     std::memset(b.scales, 0, sizeof b.scales);
     std::memset(b.hmask, 0, sizeof b.hmask);

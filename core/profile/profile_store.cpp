@@ -31,96 +31,6 @@ namespace hetero {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace profile_files {
-
-std::string sanitise(const std::string& s, size_t max_len) {
-    std::string out;
-    for (char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-        if (ok) out += c;
-        else if (!out.empty() && out.back() != '_') out += '_';
-        if (out.size() >= max_len) break;
-    }
-    while (!out.empty() && out.back() == '_') out.pop_back();
-    return out.empty() ? "x" : out;
-}
-
-json key_to_json(const ProfileKey& k) {
-    return {{"provider", k.provider},   {"provider_version", k.provider_version}, {"device_name", k.device_name},
-            {"driver", k.driver},       {"compute_units", k.compute_units},       {"model_shape", k.model_shape}};
-}
-
-ProfileKey key_from_json(const json& j) {
-    ProfileKey k;
-    k.provider = j.at("provider").get<std::string>();
-    k.provider_version = j.at("provider_version").get<std::string>();
-    k.device_name = j.at("device_name").get<std::string>();
-    k.driver = j.at("driver").get<std::string>();
-    k.compute_units = j.at("compute_units").get<uint32_t>();
-    k.model_shape = j.at("model_shape").get<std::string>();
-    return k;
-}
-
-std::string key_difference(const ProfileKey& stored, const ProfileKey& now) {
-    std::string out;
-    auto cmp = [&](const char* field, const std::string& a, const std::string& b) {
-        if (a != b) out += fmt::format("{}{} was '{}', now '{}'", out.empty() ? "" : "; ", field, a, b);
-    };
-    cmp("provider", stored.provider, now.provider);
-    cmp("provider version", stored.provider_version, now.provider_version);
-    cmp("device", stored.device_name, now.device_name);
-    cmp("driver", stored.driver, now.driver);
-    cmp("compute units", std::to_string(stored.compute_units), std::to_string(now.compute_units));
-    cmp("model shape", stored.model_shape, now.model_shape);
-    return out;
-}
-
-std::string read_small_file(const std::string& path, uint64_t max_bytes, const char* what) {
-    const model_detail::MappedFile map(path);
-    if (map.size() > max_bytes) throw Error(fmt::format("{}: {} bytes; a {} is at most {} bytes", path, map.size(), what, max_bytes));
-    return std::string(reinterpret_cast<const char*>(map.data()), size_t(map.size()));
-}
-
-std::string cache_subdir(const char* name) { return sdk::user_cache_dir(name); }
-
-std::string require_cache_subdir(const char* name) {
-    std::string dir = cache_subdir(name);
-    if (dir.empty()) throw Error(fmt::format("no cache directory for {}: neither XDG_CACHE_HOME nor HOME is set", name));
-    return dir;
-}
-
-ProfileKey device_key(const DeviceRef& d) {
-    ProfileKey k;
-    k.provider = d.provider ? d.provider->name() : "?";
-    k.provider_version = d.provider && d.provider->api().version ? d.provider->api().version : "";
-    k.device_name = d.props.name;
-    k.driver = d.props.driver;
-    k.compute_units = d.props.compute_units;
-    return k;
-}
-
-bool cache_file_present(const std::string& path) {
-    std::error_code ec;
-    return fs::exists(fs::symlink_status(path, ec));
-}
-
-void write_cache_file(const std::string& path, const std::string& text) {
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    if (ec) throw Error(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
-    if (std::string e = sdk::write_file_atomically(path, text); !e.empty()) throw Error(e);
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-}  // namespace profile_files
 
 using namespace profile_files;
 
@@ -255,10 +165,8 @@ DeviceProfile read_profile_file(const std::string& path) {
     }
     // A repeated key is an error, not "the last one wins".
     const json j = json_detail::parse_json_strict(text, fmt::format("profile {} is not valid", path));
-    try {
-        if (j.at("format").get<std::string>() != kFormatName) throw Error("not a hetero profile");
-        if (const int v = j.at("version").get<int>(); v != kFormatVersion)
-            throw Error(fmt::format("format version {} (this build reads {})", v, kFormatVersion));
+    return parse_cache_file("profile", path, [&] {
+        check_format(j, kFormatName, kFormatVersion, "profile");
         DeviceProfile p;
         p.key = key_from_json(j.at("key"));
         p.date = j.at("date").get<std::string>();
@@ -279,42 +187,19 @@ DeviceProfile read_profile_file(const std::string& path) {
         }
         if (p.families.empty()) throw Error("no op families");
         if (j.contains("layer_scale")) p.layer_scale = table_from_json(j.at("layer_scale"), "layer_scale", kMaxLayerScale);
-        if (j.contains("session_fit")) {
-            for (const auto& f : j.at("session_fit")) {
-                SessionFitPoint pt{f.at("n").get<int64_t>(), f.at("scale").get<double>(), f.at("overhead_seconds").get<double>()};
-                if (pt.n < 1 || pt.n > kMaxGridX || !(pt.scale > 0) || !(pt.scale <= kMaxLayerScale) || !std::isfinite(pt.overhead_seconds) ||
-                    std::abs(pt.overhead_seconds) > 1.0)
-                    throw Error(fmt::format("session_fit: bad point n={} scale={} overhead={}", pt.n, pt.scale, pt.overhead_seconds));
-                if (!p.session_fit.empty() && pt.n <= p.session_fit.back().n) throw Error("session_fit: points are not in ascending order");
-                p.session_fit.push_back(pt);
-            }
-        }
+        if (j.contains("session_fit")) p.session_fit = fit_points_from_json(j.at("session_fit"), "session_fit", kMaxGridX, kMaxLayerScale);
         p.file = path;
         return p;
-    } catch (const json::exception& e) {
-        throw Error(fmt::format("profile {} is not valid: {}", path, e.what()));
-    } catch (const Error& e) {
-        throw Error(fmt::format("profile {} is not valid: {}", path, e.what()));
-    }
+    });
 }
 
 std::optional<DeviceProfile> load_profile(const DeviceRef& device, const ModelFile& model) {
     if (profile_cache_dir().empty()) return std::nullopt;  // no cache: plans use priors
     const ProfileKey key = profile_key(device, model);
     const std::string path = profile_path(key);
-    if (!cache_file_present(path)) return std::nullopt;
-    DeviceProfile p;
-    try {
-        p = read_profile_file(path);
-    } catch (const Error& e) {
-        log(LogLevel::warn, fmt::format("{}; ignoring it", e.what()));
-        return std::nullopt;
-    }
-    if (!(p.key == key)) {
-        log(LogLevel::warn, fmt::format("ignoring stale profile {} of {}: {}", path, device.label(), key_difference(p.key, key)));
-        return std::nullopt;
-    }
-    return p;
+    return load_cache_file<DeviceProfile>(path, key, read_profile_file, [&](const std::string& difference) {
+        log(LogLevel::warn, fmt::format("ignoring stale profile {} of {}: {}", path, device.label(), difference));
+    });
 }
 
 std::string save_profile(const DeviceProfile& p) {
@@ -337,11 +222,7 @@ std::string save_profile(const DeviceProfile& p) {
                     {"compile_seconds", p.compile_seconds},
                     {"families", families}};
     if (!p.layer_scale.empty()) j["layer_scale"] = table_to_json(p.layer_scale);
-    if (!p.session_fit.empty()) {
-        json fit = json::array();
-        for (const SessionFitPoint& f : p.session_fit) fit.push_back({{"n", f.n}, {"scale", f.scale}, {"overhead_seconds", f.overhead_seconds}});
-        j["session_fit"] = fit;
-    }
+    if (!p.session_fit.empty()) j["session_fit"] = fit_points_to_json(p.session_fit);
     const std::string path = profile_path(p.key);
     write_cache_file(path, j.dump(1) + "\n");
     return path;

@@ -1,15 +1,12 @@
 #include <hetero/error.hpp>
 #include <hetero/runtime/graph_builder.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 
 namespace hetero {
 
 int32_t GraphBuilder::tensor(uint32_t dtype, const std::vector<int64_t>& shape, uint32_t kind, std::string name) {
     if (shape.empty() || shape.size() > HETERO_MAX_DIMS) throw Error("graph builder: tensor '" + name + "' has bad rank");
-    hetero_tensor_desc d{};
-    d.dtype = dtype;
-    d.kind = kind;
-    d.ndim = uint32_t(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) d.shape[i] = shape[i];
+    hetero_tensor_desc d = sdk::make_desc(dtype, kind, shape);
     names_.push_back(std::move(name));
     d.name = names_.back().c_str();
     tensors_.push_back(d);

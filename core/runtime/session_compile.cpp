@@ -16,6 +16,21 @@ namespace hetero {
 
 namespace {
 
+// A session's programs, one per row count, compiled on first use.
+using ProgramCache = std::map<int32_t, std::unique_ptr<SessionProgram>>;
+
+SessionProgram* cached_program(const ProgramCache& cache, int32_t n) {
+    auto found = cache.find(n);
+    return found == cache.end() ? nullptr : found->second.get();
+}
+
+std::unique_ptr<SessionProgram> new_program(int32_t n, ModelGraph graph) {
+    auto prog = std::make_unique<SessionProgram>();
+    prog->n = n;
+    prog->graph = std::move(graph);
+    return prog;
+}
+
 // Binds a program's hand-overs on devices and builds its tasks' graphs.
 class ProgramCompiler {
 public:
@@ -182,30 +197,19 @@ void Session::prepare_decode_steps() {
 }
 
 SessionProgram& Session::program(int32_t n) {
-    auto found = programs_.find(n);
-    if (found != programs_.end()) return *found->second;
-    auto prog = std::make_unique<SessionProgram>();
-    prog->n = n;
-    prog->graph = build_model_graph(model_, n, n_ctx_, cache_dtypes(), true, options_.all_logits);
-    return compile(std::move(prog), programs_);
+    if (SessionProgram* p = cached_program(programs_, n)) return *p;
+    return compile(new_program(n, build_model_graph(model_, n, n_ctx_, cache_dtypes(), true, options_.all_logits)), programs_);
 }
 
 SessionProgram& Session::hidden_program(int32_t n) {
-    auto found = hidden_programs_.find(n);
-    if (found != hidden_programs_.end()) return *found->second;
-    auto prog = std::make_unique<SessionProgram>();
-    prog->n = n;
-    prog->graph = build_hidden_graph(model_, n, n_ctx_, cache_dtypes());
-    return compile(std::move(prog), hidden_programs_);
+    if (SessionProgram* p = cached_program(hidden_programs_, n)) return *p;
+    return compile(new_program(n, build_hidden_graph(model_, n, n_ctx_, cache_dtypes())), hidden_programs_);
 }
 
 SessionProgram& Session::batch_program(int32_t n) {
-    auto found = batch_programs_.find(n);
-    if (found != batch_programs_.end()) return *found->second;
-    auto prog = std::make_unique<SessionProgram>();
-    prog->n = n;
-    prog->graph = build_batch_graph(model_, n, n_ctx_, cache_dtypes(), stacked_ ? stacked_sequences() : 0);
-    return compile(std::move(prog), batch_programs_);
+    if (SessionProgram* p = cached_program(batch_programs_, n)) return *p;
+    const int32_t stacked = stacked_ ? stacked_sequences() : 0;
+    return compile(new_program(n, build_batch_graph(model_, n, n_ctx_, cache_dtypes(), stacked)), batch_programs_);
 }
 
 std::vector<uint32_t> Session::cache_dtypes() const {

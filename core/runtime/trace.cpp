@@ -1,6 +1,8 @@
 #include <hetero/error.hpp>
 #include <hetero/runtime/trace.hpp>
 
+#include "trace_tracks.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -71,12 +73,7 @@ std::string TraceRecorder::to_json() const {
     // One "process" (hetero) with one thread track per device, named.
     std::map<std::string, int> tids;
     for (const Slice& s : all) tids.emplace(s.track, 0);
-    int next = 1;
-    for (auto& [track, tid] : tids) tid = next++;
-    json events = json::array();
-    events.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "hetero"}}}});
-    for (const auto& [track, tid] : tids)
-        events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", track}}}});
+    json events = trace_tracks::number_tracks(tids, "hetero", "");
     for (const Slice& s : all) {
         json e = {{"ph", "X"},
                   {"pid", 1},

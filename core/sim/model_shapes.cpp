@@ -44,17 +44,8 @@ uint32_t weight_type_from_name(const std::string& name) {
 ModelFile shape_only_model(const ModelShape& s, uint32_t wtype) {
     ModelFile m;
     m.path = "shape:" + s.name;
-    LlamaHParams& hp = m.hparams;
-    hp.arch = "llama";
-    hp.n_vocab = s.n_vocab;
-    hp.n_embd = s.n_embd;
-    hp.n_layer = s.n_layer;
-    hp.n_head = s.n_head;
-    hp.n_head_kv = s.n_head_kv;
-    hp.n_ff = s.n_ff;
-    hp.n_ctx_train = s.n_ctx;
-    hp.head_dim = s.n_embd / s.n_head;
-    hp.rope_dims = hp.head_dim;
+    m.hparams = plain_llama_hparams({s.n_vocab, s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.n_ff, s.n_ctx});
+    const LlamaHParams& hp = m.hparams;
     auto add = [&](const std::string& name, uint32_t dtype, std::vector<int64_t> shape) {
         WeightView w;
         w.name = name;

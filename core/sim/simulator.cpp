@@ -2,6 +2,8 @@
 #include <hetero/schedule/schedule.hpp>
 #include <hetero/sim/simulator.hpp>
 
+#include "../runtime/trace_tracks.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -191,12 +193,7 @@ std::string trace_json(const std::vector<TraceEvent>& events) {
     using nlohmann::json;
     std::map<std::string, int> tids;
     for (const TraceEvent& e : events) tids.emplace(e.track, 0);
-    int next = 1;
-    for (auto& [track, tid] : tids) tid = next++;
-    json out = json::array();
-    out.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "hetero (simulated)"}}}});
-    for (const auto& [track, tid] : tids)
-        out.push_back({{"ph", "M"}, {"pid", 1}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", track + " (simulated)"}}}});
+    json out = trace_tracks::number_tracks(tids, "hetero (simulated)", " (simulated)");
     for (const TraceEvent& e : events)
         out.push_back({{"ph", "X"},
                        {"pid", 1},

@@ -1,6 +1,7 @@
 #include <hetero/error.hpp>
 #include <hetero/log.hpp>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/roofline.hpp>
 #include <hetero/solver/prior_cost_model.hpp>
 
@@ -12,15 +13,7 @@
 namespace hetero {
 namespace {
 
-hetero_tensor_desc desc(uint32_t dtype, uint32_t kind, std::initializer_list<int64_t> shape) {
-    hetero_tensor_desc d{};
-    d.dtype = dtype;
-    d.kind = kind;
-    d.ndim = uint32_t(shape.size());
-    uint32_t i = 0;
-    for (int64_t s : shape) d.shape[i++] = s;
-    return d;
-}
+using sdk::make_desc;
 
 // The head dim node_of_shape gives attention and rope: 64 where it divides
 // every width, else the largest power of two that does.
@@ -53,8 +46,8 @@ ShapeNode node_of_shape(const OpShape& s) {
     const int64_t n = s.n, k = s.k;
     switch (s.op) {
         case HETERO_OP_MATMUL:
-            t = {desc(kF32, kBound, {n, k}), desc(s.dtype, kConstant, {std::max<int64_t>(s.m, 1), k}),
-                 desc(kF32, kBound, {n, std::max<int64_t>(s.m, 1)})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(s.dtype, kConstant, {std::max<int64_t>(s.m, 1), k}),
+                 make_desc(kF32, kBound, {n, std::max<int64_t>(s.m, 1)})};
             inputs({0, 1});
             break;
         case HETERO_OP_ATTENTION:
@@ -67,50 +60,54 @@ ShapeNode node_of_shape(const OpShape& s) {
             const int64_t cache_rows = std::max<int64_t>(1, 2 * std::max<int64_t>(s.kv, 1) - 1);
             // ATTENTION_SEQS: a sequence of cache_rows rows for each query row.
             const int64_t stacked = s.op == HETERO_OP_ATTENTION_SEQS ? n * cache_rows : cache_rows;
-            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(s.dtype, kBound, {stacked, m / hd, hd}),
-                 desc(s.dtype, kBound, {stacked, m / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
+            t = {make_desc(kF32, kBound, {n, k / hd, hd}), make_desc(s.dtype, kBound, {stacked, m / hd, hd}),
+                 make_desc(s.dtype, kBound, {stacked, m / hd, hd}), make_desc(HETERO_DTYPE_I32, kBound, {n}),
+                 make_desc(kF32, kBound, {n, k / hd, hd})};
             inputs({0, 1, 2, 3});
             node.fparams[0] = float(1.0 / std::sqrt(double(hd)));
             if (s.op == HETERO_OP_ATTENTION_SEQS) node.iparams[1] = cache_rows;
             break;
         }
         case HETERO_OP_EMBEDDING:
-            t = {desc(s.dtype, kConstant, {std::max(s.m, n), k}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k})};
+            t = {make_desc(s.dtype, kConstant, {std::max(s.m, n), k}), make_desc(HETERO_DTYPE_I32, kBound, {n}),
+                 make_desc(kF32, kBound, {n, k})};
             inputs({0, 1});
             break;
         case HETERO_OP_STORE_ROWS:
-            t = {desc(kF32, kBound, {n, k}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(s.dtype, kBound, {std::max(n, s.kv), k})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(HETERO_DTYPE_I32, kBound, {n}),
+                 make_desc(s.dtype, kBound, {std::max(n, s.kv), k})};
             inputs({0, 1});
             break;
         case HETERO_OP_ROPE:
         case HETERO_OP_ROPE_SCALED: {
             const int64_t hd = head_dim({k});
-            t = {desc(kF32, kBound, {n, k / hd, hd}), desc(HETERO_DTYPE_I32, kBound, {n}), desc(kF32, kBound, {n, k / hd, hd})};
+            t = {make_desc(kF32, kBound, {n, k / hd, hd}), make_desc(HETERO_DTYPE_I32, kBound, {n}),
+                 make_desc(kF32, kBound, {n, k / hd, hd})};
             inputs({0, 1});
             node.fparams[0] = 10000.f;
             node.iparams[0] = HETERO_ROPE_ADJACENT;
             break;
         }
         case HETERO_OP_RMSNORM:
-            t = {desc(kF32, kBound, {n, k}), desc(kF32, kConstant, {k}), desc(kF32, kBound, {n, k})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(kF32, kConstant, {k}), make_desc(kF32, kBound, {n, k})};
             inputs({0, 1});
             node.fparams[0] = 1e-5f;
             break;
         case HETERO_OP_CONVERT:
-            t = {desc(kF32, kBound, {n, k}), desc(s.dtype, kBound, {n, k})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(s.dtype, kBound, {n, k})};
             inputs({0});
             break;
         case HETERO_OP_SOFTMAX:
         case HETERO_OP_SOFTCAP:
             node.fparams[0] = s.op == HETERO_OP_SOFTCAP ? 30.f : 0.f;
-            t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(kF32, kBound, {n, k})};
             inputs({0});
             break;
         case HETERO_OP_SWIGLU:
         case HETERO_OP_GEGLU:
         case HETERO_OP_ADD:
         case HETERO_OP_MUL:
-            t = {desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k}), desc(kF32, kBound, {n, k})};
+            t = {make_desc(kF32, kBound, {n, k}), make_desc(kF32, kBound, {n, k}), make_desc(kF32, kBound, {n, k})};
             inputs({0, 1});
             break;
         default: throw Error("cost model: unknown op " + std::to_string(s.op));

@@ -4,6 +4,8 @@
 
 #include "conformance.hpp"
 
+#include <hetero/sdk/graph_parts.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,10 +38,7 @@ public:
     }
     int32_t tensor(const std::string& name, uint32_t dtype, uint32_t kind, std::vector<int64_t> shape, Fill fill = {}) {
         TensorSpec t;
-        t.desc.dtype = dtype;
-        t.desc.kind = kind;
-        t.desc.ndim = uint32_t(shape.size());
-        for (size_t i = 0; i < shape.size() && i < HETERO_MAX_DIMS; ++i) t.desc.shape[i] = shape[i];
+        t.desc = sdk::make_desc(dtype, kind, shape);
         t.name = name;
         t.fill = std::move(fill);
         c_.tensors.push_back(std::move(t));
@@ -52,12 +51,7 @@ public:
         return tensor(name, dtype, HETERO_TENSOR_BOUND, std::move(shape), f);
     }
     hetero_node& node(uint32_t op, std::vector<int32_t> inputs, int32_t out) {
-        hetero_node n{};
-        n.op = op;
-        n.n_inputs = uint32_t(inputs.size());
-        for (size_t i = 0; i < inputs.size() && i < HETERO_MAX_INPUTS; ++i) n.inputs[i] = inputs[i];
-        n.output = out;
-        c_.nodes.push_back(n);
+        c_.nodes.push_back(sdk::make_node(op, inputs, out));
         return c_.nodes.back();
     }
     Case& get() { return c_; }

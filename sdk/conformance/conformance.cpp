@@ -6,12 +6,7 @@ namespace hetero::conformance {
 
 std::vector<Case> all_cases() {
     std::vector<Case> cases;
-    add_op_cases(cases);
-    add_op_cases_1_2(cases);
-    add_op_cases_1_3(cases);
-    add_attention_long_cases(cases);
-    add_graph_cases(cases);
-    add_error_cases(cases);
+    add_groups(cases, {add_op_cases, add_op_cases_1_2, add_op_cases_1_3, add_attention_long_cases, add_graph_cases, add_error_cases});
     return cases;
 }
 

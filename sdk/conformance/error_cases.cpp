@@ -13,24 +13,34 @@ namespace {
 constexpr uint32_t B = HETERO_TENSOR_BOUND, I = HETERO_TENSOR_INTERNAL, C = HETERO_TENSOR_CONSTANT;
 constexpr uint32_t F32 = HETERO_DTYPE_F32, I32 = HETERO_DTYPE_I32;
 
-// x [2, 64] * W [16, 64]^T -> out [2, 16]; callers break one thing.
-CaseBuilder small_matmul(const std::string& name, CaseKind kind) {
+// An input tensor of a one-node case.
+struct Operand {
+    const char* name;
+    uint32_t dtype;
+    uint32_t kind;
+    std::vector<int64_t> shape;
+    Fill fill = {};
+};
+
+// `op` on fresh input tensors into a fresh f32 output; callers break one thing.
+CaseBuilder one_node(const std::string& name, CaseKind kind, uint32_t op, const std::vector<Operand>& inputs,
+                     std::vector<int64_t> out_shape) {
     CaseBuilder b(name, kind);
-    const int32_t x = b.tensor("x", F32, B, {2, 64});
-    const int32_t w = b.tensor("w", F32, B, {16, 64});
-    b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {2, 16}));
+    std::vector<int32_t> ids;
+    for (const Operand& in : inputs) ids.push_back(b.tensor(in.name, in.dtype, in.kind, in.shape, in.fill));
+    b.node(op, ids, b.output("out", F32, std::move(out_shape)));
     return b;
+}
+
+// x [2, 64] * W [16, 64]^T -> out [2, 16].
+CaseBuilder small_matmul(const std::string& name, CaseKind kind) {
+    return one_node(name, kind, HETERO_OP_MATMUL, {{"x", F32, B, {2, 64}}, {"w", F32, B, {16, 64}}}, {2, 16});
 }
 
 void malformed_graph_cases(std::vector<Case>& out) {
     const CaseKind K = CaseKind::RejectCompile;
-    {
-        CaseBuilder b("invalid/matmul_k_mismatch", K);
-        const int32_t x = b.tensor("x", F32, B, {2, 64});
-        const int32_t w = b.tensor("w", F32, B, {16, 32});
-        b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {2, 16}));
-        out.push_back(b.done());
-    }
+    out.push_back(one_node("invalid/matmul_k_mismatch", K, HETERO_OP_MATMUL, {{"x", F32, B, {2, 64}}, {"w", F32, B, {16, 32}}}, {2, 16})
+                      .done());
     {
         CaseBuilder b = small_matmul("invalid/unknown_op", K);
         b.get().nodes[0].op = 99;
@@ -51,13 +61,9 @@ void malformed_graph_cases(std::vector<Case>& out) {
         b.get().nodes[0].n_inputs = HETERO_MAX_INPUTS + 1;
         out.push_back(b.done());
     }
-    {
-        CaseBuilder b("invalid/reads_unwritten_internal", K);
-        const int32_t a = b.tensor("a", F32, B, {2, 8});
-        const int32_t t = b.tensor("never_written", F32, I, {2, 8});
-        b.node(HETERO_OP_ADD, {a, t}, b.output("out", F32, {2, 8}));
-        out.push_back(b.done());
-    }
+    out.push_back(
+        one_node("invalid/reads_unwritten_internal", K, HETERO_OP_ADD, {{"a", F32, B, {2, 8}}, {"never_written", F32, I, {2, 8}}}, {2, 8})
+            .done());
     {
         CaseBuilder b("invalid/writes_constant", K);
         const int32_t a = b.tensor("a", F32, B, {2, 8});
@@ -66,28 +72,23 @@ void malformed_graph_cases(std::vector<Case>& out) {
         out.push_back(b.done());
     }
     {
-        CaseBuilder b("invalid/rope_odd_rot_dims", K);
-        const int32_t x = b.tensor("x", F32, B, {1, 2, 16});
-        const int32_t p = b.tensor("positions", I32, B, {1}, values({0}));
-        hetero_node& n = b.node(HETERO_OP_ROPE, {x, p}, b.output("out", F32, {1, 2, 16}));
-        n.fparams[0] = 10000.f;
-        n.iparams[1] = 5;
+        CaseBuilder b = one_node("invalid/rope_odd_rot_dims", K, HETERO_OP_ROPE,
+                                 {{"x", F32, B, {1, 2, 16}}, {"positions", I32, B, {1}, values({0})}}, {1, 2, 16});
+        b.get().nodes[0].fparams[0] = 10000.f;
+        b.get().nodes[0].iparams[1] = 5;
         out.push_back(b.done());
     }
+    out.push_back(one_node("invalid/q4_0_row_not_multiple_of_32", K, HETERO_OP_MATMUL,
+                           {{"x", F32, B, {1, 48}}, {"w", HETERO_DTYPE_Q4_0, B, {4, 48}}}, {1, 4})
+                      .done());
     {
-        CaseBuilder b("invalid/q4_0_row_not_multiple_of_32", K);
-        const int32_t x = b.tensor("x", F32, B, {1, 48});
-        const int32_t w = b.tensor("w", HETERO_DTYPE_Q4_0, B, {4, 48});
-        b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {1, 4}));
-        out.push_back(b.done());
-    }
-    {
-        CaseBuilder b("invalid/attention_heads_not_multiple_of_kv_heads", K);
-        const int32_t q = b.tensor("q", F32, B, {1, 3, 8});
-        const int32_t k = b.tensor("k_cache", F32, B, {4, 2, 8});
-        const int32_t v = b.tensor("v_cache", F32, B, {4, 2, 8});
-        const int32_t p = b.tensor("positions", I32, B, {1}, values({0}));
-        b.node(HETERO_OP_ATTENTION, {q, k, v, p}, b.output("out", F32, {1, 3, 8})).fparams[0] = 0.35f;
+        CaseBuilder b = one_node("invalid/attention_heads_not_multiple_of_kv_heads", K, HETERO_OP_ATTENTION,
+                                 {{"q", F32, B, {1, 3, 8}},
+                                  {"k_cache", F32, B, {4, 2, 8}},
+                                  {"v_cache", F32, B, {4, 2, 8}},
+                                  {"positions", I32, B, {1}, values({0})}},
+                                 {1, 3, 8});
+        b.get().nodes[0].fparams[0] = 0.35f;
         out.push_back(b.done());
     }
     {
@@ -98,24 +99,9 @@ void malformed_graph_cases(std::vector<Case>& out) {
         b.node(HETERO_OP_STORE_ROWS, {src, p}, cache);
         out.push_back(b.done());
     }
-    {
-        CaseBuilder b("invalid/zero_dimension", K);
-        const int32_t a = b.tensor("a", F32, B, {0, 8});
-        b.node(HETERO_OP_SOFTMAX, {a}, b.output("out", F32, {0, 8}));
-        out.push_back(b.done());
-    }
-    {
-        CaseBuilder b("invalid/ndim_zero", K);
-        const int32_t a = b.tensor("a", F32, B, {});
-        b.node(HETERO_OP_SOFTMAX, {a}, b.output("out", F32, {}));
-        out.push_back(b.done());
-    }
-    {
-        CaseBuilder b("invalid/unknown_dtype", K);
-        const int32_t a = b.tensor("a", 42, B, {2, 8});
-        b.node(HETERO_OP_SOFTMAX, {a}, b.output("out", F32, {2, 8}));
-        out.push_back(b.done());
-    }
+    out.push_back(one_node("invalid/zero_dimension", K, HETERO_OP_SOFTMAX, {{"a", F32, B, {0, 8}}}, {0, 8}).done());
+    out.push_back(one_node("invalid/ndim_zero", K, HETERO_OP_SOFTMAX, {{"a", F32, B, {}}}, {}).done());
+    out.push_back(one_node("invalid/unknown_dtype", K, HETERO_OP_SOFTMAX, {{"a", 42, B, {2, 8}}}, {2, 8}).done());
     {
         CaseBuilder b = small_matmul("invalid/graph_struct_size", K);
         b.get().fault = Fault::GraphStructSize;
@@ -208,11 +194,7 @@ void device_cases(std::vector<Case>& out) {
 }  // namespace
 
 void add_error_cases(std::vector<Case>& out) {
-    malformed_graph_cases(out);
-    binding_cases(out);
-    bad_data_cases(out);
-    buffer_cases(out);
-    device_cases(out);
+    add_groups(out, {malformed_graph_cases, binding_cases, bad_data_cases, buffer_cases, device_cases});
 }
 
 }  // namespace hetero::conformance

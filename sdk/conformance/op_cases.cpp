@@ -18,119 +18,116 @@ const uint32_t kWeightDtypes[] = {HETERO_DTYPE_F32, HETERO_DTYPE_F16, HETERO_DTY
 std::string dt(uint32_t d) { return sdk::dtype_name(d); }
 std::string s(int64_t v) { return std::to_string(v); }
 
+struct EmbeddingShape { int64_t v, d, n; };
+struct MatmulShape { int64_t n, m, k; };
+
+// ids [n] looked up in a table [v, d] of `dtype`, bound or constant ("_const").
+void add_embedding(std::vector<Case>& out, uint32_t dtype, const EmbeddingShape& sh, uint32_t kind) {
+    CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n) + (kind == C ? "_const" : ""));
+    const int32_t table = b.tensor("table", dtype, kind, {sh.v, sh.d});
+    const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
+    b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
+    out.push_back(b.done());
+}
+
+// x [n, k] times weights [m, k] of `dtype`, bound or constant ("_const_w"),
+// with an f32 bias [m] when asked ("_bias").
+void add_matmul(std::vector<Case>& out, uint32_t dtype, const MatmulShape& sh, uint32_t kind, bool bias) {
+    CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : "") +
+                  (kind == C ? "_const_w" : ""));
+    const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
+    const int32_t w = b.tensor("w", dtype, kind, {sh.m, sh.k}, uniform(-0.5, 0.5));
+    std::vector<int32_t> in{x, w};
+    if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
+    b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
+    out.push_back(b.done());
+}
+
+// Every batch size from 1 to 17: catches row-blocking remainders.
+void add_batch_sizes(std::vector<Case>& out, uint32_t dtype) {
+    for (int64_t n = 1; n <= 17; ++n) {
+        CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_m37_k128_batch");
+        const int32_t x = b.tensor("x", F32, B, {n, 128});
+        const int32_t w = b.tensor("w", dtype, B, {37, 128}, uniform(-0.5, 0.5));
+        b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 37}));
+        out.push_back(b.done());
+    }
+}
+
+// "(rows)" operands: x [N, H, Hd] read as [N, H*Hd], output written as [N, H2, Hd2].
+void add_rows_operands(std::vector<Case>& out, uint32_t dtype) {
+    for (int64_t n : {1, 3, 17}) {
+        CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");
+        const int32_t x = b.tensor("x", F32, B, {n, 4, 32});
+        const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
+        b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
+        b.get().packed = n == 3;  // also exercise nonzero binding offsets
+        out.push_back(b.done());
+    }
+}
+
 void embedding_cases(std::vector<Case>& out) {
-    struct Shape { int64_t v, d, n; };
-    const Shape block_shapes[] = {{1, 32, 1}, {7, 64, 3}, {100, 96, 17}, {257, 160, 64}, {33, 2048, 5}};
-    const Shape odd_shapes[] = {{3, 7, 2}, {17, 33, 9}, {65, 100, 1}, {2, 1, 4}};
+    const EmbeddingShape block_shapes[] = {{1, 32, 1}, {7, 64, 3}, {100, 96, 17}, {257, 160, 64}, {33, 2048, 5}};
+    const EmbeddingShape odd_shapes[] = {{3, 7, 2}, {17, 33, 9}, {65, 100, 1}, {2, 1, 4}};
     for (uint32_t dtype : kWeightDtypes) {
-        std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));
+        std::vector<EmbeddingShape> shapes(std::begin(block_shapes), std::end(block_shapes));
         if (!sdk::is_block_dtype(dtype)) shapes.insert(shapes.end(), std::begin(odd_shapes), std::end(odd_shapes));
-        auto add = [&](const Shape& sh, uint32_t kind) {
-            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(sh.v) + "_d" + s(sh.d) + "_n" + s(sh.n) + (kind == C ? "_const" : ""));
-            const int32_t table = b.tensor("table", dtype, kind, {sh.v, sh.d});
-            const int32_t idv = b.tensor("ids", I32, B, {sh.n}, ids(sh.v));
-            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {sh.n, sh.d}));
-            out.push_back(b.done());
-        };
-        for (const Shape& sh : shapes) add(sh, B);
+        for (const EmbeddingShape& sh : shapes) add_embedding(out, dtype, sh, B);
         // Tables given as constants, which providers may keep in a layout of their own.
         if (sdk::is_block_dtype(dtype))
-            for (const Shape& sh : block_shapes) add(sh, C);
+            for (const EmbeddingShape& sh : block_shapes) add_embedding(out, dtype, sh, C);
     }
 }
 
 void matmul_cases(std::vector<Case>& out) {
-    struct Shape { int64_t n, m, k; };
-    const Shape block_shapes[] = {{1, 33, 64}, {1, 1, 32}, {1, 7, 96}, {2, 17, 160}, {3, 65, 256}, {7, 100, 32},
-                                  {17, 129, 64}, {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256},
-                                  {13, 3, 160}, {4, 64, 4096}, {1, 512, 4096},
-                                  // more activation rows than a tensor-core GEMM tile holds
-                                  {150, 80, 256},
-                                  // three 16-row AMX chunks and a remainder over 32 blocks
-                                  {50, 64, 1024}};
-    const Shape odd_shapes[] = {{1, 33, 7}, {3, 17, 33}, {17, 65, 100}, {64, 3, 1}, {2, 127, 129}, {9, 1, 257}, {11, 5, 63}};
+    const MatmulShape block_shapes[] = {{1, 33, 64}, {1, 1, 32}, {1, 7, 96}, {2, 17, 160}, {3, 65, 256}, {7, 100, 32},
+                                        {17, 129, 64}, {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256},
+                                        {13, 3, 160}, {4, 64, 4096}, {1, 512, 4096},
+                                        // more activation rows than a tensor-core GEMM tile holds
+                                        {150, 80, 256},
+                                        // three 16-row AMX chunks and a remainder over 32 blocks
+                                        {50, 64, 1024}};
+    const MatmulShape odd_shapes[] = {{1, 33, 7}, {3, 17, 33}, {17, 65, 100}, {64, 3, 1}, {2, 127, 129}, {9, 1, 257}, {11, 5, 63}};
     for (uint32_t dtype : kWeightDtypes) {
-        std::vector<Shape> shapes(std::begin(block_shapes), std::end(block_shapes));
+        std::vector<MatmulShape> shapes(std::begin(block_shapes), std::end(block_shapes));
         if (!sdk::is_block_dtype(dtype)) shapes.insert(shapes.end(), std::begin(odd_shapes), std::end(odd_shapes));
-        for (size_t i = 0; i < shapes.size(); ++i) {
-            const Shape& sh = shapes[i];
-            const bool bias = i % 2 == 1;
-            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : ""));
-            const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
-            const int32_t w = b.tensor("w", dtype, B, {sh.m, sh.k}, uniform(-0.5, 0.5));
-            std::vector<int32_t> in{x, w};
-            if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
-            b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
-            out.push_back(b.done());
-        }
+        for (size_t i = 0; i < shapes.size(); ++i) add_matmul(out, dtype, shapes[i], B, i % 2 == 1);
         // Weights given as compile-time constants: providers may repack these
         // (the CPU provider's packed kernels), so they need their own cases.
-        if (sdk::is_block_dtype(dtype)) {
-            for (const Shape& sh : block_shapes) {
-                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + "_const_w");
-                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
-                const int32_t w = b.tensor("w", dtype, C, {sh.m, sh.k}, uniform(-0.5, 0.5));
-                b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {sh.n, sh.m}));
-                out.push_back(b.done());
-            }
-        }
-        // Every batch size from 1 to 17: catches row-blocking remainders.
-        for (int64_t n = 1; n <= 17; ++n) {
-            if (dtype == HETERO_DTYPE_F16 || dtype == HETERO_DTYPE_BF16) break;
-            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_m37_k128_batch");
-            const int32_t x = b.tensor("x", F32, B, {n, 128});
-            const int32_t w = b.tensor("w", dtype, B, {37, 128}, uniform(-0.5, 0.5));
-            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 37}));
-            out.push_back(b.done());
-        }
-        // "(rows)" operands: x [N, H, Hd] read as [N, H*Hd], output written as [N, H2, Hd2].
-        for (int64_t n : {1, 3, 17}) {
-            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");
-            const int32_t x = b.tensor("x", F32, B, {n, 4, 32});
-            const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
-            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
-            b.get().packed = n == 3;  // also exercise nonzero binding offsets
-            out.push_back(b.done());
-        }
+        if (sdk::is_block_dtype(dtype))
+            for (const MatmulShape& sh : block_shapes) add_matmul(out, dtype, sh, C, false);
+        if (dtype != HETERO_DTYPE_F16 && dtype != HETERO_DTYPE_BF16) add_batch_sizes(out, dtype);
+        add_rows_operands(out, dtype);
     }
+}
+
+// Bound and constant weights of each shape; a constant copy only of every
+// third shape below `all_const_from`, of every shape from it on, and no bound
+// copy of those.
+template <size_t N>
+void add_weight_kinds(std::vector<Case>& out, uint32_t dtype, const MatmulShape (&shapes)[N], size_t all_const_from) {
+    for (size_t i = 0; i < N; ++i)
+        for (uint32_t kind : {B, C}) {
+            if (kind == C && i % 3 != 0 && i < all_const_from) continue;
+            if (kind == B && i >= all_const_from) continue;
+            add_matmul(out, dtype, shapes[i], kind, i % 2 == 1);
+        }
 }
 
 // K-quant weights (GGUF super-blocks of 256): widths are multiples of 256, so
 // these have their own shapes; weights as bound tensors and as constants.
 void kquant_cases(std::vector<Case>& out) {
     const uint32_t kquants[] = {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K};
-    struct Shape { int64_t n, m, k; };
-    const Shape shapes[] = {{1, 1, 256},   {1, 33, 512},   {3, 17, 256},  {17, 65, 768},  {64, 127, 256}, {1, 257, 2048},
-                            {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120},
-                            // constant weights of whole 16-row groups, decode-sized batches (packed layouts)
-                            {2, 48, 512},  {1, 40, 256},   {3, 20, 768},  {1, 64, 1024},
-                            // constant weights only: three 16-row AMX chunks and a remainder
-                            {50, 32, 1024}};
+    const MatmulShape shapes[] = {{1, 1, 256},   {1, 33, 512},   {3, 17, 256},  {17, 65, 768},  {64, 127, 256}, {1, 257, 2048},
+                                  {5, 63, 1024}, {3, 3, 4096},   {1, 129, 4096}, {17, 31, 1280}, {64, 33, 512},  {2, 7, 5120},
+                                  // constant weights of whole 16-row groups, decode-sized batches (packed layouts)
+                                  {2, 48, 512},  {1, 40, 256},   {3, 20, 768},  {1, 64, 1024},
+                                  // constant weights only: three 16-row AMX chunks and a remainder
+                                  {50, 32, 1024}};
+    const EmbeddingShape tables[] = {{1, 256, 1}, {7, 512, 3}, {100, 768, 17}, {33, 4096, 5}, {257, 256, 64}};
     for (uint32_t dtype : kquants) {
-        for (size_t i = 0; i < std::size(shapes); ++i) {
-            const Shape& sh = shapes[i];
-            const bool bias = i % 2 == 1;
-            for (uint32_t kind : {B, C}) {
-                if (kind == C && i % 3 != 0 && i < 16) continue;
-                if (kind == B && i >= 16) continue;
-                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : "") +
-                              (kind == C ? "_const_w" : ""));
-                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
-                const int32_t w = b.tensor("w", dtype, kind, {sh.m, sh.k}, uniform(-0.5, 0.5));
-                std::vector<int32_t> in{x, w};
-                if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
-                b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
-                out.push_back(b.done());
-            }
-        }
-        struct Emb { int64_t v, d, n; };
-        for (const Emb& e : {Emb{1, 256, 1}, Emb{7, 512, 3}, Emb{100, 768, 17}, Emb{33, 4096, 5}, Emb{257, 256, 64}}) {
-            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(e.v) + "_d" + s(e.d) + "_n" + s(e.n));
-            const int32_t table = b.tensor("table", dtype, B, {e.v, e.d});
-            const int32_t idv = b.tensor("ids", I32, B, {e.n}, ids(e.v));
-            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {e.n, e.d}));
-            out.push_back(b.done());
-        }
+        add_weight_kinds(out, dtype, shapes, 16);
+        for (const EmbeddingShape& e : tables) add_embedding(out, dtype, e, B);
     }
 }
 
@@ -139,49 +136,15 @@ void kquant_cases(std::vector<Case>& out) {
 // "(rows)" operands, embedding lookups.
 void block32_cases(std::vector<Case>& out) {
     const uint32_t types[] = {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL};
-    struct Shape { int64_t n, m, k; };
-    const Shape shapes[] = {{1, 33, 64},    {1, 1, 32},   {1, 7, 96},    {2, 17, 160}, {3, 65, 256},  {7, 100, 32},
-                            {17, 129, 64},  {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256}, {13, 3, 160},
-                            {4, 64, 4096},  {1, 512, 4096}, {65, 9, 320}};
+    const MatmulShape shapes[] = {{1, 33, 64},    {1, 1, 32},   {1, 7, 96},    {2, 17, 160}, {3, 65, 256},  {7, 100, 32},
+                                  {17, 129, 64},  {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256}, {13, 3, 160},
+                                  {4, 64, 4096},  {1, 512, 4096}, {65, 9, 320}};
+    const EmbeddingShape tables[] = {{1, 32, 1}, {7, 64, 3}, {100, 96, 17}, {257, 160, 64}, {33, 2048, 5}};
     for (uint32_t dtype : types) {
-        for (size_t i = 0; i < std::size(shapes); ++i) {
-            const Shape& sh = shapes[i];
-            const bool bias = i % 2 == 1;
-            for (uint32_t kind : {B, C}) {
-                if (kind == C && i % 3 != 0) continue;
-                CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(sh.n) + "_m" + s(sh.m) + "_k" + s(sh.k) + (bias ? "_bias" : "") +
-                              (kind == C ? "_const_w" : ""));
-                const int32_t x = b.tensor("x", F32, B, {sh.n, sh.k});
-                const int32_t w = b.tensor("w", dtype, kind, {sh.m, sh.k}, uniform(-0.5, 0.5));
-                std::vector<int32_t> in{x, w};
-                if (bias) in.push_back(b.tensor("bias", F32, B, {sh.m}));
-                b.node(HETERO_OP_MATMUL, in, b.output("out", F32, {sh.n, sh.m}));
-                out.push_back(b.done());
-            }
-        }
-        for (int64_t n = 1; n <= 17; ++n) {
-            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_m37_k128_batch");
-            const int32_t x = b.tensor("x", F32, B, {n, 128});
-            const int32_t w = b.tensor("w", dtype, B, {37, 128}, uniform(-0.5, 0.5));
-            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 37}));
-            out.push_back(b.done());
-        }
-        for (int64_t n : {1, 3, 17}) {
-            CaseBuilder b("matmul/" + dt(dtype) + "/n" + s(n) + "_x3d_k4x32_out3d_2x48");
-            const int32_t x = b.tensor("x", F32, B, {n, 4, 32});
-            const int32_t w = b.tensor("w", dtype, B, {96, 128}, uniform(-0.5, 0.5));
-            b.node(HETERO_OP_MATMUL, {x, w}, b.output("out", F32, {n, 2, 48}));
-            b.get().packed = n == 3;
-            out.push_back(b.done());
-        }
-        struct Emb { int64_t v, d, n; };
-        for (const Emb& e : {Emb{1, 32, 1}, Emb{7, 64, 3}, Emb{100, 96, 17}, Emb{257, 160, 64}, Emb{33, 2048, 5}}) {
-            CaseBuilder b("embedding/" + dt(dtype) + "/v" + s(e.v) + "_d" + s(e.d) + "_n" + s(e.n));
-            const int32_t table = b.tensor("table", dtype, B, {e.v, e.d});
-            const int32_t idv = b.tensor("ids", I32, B, {e.n}, ids(e.v));
-            b.node(HETERO_OP_EMBEDDING, {table, idv}, b.output("out", F32, {e.n, e.d}));
-            out.push_back(b.done());
-        }
+        add_weight_kinds(out, dtype, shapes, std::size(shapes));
+        add_batch_sizes(out, dtype);
+        add_rows_operands(out, dtype);
+        for (const EmbeddingShape& e : tables) add_embedding(out, dtype, e, B);
     }
 }
 
@@ -362,17 +325,8 @@ void attention_poisoned_tail_cases(std::vector<Case>& out) {
         }
 }
 
-struct RowShape { int64_t n, d; };
-const RowShape kElementwiseShapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 257}, {2, 4096}, {5, 100}, {1, 63}};
-
 void elementwise_cases(std::vector<Case>& out) {
-    for (const RowShape& sh : kElementwiseShapes) {
-        CaseBuilder b("swiglu/f32/n" + s(sh.n) + "_d" + s(sh.d));
-        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
-        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
-        b.node(HETERO_OP_SWIGLU, {g, u}, b.output("out", F32, {sh.n, sh.d}));
-        out.push_back(b.done());
-    }
+    add_gated_cases(out, "swiglu", HETERO_OP_SWIGLU);
     for (uint32_t op : {HETERO_OP_ADD, HETERO_OP_MUL})
         for (const RowShape& sh : kElementwiseShapes)
             for (bool bcast : {false, true}) {
@@ -473,21 +427,20 @@ void store_rows_cases(std::vector<Case>& out) {
 
 }  // namespace
 
+void add_gated_cases(std::vector<Case>& out, const char* name, uint32_t op) {
+    for (const RowShape& sh : kElementwiseShapes) {
+        CaseBuilder b(std::string(name) + "/f32/n" + s(sh.n) + "_d" + s(sh.d));
+        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
+        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
+        b.node(op, {g, u}, b.output("out", F32, {sh.n, sh.d}));
+        out.push_back(b.done());
+    }
+}
+
 void add_op_cases(std::vector<Case>& out) {
-    embedding_cases(out);
-    matmul_cases(out);
-    kquant_cases(out);
-    block32_cases(out);
-    rmsnorm_cases(out);
-    rope_cases(out);
-    attention_cases(out);
-    attention_long_cases(out);
-    attention_head_dim_cases(out);
-    attention_poisoned_tail_cases(out);
-    elementwise_cases(out);
-    softmax_cases(out);
-    convert_cases(out);
-    store_rows_cases(out);
+    add_groups(out, {embedding_cases, matmul_cases, kquant_cases, block32_cases, rmsnorm_cases, rope_cases, attention_cases,
+                     attention_long_cases, attention_head_dim_cases, attention_poisoned_tail_cases, elementwise_cases,
+                     softmax_cases, convert_cases, store_rows_cases});
 }
 
 }  // namespace hetero::conformance

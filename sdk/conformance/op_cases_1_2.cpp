@@ -70,16 +70,8 @@ void attention_ext_cases(std::vector<Case>& out) {
 }
 
 void gelu_softcap_cases(std::vector<Case>& out) {
-    struct RowShape { int64_t n, d; };
-    const RowShape shapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 257}, {2, 4096}, {5, 100}, {1, 63}};
-    for (const RowShape& sh : shapes) {
-        CaseBuilder b("geglu/f32/n" + s(sh.n) + "_d" + s(sh.d));
-        const int32_t g = b.tensor("gate", F32, B, {sh.n, sh.d}, uniform(-6, 6));
-        const int32_t u = b.tensor("up", F32, B, {sh.n, sh.d}, uniform(-2, 2));
-        b.node(HETERO_OP_GEGLU, {g, u}, b.output("out", F32, {sh.n, sh.d}));
-        out.push_back(b.done());
-    }
-    for (const RowShape& sh : shapes)
+    add_gated_cases(out, "geglu", HETERO_OP_GEGLU);
+    for (const RowShape& sh : kElementwiseShapes)
         for (float cap : {1.f, 30.f}) {
             CaseBuilder b("softcap/f32/n" + s(sh.n) + "_d" + s(sh.d) + "_c" + s(int64_t(cap)));
             const int32_t x = b.tensor("x", F32, B, {sh.n, sh.d}, uniform(-60, 60));
@@ -90,10 +82,6 @@ void gelu_softcap_cases(std::vector<Case>& out) {
 
 }  // namespace
 
-void add_op_cases_1_2(std::vector<Case>& out) {
-    rope_scaled_cases(out);
-    attention_ext_cases(out);
-    gelu_softcap_cases(out);
-}
+void add_op_cases_1_2(std::vector<Case>& out) { add_groups(out, {rope_scaled_cases, attention_ext_cases, gelu_softcap_cases}); }
 
 }  // namespace hetero::conformance

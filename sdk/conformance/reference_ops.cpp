@@ -164,29 +164,26 @@ void attention(const hetero_node& node, const hetero_tensor_desc* tensors, uint8
     std::copy(out.begin(), out.end(), as_f32(data[node.output]));
 }
 
-void swiglu(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
+// A gated activation: out = act(gate) * up, elementwise, in double.
+template <class Act>
+void gated(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data, Act act) {
     const int64_t count = sdk::element_count(tensors[node.output]);
     const float* g = as_f32(in_data(node, data, 0));
     const float* u = as_f32(in_data(node, data, 1));
     std::vector<float> out(static_cast<size_t>(count));
-    for (int64_t e = 0; e < count; ++e) {
-        const double gate = g[e];
-        out[size_t(e)] = float(gate / (1.0 + std::exp(-gate)) * double(u[e]));
-    }
+    for (int64_t e = 0; e < count; ++e) out[size_t(e)] = float(act(double(g[e])) * double(u[e]));
     std::copy(out.begin(), out.end(), as_f32(data[node.output]));
 }
 
+// SiLU(gate) * up.
+void swiglu(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
+    gated(node, tensors, data, [](double gate) { return gate / (1.0 + std::exp(-gate)); });
+}
+
+// GELU (tanh approximation) of the gate, times up.
 void geglu(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {
-    const int64_t count = sdk::element_count(tensors[node.output]);
-    const float* g = as_f32(in_data(node, data, 0));
-    const float* u = as_f32(in_data(node, data, 1));
-    std::vector<float> out(static_cast<size_t>(count));
     const double k = std::sqrt(2.0 / 3.14159265358979323846);
-    for (int64_t e = 0; e < count; ++e) {
-        const double x = g[e];
-        out[size_t(e)] = float(0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))) * double(u[e]));
-    }
-    std::copy(out.begin(), out.end(), as_f32(data[node.output]));
+    gated(node, tensors, data, [k](double x) { return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))); });
 }
 
 void softcap(const hetero_node& node, const hetero_tensor_desc* tensors, uint8_t* const* data) {

@@ -34,18 +34,14 @@ if [[ ! -f $src/include/llama.h ]]; then
   echo "the llama.cpp peer in $out has no source tree (src/include/llama.h): delete $out and build it again"
   exit 1
 fi
-if [[ ! -x "$out/cpu/peer-greedy" || "$here/peer_greedy.cpp" -nt "$out/cpu/peer-greedy" ]]; then
-  if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_greedy.cpp" -o "$out/cpu/peer-greedy" \
-      -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
-    echo "building peer-greedy against the llama.cpp peer in $out failed"
-    exit 1
+for program in greedy embed; do
+  exe="$out/cpu/peer-$program"
+  if [[ ! -x "$exe" || "$here/peer_$program.cpp" -nt "$exe" || "$here/peer_common.hpp" -nt "$exe" ]]; then
+    if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_$program.cpp" -o "$exe" \
+        -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
+      echo "building peer-$program against the llama.cpp peer in $out failed"
+      exit 1
+    fi
   fi
-fi
-if [[ ! -x "$out/cpu/peer-embed" || "$here/peer_embed.cpp" -nt "$out/cpu/peer-embed" ]]; then
-  if ! g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$here/peer_embed.cpp" -o "$out/cpu/peer-embed" \
-      -L"$out/cpu" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,'$ORIGIN'; then
-    echo "building peer-embed against the llama.cpp peer in $out failed"
-    exit 1
-  fi
-fi
+done
 echo "llama.cpp peer ready in $out"

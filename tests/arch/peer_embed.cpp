@@ -16,17 +16,11 @@
 
 #include "ggml-backend.h"
 #include "llama.h"
+#include "peer_common.hpp"
 
 namespace {
 
-int fail(const char* what) {
-    std::fprintf(stderr, "peer-embed: %s\n", what);
-    return 2;
-}
-
-void quiet_log(ggml_log_level level, const char* text, void*) {
-    if (level == GGML_LOG_LEVEL_ERROR) std::fputs(text, stderr);
-}
+int fail(const char* what) { return peer::fail("peer-embed", what); }
 
 }  // namespace
 
@@ -42,7 +36,7 @@ int main(int argc, char** argv) {
         }
         texts.push_back(argv[i]);
     }
-    llama_log_set(quiet_log, nullptr);
+    llama_log_set(peer::quiet_log, nullptr);
     ggml_backend_load_all();
     llama_backend_init();
     llama_model* model = llama_model_load_from_file(argv[1], llama_model_default_params());

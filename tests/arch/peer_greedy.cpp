@@ -17,18 +17,11 @@
 
 #include "ggml-backend.h"
 #include "llama.h"
+#include "peer_common.hpp"
 
 namespace {
 
-int fail(const char* what) {
-    std::fprintf(stderr, "peer-greedy: %s\n", what);
-    return 2;
-}
-
-// Keeps llama.cpp's own messages to errors, on stderr.
-void quiet_log(ggml_log_level level, const char* text, void*) {
-    if (level == GGML_LOG_LEVEL_ERROR) std::fputs(text, stderr);
-}
+int fail(const char* what) { return peer::fail("peer-greedy", what); }
 
 struct Options {
     const char* model = nullptr;
@@ -69,7 +62,7 @@ int main(int argc, char** argv) {
     if (!parse(argc, argv, o))
         return fail("usage: peer-greedy MODEL PROMPT N_PREDICT [--kv f32|f16] [--flash-attn on|off] [--threads N] [--ctx N]");
 
-    llama_log_set(quiet_log, nullptr);
+    llama_log_set(peer::quiet_log, nullptr);
     ggml_backend_load_all();  // the CPU backend variants beside this program
     llama_backend_init();
 

@@ -4,6 +4,8 @@
 // (tests/chat/jinja_differential.py compares the engine with Jinja2 itself.)
 #include <hetero/chat/jinja_chat_template.hpp>
 
+#include "../unit/error_message.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -27,6 +29,14 @@ ChatTemplateContext llama_context(bool generation_prompt = true) {
     c.bos_token = "<|begin_of_text|>";
     c.eos_token = "<|end_of_text|>";
     return c;
+}
+
+// The ChatTemplateError message of rendering one user message; of compiling `source`.
+std::string render_error(const JinjaChatTemplate& t, const std::atomic<bool>* cancel = nullptr) {
+    return hetero::test::error_message<ChatTemplateError>([&] { t.render({{"user", "a"}}, {}, cancel); });
+}
+std::string compile_error(const std::string& source) {
+    return hetero::test::error_message<ChatTemplateError>([&] { JinjaChatTemplate t(source); });
 }
 
 // The shape of Llama 3's template: BOS, a header per message, <|eot_id|>
@@ -87,25 +97,15 @@ TEST(JinjaChatTemplate, RaiseExceptionBecomesAnErrorWithItsMessage) {
 }
 
 TEST(JinjaChatTemplate, SyntaxErrorNamesTheLine) {
-    try {
-        JinjaChatTemplate t("{% for m in messages %}\n{{ m.content }\n{% endfor %}");
-        FAIL() << "no error";
-    } catch (const ChatTemplateError& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("syntax error at line 2"), std::string::npos) << what;
-    }
+    const std::string what = compile_error("{% for m in messages %}\n{{ m.content }\n{% endfor %}");
+    EXPECT_NE(what.find("syntax error at line 2"), std::string::npos) << what;
     EXPECT_THROW(JinjaChatTemplate("{% if %}"), ChatTemplateError);
     EXPECT_THROW(JinjaChatTemplate("{% for m in messages %}never closed"), ChatTemplateError);
 }
 
 TEST(JinjaChatTemplate, SandboxRefusesUnsafeAttributes) {
-    JinjaChatTemplate t("{{ messages.__class__.__mro__ }}");
-    try {
-        t.render({{"user", "a"}}, {});
-        FAIL() << "no error";
-    } catch (const ChatTemplateError& e) {
-        EXPECT_NE(std::string(e.what()).find("unsafe"), std::string::npos) << e.what();
-    }
+    const std::string what = render_error(JinjaChatTemplate("{{ messages.__class__.__mro__ }}"));
+    EXPECT_NE(what.find("unsafe"), std::string::npos) << what;
     // Immutable: the messages cannot be changed from inside.
     JinjaChatTemplate append("{{ messages.append({'role': 'x'}) }}");
     EXPECT_THROW(append.render({{"user", "a"}}, {}), ChatTemplateError);
@@ -142,20 +142,6 @@ TEST(JinjaChatTemplate, RendersFromManyThreads) {
     for (auto& th : threads) th.join();
     EXPECT_EQ(wrong.load(), 0);
 }
-
-namespace {
-
-// The message of the ChatTemplateError `render` throws ("" when it renders).
-std::string render_error(const JinjaChatTemplate& t, const std::atomic<bool>* cancel = nullptr) {
-    try {
-        t.render({{"user", "a"}}, {}, cancel);
-    } catch (const ChatTemplateError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-}  // namespace
 
 TEST(JinjaChatTemplate, HugeStringRepetitionStopsAtTheValueBudget) {
     const auto start = std::chrono::steady_clock::now();
@@ -219,12 +205,8 @@ TEST(JinjaChatTemplate, OutputAndDepthBudgets) {
     EXPECT_NE(depth.find("depth budget"), std::string::npos) << depth;
     // Deep nesting in the source is refused by the parser, not by the stack.
     const std::string parens = std::string(5000, '(') + "1" + std::string(5000, ')');
-    try {
-        JinjaChatTemplate deep("{{ " + parens + " }}");
-        FAIL() << "no error";
-    } catch (const ChatTemplateError& e) {
-        EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos) << e.what();
-    }
+    const std::string deep = compile_error("{{ " + parens + " }}");
+    EXPECT_NE(deep.find("nested too deeply"), std::string::npos) << deep;
 }
 
 TEST(JinjaChatTemplate, RendersJsonVariablesWithToolCalls) {
@@ -245,12 +227,8 @@ TEST(JinjaChatTemplate, RuntimeErrorsNameTheLineAndTheKind) {
     EXPECT_NE(what.find("TypeError"), std::string::npos) << what;
     const std::string undefined = render_error(JinjaChatTemplate("{{ nothing.attribute }}"));
     EXPECT_NE(undefined.find("UndefinedError: 'nothing' is undefined"), std::string::npos) << undefined;
-    try {
-        JinjaChatTemplate unknown("ok\n{{ 'x' | no_such_filter }}");
-        FAIL() << "no error";
-    } catch (const ChatTemplateError& e) {
-        EXPECT_NE(std::string(e.what()).find("syntax error at line 2: No filter named 'no_such_filter'"), std::string::npos) << e.what();
-    }
+    const std::string unknown = compile_error("ok\n{{ 'x' | no_such_filter }}");
+    EXPECT_NE(unknown.find("syntax error at line 2: No filter named 'no_such_filter'"), std::string::npos) << unknown;
 }
 
 TEST(JinjaChatTemplate, PythonFormattingOfValues) {

@@ -14,15 +14,11 @@ import sys
 import tempfile
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
-failed = False
 N = "24"
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 def chat(stdin, *args, env=None):
@@ -167,4 +163,4 @@ with tempfile.TemporaryDirectory() as tmp:
             hung = [(status, screen[-300:]) for screen, status in tries if not (status >= 0 and os.WIFEXITED(status))]
             check(f"Ctrl-C at the prompt quits ({8 - len(hung)} of 8 tries)", not hung, f"status, screen of the first: {hung[:1]!r}")
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

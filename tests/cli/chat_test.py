@@ -14,14 +14,22 @@ import sys
 import tempfile
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
-failed = False
 
 
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"))
-    failed |= not ok
+def finish(proc, stdin):
+    """Writes stdin to a running chat and waits for it to end (a minute at
+    most, then kills it): its (stdout, stderr) bytes."""
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    try:
+        return proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
 
 
 def chat(stdin, *args):
@@ -111,13 +119,7 @@ with tempfile.TemporaryDirectory() as tmp:
         seen += proc.stderr.read() or b""
     stopped_after = time.time() - t0
     os.set_blocking(proc.stderr.fileno(), True)
-    proc.stdin.write(b"Hello there\n/exit\n")
-    proc.stdin.flush()
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    out, err = finish(proc, b"Hello there\n/exit\n")
     err = seen.decode(errors="replace") + err.decode(errors="replace")
     check(f"Ctrl-C while the template renders: stopped in {stopped_after:.2f} s (< 1 s), not failed; the chat goes on (exit 0)",
           proc.returncode == 0 and "(stopped)" in err and stopped_after < 1.0 and out.count(b"\n") == 1,
@@ -143,13 +145,7 @@ with tempfile.TemporaryDirectory() as tmp:
         got += proc.stdout.read() or b""
     proc.send_signal(signal.SIGINT)
     time.sleep(1.0)
-    proc.stdin.write(b"/exit\n")
-    proc.stdin.flush()
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    out, err = finish(proc, b"/exit\n")
     err = err.decode(errors="replace")
     check("Ctrl-C stops the reply, the chat goes on to /exit", proc.returncode == 0 and "(reply stopped)" in err and len(got) >= 20,
           f"rc={proc.returncode} err={err!r} got={len(got)} bytes")
@@ -165,4 +161,4 @@ with tempfile.TemporaryDirectory() as tmp:
         proc.kill()
         check("Ctrl-C at the prompt quits", False, "still running 20 s after SIGINT")
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

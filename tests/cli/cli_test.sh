@@ -14,12 +14,7 @@ data="$2"
 for f in stories260K.bin tok512.bin reference/greedy-once-upon-a-time.txt; do
   [[ -s "$data/$f" ]] || { echo "FAIL: test data $data/$f is missing or empty"; exit 1; }
 done
-fail=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/check_lib.sh"
 
 (cd "$data" && sha256sum --check --quiet --strict SHA256SUMS); check "test data matches its SHA256SUMS" $?
 "$hetero" --version | grep -q '^hetero [0-9]'; check "--version" $?

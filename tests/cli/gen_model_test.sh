@@ -10,12 +10,7 @@ if [[ $# -ne 1 ]]; then
   exit 2
 fi
 hetero="$1"
-fail=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/check_lib.sh"
 
 gen() {  # gen FILE ARGS...: a small model on the tiny preset; stderr in $tmp/err
   local f="$1"

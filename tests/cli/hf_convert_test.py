@@ -32,6 +32,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import serve_lib  # noqa: E402
+from serve_lib import fail, failures, ok  # noqa: E402
 from hf import gguf_read, models, reference, vocab_roundtrip  # noqa: E402
 from hf import safetensors_io as st  # noqa: E402
 
@@ -40,20 +42,10 @@ N_PREDICT = 12
 LOGPROB_TOL = 2e-3   # hetero (f32) against the double-precision reference
 TIE = 0.01           # a different pick is a near-tie when this close
 
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL " + msg, flush=True)
-
-
-def ok(msg):
-    print("ok   " + msg, flush=True)
 
 
 def run(cmd, timeout=300):
-    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
+    return serve_lib.run(cmd, timeout)
 
 
 def convert(hetero, folder, out, *extra):
@@ -441,10 +433,7 @@ def check_truncations(hetero, tmp):
 
 def main():
     hetero = sys.argv[1]
-    peer_dir = sys.argv[2] if len(sys.argv) > 2 else ""
-    if peer_dir and not os.access(os.path.join(peer_dir, "cpu", "peer-greedy"), os.X_OK):
-        print(f"note: no llama.cpp peer in {peer_dir} (tests/arch/build_peer.sh builds one): the comparisons with llama.cpp are skipped")
-        peer_dir = ""
+    peer_dir = serve_lib.peer_dir_arg("peer-greedy", " (tests/arch/build_peer.sh builds one)")
     archs = os.environ.get("ARCHS", " ".join(models.ARCHS)).split()
     # llama.cpp's vocabulary files: as the unit tests find them (tests/fetch_vocab.sh), else the peer's.
     vocab_dir = os.environ.get("HETERO_VOCAB_DIR") or os.path.join(HERE, "..", "..", ".peer", "vocab")

@@ -10,12 +10,7 @@
 # Usage: plan_defaults_test.sh HETERO_BINARY
 set -uo pipefail
 hetero="$1"
-fail=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/check_lib.sh"
 export XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 m="$tmp/tiny-q4_0.gguf"
 "$hetero" gen-model --shape tiny --type q4_0 "$m" >/dev/null 2>&1; check "gen-model tiny q4_0" $?

@@ -11,12 +11,7 @@ if [[ $# -ne 1 ]]; then
 fi
 hetero="$1"
 build="$(dirname "$hetero")/.."
-fail=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ "$2" == 0 ]]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/check_lib.sh"
 prompt="Once upon a time"
 
 "$hetero" run --providers cpu -p "$prompt" -n 16 --temp 0 -q >"$tmp/cpu_text" 2>"$tmp/cpu_err" || { cat "$tmp/cpu_err"; exit 1; }

@@ -36,26 +36,18 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import serve_lib  # noqa: E402
+from serve_lib import fail, failures, ok  # noqa: E402
 from hf import gguf_read, models  # noqa: E402
 
 TYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M",
          "Q5_K_S", "Q5_K_M", "Q6_K", "F16", "BF16", "F32"]
 TIE_EXACT = 0.01   # F32/F16 files, and every file of the trained model
 TIE_RANDOM = 0.5   # BF16 and block-quantized files of the random-weight models
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL " + msg, flush=True)
-
-
-def ok(msg):
-    print("ok   " + msg, flush=True)
 
 
 def run(cmd, timeout=600):
-    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
+    return serve_lib.run(cmd, timeout)
 
 
 def generate(hetero, gguf, tmp, n=16):
@@ -107,10 +99,7 @@ def types_of(path):
 
 def main():
     hetero = sys.argv[1]
-    peer_dir = sys.argv[2] if len(sys.argv) > 2 else ""
-    if peer_dir and not os.access(os.path.join(peer_dir, "cpu", "llama-quantize"), os.X_OK):
-        print(f"note: no llama.cpp peer in {peer_dir}: the comparisons with llama.cpp are skipped")
-        peer_dir = ""
+    peer_dir = serve_lib.peer_dir_arg("llama-quantize")
     with tempfile.TemporaryDirectory() as tmp:
         sources = []
         wide = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 8}

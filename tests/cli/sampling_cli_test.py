@@ -9,15 +9,11 @@ import re
 import subprocess
 import sys
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
-failed = False
 PROMPT = "Once upon a time"
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 def run(*args):
@@ -85,4 +81,4 @@ check("chat: the same message again after /reset draws a different reply", rc ==
 rc, out, err = chat("--temp", "0", "-n", "8", "--logit-bias", "512=1")
 check("chat --logit-bias outside the vocabulary: refused naming the token", rc != 0 and "token 512" in err, err[-300:])
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

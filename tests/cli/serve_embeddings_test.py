@@ -17,6 +17,7 @@
 
 Usage: serve_embeddings_test.py HETERO_BINARY [PROVIDER] (default cpu)"""
 import base64
+import functools
 import http.client
 import json
 import math
@@ -38,15 +39,7 @@ CTX = 256
 WIDTH = 64  # stories260K's n_embd
 
 
-class Server:
-    def __init__(self, tmp, name, *flags):
-        self.log = os.path.join(tmp, name + ".log")
-        self.proc, _, self.port = serve_lib.start_server(
-            [hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(CTX), *flags], self.log, tries=1200,
-            what=f"the server ({' '.join(flags)})")
-
-    def stop(self):
-        serve_lib.stop_server(self.proc)
+Server = functools.partial(serve_lib.Server, hetero, provider, model, ctx=CTX)  # Server(tmp, name, *flags)
 
 
 def post(port, path, body, raw=None):

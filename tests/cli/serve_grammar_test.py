@@ -14,14 +14,10 @@ import sys
 import tempfile
 import time
 
+import serve_lib
+from serve_lib import check
+
 hetero = sys.argv[1]
-failed = False
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
 
 
 def post(port, path, body, stream=False):
@@ -177,4 +173,4 @@ with tempfile.TemporaryDirectory() as tmp:
         proc.terminate()
         proc.wait(timeout=20)
 
-sys.exit(1 if failed else 0)
+sys.exit(serve_lib.exit_status())

@@ -1,25 +1,43 @@
-"""What the serve tests share: their ok/FAIL report, starting `hetero serve`
-until it prints its address, and reading a reply's body."""
+"""What the CLI tests share: their ok/FAIL report and running a command;
+for the serve tests also starting `hetero serve` until it prints its
+address, and reading a reply's body."""
 
 import http.client
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 
-failed = False
+failures = []
 
 
-def check(name, ok, detail=""):
-    """Prints one result line; a failure makes exit_status() 1."""
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else f"\n     {detail}"), flush=True)
-    failed |= not ok
+def fail(msg):
+    """Prints a FAIL line; it makes exit_status() 1."""
+    failures.append(msg)
+    print("FAIL " + msg, flush=True)
+
+
+def ok(msg):
+    print("ok   " + msg, flush=True)
+
+
+def check(name, passed, detail=""):
+    """ok or FAIL for name; a failure shows detail on a line of its own."""
+    if passed:
+        ok(name)
+    else:
+        fail(name + (f"\n     {detail}" if detail else ""))
 
 
 def exit_status():
-    return 1 if failed else 0
+    return 1 if failures else 0
+
+
+def run(cmd, timeout):
+    """cmd's completed process, its output as text (undecodable bytes replaced)."""
+    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
 
 
 def read_log(path):
@@ -48,6 +66,31 @@ def start_server(argv, log, tries=600, env=None, what="the server"):
         time.sleep(0.1)
     print(f"{what} did not start:\n" + read_log(log_path))
     sys.exit(1)
+
+
+def peer_dir_arg(tool, hint=""):
+    """argv[2], the llama.cpp peer's folder, when it holds the program
+    cpu/TOOL; else "" with a note (and `hint`) that the comparisons with
+    llama.cpp are skipped."""
+    peer_dir = sys.argv[2] if len(sys.argv) > 2 else ""
+    if peer_dir and not os.access(os.path.join(peer_dir, "cpu", tool), os.X_OK):
+        print(f"note: no llama.cpp peer in {peer_dir}{hint}: the comparisons with llama.cpp are skipped")
+        return ""
+    return peer_dir
+
+
+class Server:
+    """`hetero serve` of model on provider, on any free port, quiet, with a
+    context of ctx and more flags; its log in tmp/NAME.log."""
+
+    def __init__(self, hetero, provider, model, tmp, name, *flags, ctx):
+        self.log = os.path.join(tmp, name + ".log")
+        self.proc, _, self.port = start_server(
+            [hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(ctx), *flags], self.log, tries=1200,
+            what=f"the server ({' '.join(flags)})")
+
+    def stop(self):
+        stop_server(self.proc)
 
 
 def parse_metrics(text):

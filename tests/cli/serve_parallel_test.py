@@ -11,6 +11,7 @@
    error object (code "server_busy") and a Retry-After header.
 
 Usage: serve_parallel_test.py HETERO_BINARY [PROVIDER] (default cpu)"""
+import functools
 import http.client
 import json
 import os
@@ -29,15 +30,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 model = os.path.join(here, "..", "..", "models", "stories260K.gguf")
 
 
-class Server:
-    def __init__(self, tmp, name, *flags, ctx=512):
-        self.log = os.path.join(tmp, name + ".log")
-        self.proc, _, self.port = serve_lib.start_server(
-            [hetero, "serve", "--providers", provider, "--port", "0", "-q", "-m", model, "-c", str(ctx), *flags], self.log, tries=1200,
-            what=f"the server ({' '.join(flags)})")
-
-    def stop(self):
-        serve_lib.stop_server(self.proc)
+Server = functools.partial(serve_lib.Server, hetero, provider, model, ctx=512)  # Server(tmp, name, *flags, ctx=...)
 
 
 def post(port, path, body, timeout=120):

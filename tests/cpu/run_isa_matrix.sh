@@ -45,17 +45,24 @@ for tool in qemu-x86_64 qemu-aarch64; do
     fi
 done
 
+# run_labelled LABEL TAIL_LINES COMMAND...: counts and announces one run,
+# sets $log (its output) and $rc (its exit status), shows its last lines.
+run_labelled() {
+    local label=$1 lines=$2
+    shift 2
+    runs=$((runs + 1))
+    echo "=== $label"
+    log=$("$@" 2>&1)
+    rc=$?
+    echo "$log" | tail -n "$lines"
+}
+
 # expect_pass LABEL EXPECTED_KERNELS COMMAND...: the run must pass every case
 # and report EXPECTED_KERNELS as its kernel path.
 expect_pass() {
     local label=$1 kernels=$2
     shift 2
-    runs=$((runs + 1))
-    echo "=== $label"
-    local log
-    log=$("$@" 2>&1)
-    local rc=$?
-    echo "$log" | tail -n 3
+    run_labelled "$label" 3 "$@"
     if [[ $rc -ne 0 ]]; then
         echo "!!! FAILED: $label (exit $rc)"
         echo "$log" | grep -E 'FAIL|mismatch|error' | head -n 20
@@ -71,12 +78,7 @@ expect_pass() {
 expect_refusal() {
     local label=$1
     shift
-    runs=$((runs + 1))
-    echo "=== $label"
-    local log
-    log=$("$@" 2>&1)
-    local rc=$?
-    echo "$log" | tail -n 1
+    run_labelled "$label" 1 "$@"
     if [[ $rc -ne 2 ]] || ! grep -q "did not start" <<<"$log"; then
         echo "!!! FAILED: $label should have been refused cleanly (exit $rc)"
         failures+=("$label: not refused cleanly")
@@ -144,12 +146,7 @@ expect_refusal "qemu-aarch64 isa=avx2" qemu-aarch64 -L "$AARCH64_SYSROOT" "$arm_
 expect_kernels() {
     local label=$1
     shift
-    runs=$((runs + 1))
-    echo "=== $label"
-    local log
-    log=$("$@" 2>&1)
-    local rc=$?
-    echo "$log" | tail -n 1
+    run_labelled "$label" 1 "$@"
     if [[ $rc -ne 0 ]]; then
         echo "!!! FAILED: $label (exit $rc)"
         echo "$log" | grep FAIL | head -n 20

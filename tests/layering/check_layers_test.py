@@ -46,27 +46,34 @@ class LayerCheck(unittest.TestCase):
         files[path] = text
         return self.run_checker(files)
 
+    def assert_planted_fails(self, path, text, *expected):
+        """The clean tree with `path` holding `text` fails, saying each of
+        `expected`; returns what the check printed."""
+        rc, out = self.planted(path, text)
+        self.assertEqual(rc, 1, out)
+        for message in expected:
+            self.assertIn(message, out)
+        return out
+
     def test_clean_tree_passes(self):
         rc, out = self.run_checker(CLEAN)
         self.assertEqual(rc, 0, out)
         self.assertIn("no cycles", out)
 
     def test_include_up_a_core_floor_fails_naming_file_line_and_edge(self):
-        rc, out = self.planted("core/include/hetero/runtime/plan.hpp",
-                               "#pragma once\n#include <hetero/model/model.hpp>\n#include <hetero/solver/solver.hpp>\n")
-        self.assertEqual(rc, 1, out)
-        self.assertIn("core/include/hetero/runtime/plan.hpp:3: #include <hetero/solver/solver.hpp>: "
-                      "core/runtime (floor 3) may not include core/solver (floor 4)", out)
-        # ...and the two includes make a cycle, reported with both edges.
-        self.assertIn("cycle between core rooms runtime, solver", out)
-        self.assertIn("runtime -> solver: core/include/hetero/runtime/plan.hpp:3", out)
-        self.assertIn("solver -> runtime: core/include/hetero/solver/solver.hpp:2", out)
+        self.assert_planted_fails("core/include/hetero/runtime/plan.hpp",
+                                  "#pragma once\n#include <hetero/model/model.hpp>\n#include <hetero/solver/solver.hpp>\n",
+                                  "core/include/hetero/runtime/plan.hpp:3: #include <hetero/solver/solver.hpp>: "
+                                  "core/runtime (floor 3) may not include core/solver (floor 4)",
+                                  # ...and the two includes make a cycle, reported with both edges.
+                                  "cycle between core rooms runtime, solver",
+                                  "runtime -> solver: core/include/hetero/runtime/plan.hpp:3",
+                                  "solver -> runtime: core/include/hetero/solver/solver.hpp:2")
 
     def test_quoted_relative_include_up_a_floor_fails(self):
-        rc, out = self.planted("core/model/model_loader.cpp", '#include "../config/config.cpp"\n')
-        self.assertEqual(rc, 1, out)
-        self.assertIn('core/model/model_loader.cpp:1: #include "../config/config.cpp": core/model (floor 1) '
-                      "may not include core/config", out)
+        self.assert_planted_fails("core/model/model_loader.cpp", '#include "../config/config.cpp"\n',
+                                  'core/model/model_loader.cpp:1: #include "../config/config.cpp": core/model (floor 1) '
+                                  "may not include core/config")
 
     def test_sideways_include_between_rooms_of_one_floor_fails(self):
         files = dict(CLEAN)
@@ -77,26 +84,21 @@ class LayerCheck(unittest.TestCase):
         self.assertIn("core/model (floor 1) may not include core/registry (floor 1)", out)
 
     def test_plugin_including_core_fails(self):
-        rc, out = self.planted("plugins/cpu/src/ops.cpp", '#include "kernels.hpp"\n#include <hetero/model/model.hpp>\n')
-        self.assertEqual(rc, 1, out)
-        self.assertIn("plugins/cpu/src/ops.cpp:2: #include <hetero/model/model.hpp>: plugins (floor 2) "
-                      "may not include core (floor 2)", out)
+        self.assert_planted_fails("plugins/cpu/src/ops.cpp", '#include "kernels.hpp"\n#include <hetero/model/model.hpp>\n',
+                                  "plugins/cpu/src/ops.cpp:2: #include <hetero/model/model.hpp>: plugins (floor 2) "
+                                  "may not include core (floor 2)")
 
     def test_abi_including_sdk_fails(self):
-        rc, out = self.planted("plugin_api/hetero/ep_api.h", "#pragma once\n#include <hetero/sdk/quant.hpp>\n")
-        self.assertEqual(rc, 1, out)
-        self.assertIn("plugin_api (floor 0) may not include sdk (floor 1)", out)
-        self.assertIn("cycle between rooms plugin_api, sdk", out)
+        self.assert_planted_fails("plugin_api/hetero/ep_api.h", "#pragma once\n#include <hetero/sdk/quant.hpp>\n",
+                                  "plugin_api (floor 0) may not include sdk (floor 1)", "cycle between rooms plugin_api, sdk")
 
     def test_file_in_no_room_fails(self):
-        rc, out = self.planted("core/newroom/thing.cpp", "#include <hetero/error.hpp>\n")
-        self.assertEqual(rc, 1, out)
-        self.assertIn("core/newroom/thing.cpp: in no room", out)
+        self.assert_planted_fails("core/newroom/thing.cpp", "#include <hetero/error.hpp>\n", "core/newroom/thing.cpp: in no room")
 
     def test_missing_hetero_header_fails_and_system_headers_pass(self):
-        rc, out = self.planted("core/model/model_loader.cpp", "#include <vector>\n#include <fmt/format.h>\n#include <hetero/model/gone.hpp>\n")
-        self.assertEqual(rc, 1, out)
-        self.assertIn("core/model/model_loader.cpp:3: #include <hetero/model/gone.hpp> names no header of the tree", out)
+        out = self.assert_planted_fails("core/model/model_loader.cpp",
+                                        "#include <vector>\n#include <fmt/format.h>\n#include <hetero/model/gone.hpp>\n",
+                                        "core/model/model_loader.cpp:3: #include <hetero/model/gone.hpp> names no header of the tree")
         self.assertNotIn("vector", out)
 
     def test_the_real_tree_passes(self):

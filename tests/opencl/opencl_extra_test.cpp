@@ -6,6 +6,7 @@
 //   opencl_extra_test path/to/libhetero-ep-opencl.so [--bench]
 #include <hetero/ep_api.h>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/quant.hpp>
 #include <reference_ops.hpp>
 
@@ -31,14 +32,7 @@ void expect(bool ok, const std::string& what) {
     if (!ok) ++failures;
 }
 
-hetero_tensor_desc desc(uint32_t dtype, uint32_t kind, std::vector<int64_t> shape) {
-    hetero_tensor_desc t{};
-    t.dtype = dtype;
-    t.kind = kind;
-    t.ndim = uint32_t(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) t.shape[i] = shape[i];
-    return t;
-}
+using hetero::sdk::make_desc;
 
 // Random contents valid for the dtype (f32 values encoded to the dtype).
 std::vector<uint8_t> random_tensor(const hetero_tensor_desc& t, std::mt19937& rng, float lo, float hi) {
@@ -123,8 +117,8 @@ hetero_node attention_node(float scale) {
 void attention_tensors(std::mt19937& rng, uint32_t cache_dtype, int64_t C, const std::vector<int32_t>& pos, AttentionShape a,
                        std::vector<hetero_tensor_desc>& t, std::vector<std::vector<uint8_t>>& d) {
     const int64_t N = int64_t(pos.size());
-    t = {desc(HETERO_DTYPE_F32, 1, {N, a.H, a.Hd}), desc(cache_dtype, 1, {C, a.Hkv, a.Hd}), desc(cache_dtype, 1, {C, a.Hkv, a.Hd}),
-         desc(HETERO_DTYPE_I32, 1, {N}), desc(HETERO_DTYPE_F32, 1, {N, a.H, a.Hd})};
+    t = {make_desc(HETERO_DTYPE_F32, 1, {N, a.H, a.Hd}), make_desc(cache_dtype, 1, {C, a.Hkv, a.Hd}), make_desc(cache_dtype, 1, {C, a.Hkv, a.Hd}),
+         make_desc(HETERO_DTYPE_I32, 1, {N}), make_desc(HETERO_DTYPE_F32, 1, {N, a.H, a.Hd})};
     d = {random_tensor(t[0], rng, -1, 1), random_tensor(t[1], rng, -1, 1), random_tensor(t[2], rng, -1, 1), {},
          random_tensor(t[4], rng, 0, 0)};
     d[3].resize(size_t(N) * 4);
@@ -220,9 +214,9 @@ hetero_node matmul_node(uint32_t n_inputs) {
 
 void matmul_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, int64_t M, int64_t K, bool bias,
                  int repeats = 1) {
-    std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, 1, {N, K}), desc(wdtype, 1, {M, K})};
-    if (bias) t.push_back(desc(HETERO_DTYPE_F32, 1, {M}));
-    t.push_back(desc(HETERO_DTYPE_F32, 1, {N, M}));
+    std::vector<hetero_tensor_desc> t = {make_desc(HETERO_DTYPE_F32, 1, {N, K}), make_desc(wdtype, 1, {M, K})};
+    if (bias) t.push_back(make_desc(HETERO_DTYPE_F32, 1, {M}));
+    t.push_back(make_desc(HETERO_DTYPE_F32, 1, {N, M}));
     std::vector<std::vector<uint8_t>> d;
     for (size_t i = 0; i < t.size(); ++i) d.push_back(random_tensor(t[i], rng, -1, 1));
     const hetero_node node = matmul_node(uint32_t(t.size() - 1));
@@ -265,10 +259,10 @@ void options_cases(hetero_ep_api const* a) {
 // the chain streams more than a GPU's L2 when large); one node per layer.
 void chain_bench(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, int64_t D, int layers, int repeats) {
     std::vector<hetero_tensor_desc> t;
-    t.push_back(desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {N, D}));
-    for (int i = 0; i < layers; ++i) t.push_back(desc(wdtype, HETERO_TENSOR_CONSTANT, {D, D}));
+    t.push_back(make_desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {N, D}));
+    for (int i = 0; i < layers; ++i) t.push_back(make_desc(wdtype, HETERO_TENSOR_CONSTANT, {D, D}));
     for (int i = 0; i < layers; ++i)
-        t.push_back(desc(HETERO_DTYPE_F32, i + 1 == layers ? HETERO_TENSOR_BOUND : HETERO_TENSOR_INTERNAL, {N, D}));
+        t.push_back(make_desc(HETERO_DTYPE_F32, i + 1 == layers ? HETERO_TENSOR_BOUND : HETERO_TENSOR_INTERNAL, {N, D}));
     std::vector<hetero_node> nodes(static_cast<size_t>(layers));
     for (int i = 0; i < layers; ++i) {
         nodes[size_t(i)].op = HETERO_OP_MATMUL;
@@ -324,8 +318,8 @@ void chain_bench(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype, int64_t N, i
 void planar_layout_case(hetero_ep* ep, std::mt19937& rng, uint32_t wdtype) {
     const int64_t M = 96, K = 256;
     const std::string dt = hetero::sdk::dtype_name(wdtype);
-    std::vector<hetero_tensor_desc> t = {desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, K}), desc(wdtype, HETERO_TENSOR_CONSTANT, {M, K}),
-                                         desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, M})};
+    std::vector<hetero_tensor_desc> t = {make_desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, K}), make_desc(wdtype, HETERO_TENSOR_CONSTANT, {M, K}),
+                                         make_desc(HETERO_DTYPE_F32, HETERO_TENSOR_BOUND, {1, M})};
     const hetero_node node = matmul_node(2);
     const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 3, 1, t.data(), &node};
     auto w = random_tensor(t[1], rng, -1, 1);

@@ -16,6 +16,7 @@
 // HETERO_CL_MMA=emulate (ctest sets it). Exits 77 without an OpenCL device.
 #include <hetero/ep_api.h>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 #include <reference_ops.hpp>
 
 #include <dlfcn.h>
@@ -117,14 +118,7 @@ double compile_hint(hetero_ep* ep) {
     return HETERO_HAS_FIELD(hetero_device_props, &p, compile_seconds_hint) ? p.compile_seconds_hint : -1;
 }
 
-hetero_tensor_desc desc(uint32_t dtype, std::vector<int64_t> shape) {
-    hetero_tensor_desc t{};
-    t.dtype = dtype;
-    t.kind = HETERO_TENSOR_BOUND;
-    t.ndim = uint32_t(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) t.shape[i] = shape[i];
-    return t;
-}
+hetero_tensor_desc desc(uint32_t dtype, std::vector<int64_t> shape) { return hetero::sdk::make_desc(dtype, HETERO_TENSOR_BOUND, shape); }
 
 std::vector<uint8_t> random_tensor(const hetero_tensor_desc& t, std::mt19937& rng) {
     const int64_t n = hetero::sdk::element_count(t);

@@ -10,6 +10,7 @@
 #include <hetero/runtime/session.hpp>
 
 #include "../unit/build_tree_registry.hpp"
+#include "../unit/story_model_plans.hpp"
 
 #include <gtest/gtest.h>
 
@@ -58,11 +59,11 @@ TEST(Soak, HundredsOfShortGenerationsKeepMemoryAndDescriptorsFlat) {
     mallopt(M_ARENA_MAX, 1);
     hetero::Provider* cpu = hetero::test::build_tree_registry().find("cpu");
     ASSERT_NE(cpu, nullptr);
-    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
-    const int n_layer = int(m.file.hparams.n_layer);
-    const hetero::DeviceRef dev{cpu, 0, cpu->device_props(0)};
-    const hetero::Plan one = hetero::plan_single_device(n_layer, {dev}, 0);
-    const hetero::Plan two = hetero::plan_even_layers(n_layer, {dev, dev});
+    const hetero::test::StoryModelPlans story = hetero::test::story_model_plans(cpu);
+    const hetero::OpenedModel& m = story.m;
+    const int n_layer = story.n_layer;
+    const hetero::Plan& one = story.one;
+    const hetero::Plan& two = story.two;
     ASSERT_EQ(two.used_devices().size(), 2u);
     const char* prompts[] = {"Once upon a time", "The little dog", "Lily and Tom went to the park", ""};
 

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "gguf_edit.hpp"
+#include "error_message.hpp"
+#include "test_data.hpp"
 
 #include <unistd.h>
 
@@ -39,18 +41,7 @@ const std::vector<BlockType> kBlockTypes = {
     {HETERO_DTYPE_Q6_K, "q6_K", 210, {208}},
 };
 
-std::string temp_model(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_block_scale_" + std::to_string(::getpid()) + "_" + name + ".gguf")).string();
-}
-
-std::string load_error(const std::string& path) {
-    try {
-        load_model(path);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+std::string temp_model(const std::string& name) { return test::temp_path("block_scale_" + name + ".gguf").string(); }
 
 // The last block of `blocks` that the value sampler (64 blocks spread over a
 // matrix, see core/model/value_checks.cpp) does not read.
@@ -67,7 +58,7 @@ TEST(BlockScales, NonFiniteScaleInAnUnsampledBlockIsALoadError) {
     for (const BlockType& t : kBlockTypes) {
         const std::string path = temp_model(t.name);
         write_random_model(path, random_model_preset("tiny-k"), t.dtype, 7);
-        EXPECT_EQ(load_error(path), "") << t.name << ": the undamaged file must load";
+        EXPECT_EQ(test::model_load_error(path), "") << t.name << ": the undamaged file must load";
         const GgufFile f = GgufFile::open(path);
         const GgufTensorInfo& info = *f.find_tensor(tensor);
         const uint64_t blocks = info.bytes / t.block_bytes;
@@ -82,7 +73,7 @@ TEST(BlockScales, NonFiniteScaleInAnUnsampledBlockIsALoadError) {
                 const std::string damaged = temp_model(std::string(t.name) + "_damaged");
                 fs::copy_file(path, damaged, fs::copy_options::overwrite_existing);
                 test::patch_file(damaged, at + t.scale_offsets[field], {uint8_t(bits & 0xff), uint8_t(bits >> 8)});
-                const std::string e = load_error(damaged);
+                const std::string e = test::model_load_error(damaged);
                 const std::string expected = "tensor '" + tensor + "' (" + t.name + ") block " + std::to_string(block) + " of " +
                                              std::to_string(blocks) + " has a non-finite scale";
                 EXPECT_NE(e.find(expected), std::string::npos) << t.name << " field " << field << " = " << shown << ": " << e;

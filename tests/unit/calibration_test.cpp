@@ -4,6 +4,7 @@
 // device on the same silicon is only ever slowed by it. No test checks a
 // measured time against a bound.
 #include "captured_log.hpp"
+#include "fresh_cache_fixture.hpp"
 
 #include <hetero/error.hpp>
 #include <hetero/model/model.hpp>
@@ -28,31 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace hetero;
 
-class Calibration : public ::testing::Test {
+class Calibration : public test::CpuWithFreshCache {
 protected:
-    static void SetUpTestSuite() {
-        RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        o.enabled = {"cpu"};
-        registry_ = new Registry(o);
-    }
-    static void TearDownTestSuite() { delete registry_; }
-    void SetUp() override {
-        if (const char* old = std::getenv("XDG_CACHE_HOME")) old_cache_ = old;
-        dir_ = fs::temp_directory_path() / ("hetero-calibration-test-" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-        ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
-        const auto devices = available_devices(registry_->providers());
-        ASSERT_FALSE(devices.empty()) << registry_->describe_search();
-        cpu_ = devices[0];
-    }
-    void TearDown() override {
-        if (old_cache_) ::setenv("XDG_CACHE_HOME", old_cache_->c_str(), 1);
-        else ::unsetenv("XDG_CACHE_HOME");
-        fs::remove_all(dir_);
-    }
+    Calibration() : CpuWithFreshCache("calibration") {}
     // A stored calibration with a fit of our choosing (no probe run).
     DeviceCalibration made_up(std::vector<SessionFitPoint> fit) const {
         DeviceCalibration c;
@@ -62,12 +41,7 @@ protected:
         c.fit = std::move(fit);
         return c;
     }
-    static Registry* registry_;
-    std::optional<std::string> old_cache_;
-    fs::path dir_;
-    DeviceRef cpu_;
 };
-Registry* Calibration::registry_ = nullptr;
 
 struct EnvVar {
     explicit EnvVar(const char* value) {

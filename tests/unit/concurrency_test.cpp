@@ -7,6 +7,8 @@
 #include <hetero/runtime/open_model.hpp>
 #include <hetero/runtime/session.hpp>
 
+#include "story_model_plans.hpp"
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -41,17 +43,13 @@ std::vector<int32_t> greedy(const hetero::OpenedModel& m, const hetero::Plan& pl
 TEST(Concurrency, SessionsOnSeveralThreadsShareOneProvider) {
     hetero::Provider* cpu = pool_registry().find("cpu");
     ASSERT_NE(cpu, nullptr);
-    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
-    const int n_layer = int(m.file.hparams.n_layer);
-    const hetero::DeviceRef dev{cpu, 0, cpu->device_props(0)};
-    const hetero::Plan one = hetero::plan_single_device(n_layer, {dev}, 0);
-    const hetero::Plan two = hetero::plan_even_layers(n_layer, {dev, dev});
-    const std::vector<int32_t> expected = greedy(m, one, hetero::SyncMode::predicted_poll, 24);
+    const hetero::test::StoryModelPlans s = hetero::test::story_model_plans(cpu);
+    const std::vector<int32_t> expected = greedy(s.m, s.one, hetero::SyncMode::predicted_poll, 24);
     std::vector<std::vector<int32_t>> got(4);
     std::vector<std::thread> threads;
     for (size_t t = 0; t < got.size(); ++t)
         threads.emplace_back([&, t] {
-            got[t] = greedy(m, t % 2 ? two : one, t < 2 ? hetero::SyncMode::predicted_poll : hetero::SyncMode::block, 24);
+            got[t] = greedy(s.m, t % 2 ? s.two : s.one, t < 2 ? hetero::SyncMode::predicted_poll : hetero::SyncMode::block, 24);
         });
     for (auto& th : threads) th.join();
     for (size_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], expected) << "thread " << t;
@@ -60,15 +58,13 @@ TEST(Concurrency, SessionsOnSeveralThreadsShareOneProvider) {
 TEST(Concurrency, TwoDeviceEntriesInBothSyncModes) {
     hetero::Provider* cpu = pool_registry().find("cpu");
     ASSERT_NE(cpu, nullptr);
-    hetero::OpenedModel m = hetero::open_model(HETERO_SOURCE_DIR "/models/stories260K.gguf");
-    const int n_layer = int(m.file.hparams.n_layer);
-    const hetero::DeviceRef dev{cpu, 0, cpu->device_props(0)};
-    const std::vector<int32_t> expected = greedy(m, hetero::plan_single_device(n_layer, {dev}, 0), hetero::SyncMode::block, 24);
+    const hetero::test::StoryModelPlans s = hetero::test::story_model_plans(cpu);
+    const std::vector<int32_t> expected = greedy(s.m, s.one, hetero::SyncMode::block, 24);
     // Three entries: layers round the three, the head on the last.
-    const hetero::Plan three = hetero::plan_even_layers(n_layer, {dev, dev, dev});
+    const hetero::Plan three = hetero::plan_even_layers(s.n_layer, {s.dev, s.dev, s.dev});
     ASSERT_EQ(three.used_devices().size(), 3u);
     for (hetero::SyncMode sync : {hetero::SyncMode::predicted_poll, hetero::SyncMode::block})
-        EXPECT_EQ(greedy(m, three, sync, 24), expected) << (sync == hetero::SyncMode::block ? "block" : "predicted_poll");
+        EXPECT_EQ(greedy(s.m, three, sync, 24), expected) << (sync == hetero::SyncMode::block ? "block" : "predicted_poll");
 }
 
 }  // namespace

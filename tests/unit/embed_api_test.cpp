@@ -389,21 +389,20 @@ TEST(EmbedApi, PenaltiesBiasAndMinPReachTheSampler) {
     refused(g, "twice");
     g.logit_bias = nullptr;
     refused(g, "n_logit_bias");
-    g = greedy(4);
-    g.min_p = 2.f;
-    refused(g, "min_p");
-    g = greedy(4);
-    g.repetition_penalty = 0.f;
-    refused(g, "repetition_penalty");
-    g = greedy(4);
-    g.presence_penalty = -2.5f;
-    refused(g, "presence_penalty");
-    g = greedy(4);
-    g.frequency_penalty = 9.f;
-    refused(g, "frequency_penalty");
-    g = greedy(4);
-    g.repetition_window = -5;
-    refused(g, "repetition_window");
+    // One field out of its range at a time, refused naming the field.
+    using Spoil = void (*)(hetero_generate_params&);
+    const std::pair<Spoil, const char*> out_of_range[] = {
+        {[](hetero_generate_params& p) { p.min_p = 2.f; }, "min_p"},
+        {[](hetero_generate_params& p) { p.repetition_penalty = 0.f; }, "repetition_penalty"},
+        {[](hetero_generate_params& p) { p.presence_penalty = -2.5f; }, "presence_penalty"},
+        {[](hetero_generate_params& p) { p.frequency_penalty = 9.f; }, "frequency_penalty"},
+        {[](hetero_generate_params& p) { p.repetition_window = -5; }, "repetition_window"},
+    };
+    for (const auto& [spoil, field] : out_of_range) {
+        g = greedy(4);
+        spoil(g);
+        refused(g, field);
+    }
     hetero_model_free(m);
 
     // The same through the C++ wrapper.

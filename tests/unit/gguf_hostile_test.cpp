@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -22,9 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_gguf_hostile_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("gguf_hostile_" + name).string(); }
 
 void write_file(const std::string& path, const Bytes& b) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -23,9 +23,7 @@ namespace fs = std::filesystem;
 
 const std::string kModels = ::hetero::test::models_dir();
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_gguf_reader_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("gguf_reader_" + name).string(); }
 
 TEST(GgufReader, ReadsLlamaCppStories260K) {
     const GgufFile f = GgufFile::open(kModels + "/stories260K-llamacpp.gguf");

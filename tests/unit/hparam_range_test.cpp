@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "gguf_edit.hpp"
+#include "error_message.hpp"
+#include "test_data.hpp"
 
 #include <unistd.h>
 
@@ -23,20 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_model(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_hparam_range_" + std::to_string(::getpid()) + "_" + name + ".gguf")).string();
-}
-
-std::string load_error(const std::string& path) {
-    std::string e;
-    try {
-        load_model(path);
-    } catch (const Error& x) {
-        e = x.what();
-    }
-    fs::remove(path);
-    return e;
-}
+std::string temp_model(const std::string& name) { return test::temp_path("hparam_range_" + name + ".gguf").string(); }
 
 // A generated model of `arch` with metadata `key` replaced by what `set` writes.
 std::string with_key(const std::string& arch, const std::string& key, const std::function<void(GgufWriter&)>& set,
@@ -61,7 +50,7 @@ TEST(HParamRanges, GeneratedModelsLoad) {
     for (const char* arch : {"llama", "llama3", "llama3-meta", "llama-linear", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"}) {
         const std::string path = temp_model(arch);
         write_random_model(path, random_model_preset("tiny"), HETERO_DTYPE_F32, 3, arch);
-        EXPECT_EQ(load_error(path), "") << arch;
+        EXPECT_EQ(test::model_load_error_removing(path), "") << arch;
     }
 }
 
@@ -74,39 +63,39 @@ TEST(HParamRanges, PoolingTypeIsReadAndChecked) {
     write_random_model(none, random_model_preset("tiny"), HETERO_DTYPE_F32, 3, "llama");
     EXPECT_EQ(load_model(none).hparams.pooling_type, -1);
     fs::remove(none);
-    expect_named(load_error(with_key("llama", "llama.pooling_type", [](GgufWriter& w) { w.add_uint32("llama.pooling_type", 9); })),
+    expect_named(test::model_load_error_removing(with_key("llama", "llama.pooling_type", [](GgufWriter& w) { w.add_uint32("llama.pooling_type", 9); })),
                  "llama.pooling_type");
 }
 
 TEST(HParamRanges, SlidingWindowOfZeroIsRefused) {
     for (const char* arch : {"mistral", "gemma2", "gemma3"}) {
         const std::string a = arch;
-        const std::string e = load_error(with_key(a, a + ".attention.sliding_window", [&](GgufWriter& w) { w.add_uint32(a + ".attention.sliding_window", 0); }));
+        const std::string e = test::model_load_error_removing(with_key(a, a + ".attention.sliding_window", [&](GgufWriter& w) { w.add_uint32(a + ".attention.sliding_window", 0); }));
         expect_named(e, "metadata key '" + a + ".attention.sliding_window' = 0 is out of range");
     }
     // phi3 files write 0 for "no window" and the key is not applied there.
-    EXPECT_EQ(load_error(with_key("phi3", "phi3.attention.sliding_window", [](GgufWriter& w) { w.add_uint32("phi3.attention.sliding_window", 0); })), "");
+    EXPECT_EQ(test::model_load_error_removing(with_key("phi3", "phi3.attention.sliding_window", [](GgufWriter& w) { w.add_uint32("phi3.attention.sliding_window", 0); })), "");
 }
 
 TEST(HParamRanges, RopeScalingFactorsAreInRange) {
     const std::string key = "llama.rope.scaling.factor";
-    expect_named(load_error(with_key("llama-linear", key, [&](GgufWriter& w) { w.add_float32(key, 1e-30f); })),
+    expect_named(test::model_load_error_removing(with_key("llama-linear", key, [&](GgufWriter& w) { w.add_float32(key, 1e-30f); })),
                  "metadata key 'llama.rope.scaling.factor' = 1e-30 is out of range");
-    expect_named(load_error(with_key("llama-linear", key, [&](GgufWriter& w) { w.add_float32(key, 1e30f); })),
+    expect_named(test::model_load_error_removing(with_key("llama-linear", key, [&](GgufWriter& w) { w.add_float32(key, 1e30f); })),
                  "metadata key 'llama.rope.scaling.factor' = 1e+30 is out of range");
     // A NaN key is refused in both Llama 3 variants: factors from metadata,
     // and factors in rope_freqs.weight (where the keys are otherwise unused).
     for (const char* arch : {"llama3-meta", "llama3"}) {
         for (const char* k : {"rope.scaling.factor", "rope.scaling.low_freq_factor", "rope.scaling.high_freq_factor"}) {
             const std::string full = std::string("llama.") + k;
-            const std::string e = load_error(with_key(arch, full, [&](GgufWriter& w) { w.add_float32(full, kNaN); }, [&](GgufWriter& w) {
+            const std::string e = test::model_load_error_removing(with_key(arch, full, [&](GgufWriter& w) { w.add_float32(full, kNaN); }, [&](GgufWriter& w) {
                 if (std::string(arch) == "llama3") w.add_string("llama.rope.scaling.type", "llama3");
             }));
             expect_named(e, "metadata key '" + full + "' = nan is not a finite number");
         }
     }
     const std::string ctx = "llama.rope.scaling.original_context_length";
-    expect_named(load_error(with_key("llama3-meta", ctx, [&](GgufWriter& w) { w.add_uint32(ctx, 0); })),
+    expect_named(test::model_load_error_removing(with_key("llama3-meta", ctx, [&](GgufWriter& w) { w.add_uint32(ctx, 0); })),
                  "metadata key '" + ctx + "' = 0 is out of range");
 }
 
@@ -117,20 +106,20 @@ TEST(HParamRanges, RopeFreqsValuesAreInRange) {
         uint8_t bytes[4];
         std::memcpy(bytes, &bad, 4);
         test::patch_file(path, test::tensor_file_offset(path, "rope_freqs.weight") + 2 * 4, {bytes[0], bytes[1], bytes[2], bytes[3]});
-        const std::string e = load_error(path);
+        const std::string e = test::model_load_error_removing(path);
         expect_named(e, "tensor 'rope_freqs.weight' element 2 = ");
         expect_named(e, "is out of range");
     }
 }
 
 TEST(HParamRanges, BasesAndSoftcapsAreInRange) {
-    expect_named(load_error(with_key("llama", "llama.rope.freq_base", [](GgufWriter& w) { w.add_float32("llama.rope.freq_base", 1e38f); })),
+    expect_named(test::model_load_error_removing(with_key("llama", "llama.rope.freq_base", [](GgufWriter& w) { w.add_float32("llama.rope.freq_base", 1e38f); })),
                  "metadata key 'llama.rope.freq_base' = 1e+38 is out of range");
-    expect_named(load_error(with_key("gemma3", "gemma3.rope.freq_base_swa", [](GgufWriter& w) { w.add_float32("gemma3.rope.freq_base_swa", 1e-30f); })),
+    expect_named(test::model_load_error_removing(with_key("gemma3", "gemma3.rope.freq_base_swa", [](GgufWriter& w) { w.add_float32("gemma3.rope.freq_base_swa", 1e-30f); })),
                  "metadata key 'gemma3.rope.freq_base_swa' = 1e-30 is out of range");
     for (const char* k : {"gemma2.attn_logit_softcapping", "gemma2.final_logit_softcapping"}) {
         const std::string key = k;
-        expect_named(load_error(with_key("gemma2", key, [&](GgufWriter& w) { w.add_float32(key, 1e-30f); })),
+        expect_named(test::model_load_error_removing(with_key("gemma2", key, [&](GgufWriter& w) { w.add_float32(key, 1e-30f); })),
                      "metadata key '" + key + "' = 1e-30 is out of range");
     }
 }

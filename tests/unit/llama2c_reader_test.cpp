@@ -27,9 +27,7 @@ const std::string kModels = ::hetero::test::models_dir();
 const std::string kBin = kModels + "/stories260K.bin";
 const std::string kTok = kModels + "/tok512.bin";
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_llama2c_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("llama2c_" + name).string(); }
 
 Bytes read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

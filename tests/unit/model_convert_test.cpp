@@ -26,9 +26,7 @@ const std::string kModels = ::hetero::test::models_dir();
 const std::string kBin = kModels + "/stories260K.bin";
 const std::string kTok = kModels + "/tok512.bin";
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_convert_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("convert_" + name).string(); }
 
 std::vector<float> to_f32(const WeightView& w) {
     const int64_t cols = w.shape.back();

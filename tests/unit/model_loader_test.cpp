@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.hpp"
 #include "test_data.hpp"
 
 #include <unistd.h>
@@ -26,9 +27,7 @@ namespace fs = std::filesystem;
 
 const std::string kModels = ::hetero::test::models_dir();
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_model_loader_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("model_loader_" + name).string(); }
 
 bool same_bytes(const WeightView& a, const WeightView& b) {
     return a.bytes == b.bytes && std::memcmp(a.data, b.data, a.bytes) == 0;
@@ -149,17 +148,6 @@ std::string write_tiny(const TinySpec& s, const std::string& file) {
     return path;
 }
 
-std::string load_error(const std::string& path) {
-    try {
-        load_model(path);
-    } catch (const Error& e) {
-        fs::remove(path);
-        return e.what();
-    }
-    fs::remove(path);
-    return "";
-}
-
 TEST(ModelLoader, SyntheticLlamaLoads) {
     TinySpec s;
     const std::string path = write_tiny(s, "llama.gguf");
@@ -201,14 +189,14 @@ TEST(ModelLoader, Qwen2NeedsBiasesAndRotatesHalves) {
     fs::remove(path);
 
     s.biases = false;
-    const std::string msg = load_error(write_tiny(s, "qwen2-nobias.gguf"));
+    const std::string msg = test::model_load_error_removing(write_tiny(s, "qwen2-nobias.gguf"));
     EXPECT_NE(msg.find("attn_q.bias"), std::string::npos) << msg;
 }
 
 TEST(ModelLoader, UnsupportedArchitecture) {
     TinySpec s;
     s.arch = "gpt2";
-    const std::string msg = load_error(write_tiny(s, "gpt2.gguf"));
+    const std::string msg = test::model_load_error_removing(write_tiny(s, "gpt2.gguf"));
     EXPECT_NE(msg.find("unsupported architecture 'gpt2' (supported: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3)"), std::string::npos) << msg;
 }
 
@@ -221,7 +209,7 @@ TEST(ModelLoader, UnsupportedWeightTypeIsNamed) {
         if (name == "blk.1.ffn_up.weight") type = 21;  // iq3_s (110 bytes per 256, as q3_K)
         return true;
     };
-    const std::string msg = load_error(write_tiny(s, "iq3s.gguf"));
+    const std::string msg = test::model_load_error_removing(write_tiny(s, "iq3s.gguf"));
     EXPECT_NE(msg.find("unsupported tensor type iq3_s (21) for tensor 'blk.1.ffn_up.weight'"), std::string::npos) << msg;
 }
 
@@ -231,20 +219,20 @@ TEST(ModelLoader, ShapeAndPresenceAreChecked) {
         if (name == "blk.1.attn_v.weight") ne = {64, 48};
         return true;
     };
-    std::string msg = load_error(write_tiny(s, "shape.gguf"));
+    std::string msg = test::model_load_error_removing(write_tiny(s, "shape.gguf"));
     EXPECT_NE(msg.find("'blk.1.attn_v.weight' has shape [48, 64] but the hyper-parameters need [32, 64]"),
               std::string::npos)
         << msg;
 
     s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t&) { return name != "blk.0.ffn_gate.weight"; };
-    msg = load_error(write_tiny(s, "missing.gguf"));
+    msg = test::model_load_error_removing(write_tiny(s, "missing.gguf"));
     EXPECT_NE(msg.find("'blk.0.ffn_gate.weight'"), std::string::npos) << msg;
 
     s.edit_tensor = [](const std::string& name, std::vector<int64_t>&, uint32_t& type) {
         if (name == "output_norm.weight") type = GGML_TYPE_ID_F16;
         return true;
     };
-    msg = load_error(write_tiny(s, "f16norm.gguf"));
+    msg = test::model_load_error_removing(write_tiny(s, "f16norm.gguf"));
     EXPECT_NE(msg.find("norms and biases must be f32"), std::string::npos) << msg;
 
     s.edit_tensor = [](const std::string& name, std::vector<int64_t>& ne, uint32_t&) {
@@ -255,14 +243,14 @@ TEST(ModelLoader, ShapeAndPresenceAreChecked) {
     s.extra_meta = [](GgufWriter& w) {
         w.add_string_array("tokenizer.ggml.tokens", std::vector<std::string>(39, "x"));
     };
-    msg = load_error(write_tiny(s, "vocab.gguf"));
+    msg = test::model_load_error_removing(write_tiny(s, "vocab.gguf"));
     EXPECT_NE(msg.find("tokenizer.ggml.tokens has 39 entries"), std::string::npos) << msg;
 }
 
 TEST(ModelLoader, HyperParameterChecks) {
     auto with = [](std::function<void(GgufWriter&)> meta, TinySpec s = {}) {
         s.extra_meta = std::move(meta);
-        return load_error(write_tiny(s, "hp.gguf"));
+        return test::model_load_error_removing(write_tiny(s, "hp.gguf"));
     };
     TinySpec bad_heads;
     bad_heads.Hkv = 3;
@@ -275,11 +263,11 @@ TEST(ModelLoader, HyperParameterChecks) {
     w.add_string("general.architecture", "llama");
     const std::string path = temp_path("nokeys.gguf");
     w.write(path);
-    EXPECT_NE(load_error(path).find("llama.embedding_length"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(path).find("llama.embedding_length"), std::string::npos);
     GgufWriter w2;
     w2.add_uint32("x", 1);
     w2.write(path);
-    EXPECT_NE(load_error(path).find("general.architecture"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(path).find("general.architecture"), std::string::npos);
     // A huge dimension is refused before any shape arithmetic.
     EXPECT_NE(with([](GgufWriter& g) { g.add_uint64("llama.vocab_size", 1); }).find("vocab_size"), std::string::npos);
     TinySpec huge;
@@ -288,7 +276,7 @@ TEST(ModelLoader, HyperParameterChecks) {
     w3.add_string("general.architecture", "llama");
     w3.add_uint64("llama.embedding_length", uint64_t(1) << 62);
     w3.write(path);
-    EXPECT_NE(load_error(path).find("out of range"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(path).find("out of range"), std::string::npos);
 }
 
 // Values checked, not trusted: NaN/Inf in norms, biases, the embedding or a
@@ -308,7 +296,7 @@ TEST(ModelLoader, NonFiniteValuesAndMismatchesAreNamed) {
                 std::memcpy(d.data() + 34 * element, &h, 2);
             }
         };
-        return load_error(write_tiny(s, "poisoned.gguf"));
+        return test::model_load_error_removing(write_tiny(s, "poisoned.gguf"));
     };
     for (const auto& [tensor, element, value] : {std::tuple{std::string("output_norm.weight"), size_t(3), nan},
                                                  {std::string("blk.1.ffn_norm.weight"), size_t(63), inf},
@@ -324,14 +312,14 @@ TEST(ModelLoader, NonFiniteValuesAndMismatchesAreNamed) {
     // Hyper-parameters.
     TinySpec inf_base;
     inf_base.freq_base = inf;
-    EXPECT_NE(load_error(write_tiny(inf_base, "hp.gguf")).find("rope.freq_base inf must be a finite positive number"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(write_tiny(inf_base, "hp.gguf")).find("rope.freq_base inf must be a finite positive number"), std::string::npos);
     TinySpec inf_eps;
     inf_eps.eps = inf;
-    EXPECT_NE(load_error(write_tiny(inf_eps, "hp.gguf")).find("layer_norm_rms_epsilon"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(write_tiny(inf_eps, "hp.gguf")).find("layer_norm_rms_epsilon"), std::string::npos);
     // More layers in the file than block_count says.
     TinySpec extra;
     extra.extra_layers = 1;
-    EXPECT_NE(load_error(write_tiny(extra, "extra.gguf")).find("belongs to layer 2, but llama.block_count is 2"), std::string::npos);
+    EXPECT_NE(test::model_load_error_removing(write_tiny(extra, "extra.gguf")).find("belongs to layer 2, but llama.block_count is 2"), std::string::npos);
 }
 
 }  // namespace

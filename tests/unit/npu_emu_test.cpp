@@ -5,6 +5,7 @@
 
 #include <hetero/ep_api.h>
 #include <hetero/sdk/graph_check.hpp>
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/quant.hpp>
 
 #include <gtest/gtest.h>
@@ -104,15 +105,7 @@ std::vector<uint8_t> make_weights(uint32_t dtype, int64_t m, int64_t k, std::mt1
 }
 
 // y [n, m] = x [n, k] W^T, as one matmul node over tensors 0, 1 -> 2.
-hetero_node matmul_node() {
-    hetero_node node{};
-    node.op = HETERO_OP_MATMUL;
-    node.n_inputs = 2;
-    node.inputs[0] = 0;
-    node.inputs[1] = 1;
-    node.output = 2;
-    return node;
-}
+hetero_node matmul_node() { return hetero::sdk::make_node(HETERO_OP_MATMUL, {0, 1}, 2); }
 
 // W [m, k] of `dtype` as floats.
 std::vector<float> dequantized(uint32_t dtype, const std::vector<uint8_t>& w, int64_t m, int64_t k) {

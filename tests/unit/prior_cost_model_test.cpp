@@ -36,35 +36,15 @@ std::vector<DeviceRef> all_devices(const hetero::Registry& reg) {
     return out;
 }
 
+// OpShape's fields in order: op, dtype, n, k, m, kv.
 OpShape matmul(int64_t n, int64_t k, int64_t m, uint32_t dtype = HETERO_DTYPE_Q4_0) {
-    OpShape s;
-    s.op = HETERO_OP_MATMUL;
-    s.dtype = dtype;
-    s.n = n;
-    s.k = k;
-    s.m = m;
-    return s;
+    return OpShape{HETERO_OP_MATMUL, dtype, n, k, m};
 }
 
-OpShape attention(int64_t n, int64_t kv) {
-    OpShape s;
-    s.op = HETERO_OP_ATTENTION;
-    s.dtype = HETERO_DTYPE_F32;
-    s.n = n;
-    s.k = 2048;  // 32 heads of 64
-    s.m = 256;   // 4 KV heads
-    s.kv = kv;
-    return s;
-}
+// 32 query heads of 64 (k = 2048) over 4 KV heads (m = 256).
+OpShape attention(int64_t n, int64_t kv) { return OpShape{HETERO_OP_ATTENTION, HETERO_DTYPE_F32, n, 2048, 256, kv}; }
 
-OpShape elementwise(uint32_t op, int64_t n, int64_t k, uint32_t dtype = HETERO_DTYPE_F32) {
-    OpShape s;
-    s.op = op;
-    s.dtype = dtype;
-    s.n = n;
-    s.k = k;
-    return s;
-}
+OpShape elementwise(uint32_t op, int64_t n, int64_t k, uint32_t dtype = HETERO_DTYPE_F32) { return OpShape{op, dtype, n, k}; }
 
 const std::string kAbi10Dir = HETERO_ABI10_PLUGIN_DIR;
 

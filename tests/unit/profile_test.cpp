@@ -10,6 +10,8 @@
 #include <hetero/registry.hpp>
 #include <hetero/runtime/plan.hpp>
 
+#include "fresh_cache_fixture.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -51,34 +53,16 @@ struct Warnings {
 
 // XDG_CACHE_HOME points at a fresh directory for each test; the CPU provider
 // from the build tree and the default model are shared by the suite.
-class Profile : public ::testing::Test {
+class Profile : public test::CpuWithFreshCache {
 protected:
+    Profile() : CpuWithFreshCache("profile") {}
     static void SetUpTestSuite() {
-        RegistryOptions o;
-        o.use_default_dirs = false;
-        o.plugin_dirs = {HETERO_BUILD_PLUGIN_DIR};
-        o.enabled = {"cpu"};
-        registry_ = new Registry(o);
+        CpuWithFreshCache::SetUpTestSuite();
         model_ = new ModelFile(load_model(HETERO_SOURCE_DIR "/models/stories260K.gguf"));
     }
     static void TearDownTestSuite() {
         delete model_;
-        delete registry_;
-    }
-    void SetUp() override {
-        if (const char* old = std::getenv("XDG_CACHE_HOME")) old_cache_ = old;
-        dir_ = fs::temp_directory_path() / ("hetero-profile-test-" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-        ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
-        const auto devices = available_devices(registry_->providers());
-        ASSERT_FALSE(devices.empty()) << registry_->describe_search();
-        cpu_ = devices[0];
-    }
-    void TearDown() override {
-        if (old_cache_) ::setenv("XDG_CACHE_HOME", old_cache_->c_str(), 1);
-        else ::unsetenv("XDG_CACHE_HOME");
-        fs::remove_all(dir_);
+        CpuWithFreshCache::TearDownTestSuite();
     }
 
     // A profile with one family, written by hand (no measuring).
@@ -95,14 +79,8 @@ protected:
         return p;
     }
 
-    static Registry* registry_;
-    static ModelFile* model_;
-    DeviceRef cpu_;
-    fs::path dir_;
-    std::optional<std::string> old_cache_;
+    inline static ModelFile* model_ = nullptr;
 };
-Registry* Profile::registry_ = nullptr;
-ModelFile* Profile::model_ = nullptr;
 
 std::string read_all(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -20,8 +20,11 @@
 #include <hetero/sdk/quant.hpp>
 
 #include "build_tree_registry.hpp"
+#include "f32_copy_checks.hpp"
 
 #include <gtest/gtest.h>
+
+#include "test_data.hpp"
 
 #include <unistd.h>
 
@@ -37,9 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_qtypes_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("qtypes_" + name).string(); }
 
 struct TypeFacts {
     uint32_t dtype;
@@ -223,18 +224,6 @@ TEST(QuantTypes, BadRowsAndTruncatedDataAreRefusedByName) {
     }
 }
 
-std::vector<int32_t> greedy(Provider* p, const std::string& path, int n, std::vector<float>* first_logits) {
-    OpenedModel m = open_model(path);
-    std::vector<DeviceRef> devs = {{p, 0, p->device_props(0)}};
-    if (first_logits) {
-        Session one(m.file, plan_even_layers(int(m.file.hparams.n_layer), devs));
-        *first_logits = one.forward({1, 300, 17, 42}, 0);
-    }
-    Session s(m.file, plan_even_layers(int(m.file.hparams.n_layer), devs));
-    Sampler g(SamplerOptions{0.f, 0, 1.f, 0});
-    return generate(s, *m.tokenizer, "Once upon", n, g).tokens;
-}
-
 class QuantTypeModel : public testing::TestWithParam<uint32_t> {};
 
 // Every matrix in the type (the token embedding too) against the same model
@@ -243,28 +232,10 @@ TEST_P(QuantTypeModel, GeneratesAsItsF32Copy) {
     Provider* cpu = test::build_tree_registry().find("cpu");
     ASSERT_NE(cpu, nullptr);
     const uint32_t dt = GetParam();
-    const std::string q = temp_path(std::string(sdk::dtype_name(dt)) + ".gguf"), f = temp_path(std::string(sdk::dtype_name(dt)) + "_f32.gguf");
-    write_random_model(q, random_model_preset(sdk::is_kquant_dtype(dt) ? "tiny-k" : "tiny"), dt, 11);
-    quantize_gguf(q, f, HETERO_DTYPE_F32);
-    {
-        const ModelFile m = load_model(q);
-        EXPECT_EQ(m.weights.at("blk.1.ffn_gate.weight").dtype, dt);
-        EXPECT_EQ(m.weights.at("token_embd.weight").dtype, dt);
-    }
-    std::vector<float> lq, lf;
-    const auto tq = greedy(cpu, q, 24, &lq);
-    const auto tf = greedy(cpu, f, 24, &lf);
-    ASSERT_EQ(lq.size(), lf.size());
-    double amax = 0.0, diff = 0.0;
-    for (size_t i = 0; i < lq.size(); ++i) {
-        amax = std::max(amax, std::fabs(double(lf[i])));
-        diff = std::max(diff, std::fabs(double(lq[i]) - double(lf[i])));
-    }
-    EXPECT_GT(amax, 0.0);
-    EXPECT_LT(diff, 2.5e-2 * amax) << "largest logit difference " << diff << " of " << amax;
-    EXPECT_EQ(tq, tf);
-    fs::remove(q);
-    fs::remove(f);
+    test::F32CopyTokens tokens;
+    test::expect_logits_near_f32_copy(cpu, {dt, sdk::is_kquant_dtype(dt) ? "tiny-k" : "tiny", 11, "blk.1.ffn_gate.weight", 2.5e-2},
+                                      tokens);
+    EXPECT_EQ(tokens.quant, tokens.f32);
 }
 
 // Every matmul cut by output rows between two entries of the cpu device

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_data.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -24,9 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_quantize_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("quantize_" + name).string(); }
 
 // The tensors of a llama-shaped file: norms, attention, FFN per layer.
 std::vector<QuantTensorDesc> llama_tensors(int layers, int64_t n_embd, int64_t n_ff, bool with_output) {

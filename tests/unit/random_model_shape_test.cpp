@@ -11,8 +11,11 @@
 #include <hetero/sdk/quant.hpp>
 
 #include "build_tree_registry.hpp"
+#include "f32_copy_checks.hpp"
 
 #include <gtest/gtest.h>
+
+#include "test_data.hpp"
 
 #include <unistd.h>
 
@@ -27,9 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_path(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_shape_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return test::temp_path("shape_" + name).string(); }
 
 // 6 heads of 32 over an embedding of 96: Q and attn_output are 192 wide.
 RandomModelShape wide_heads() {
@@ -172,13 +173,9 @@ TEST(RandomModelShape, HeadSizeApartFromDimOverHeadsRunsAsANaiveForward) {
     Session s(m, plan_even_layers(int(m.hparams.n_layer), devs));
     const Vec got = s.forward(tokens, 0);
     ASSERT_EQ(got.size(), want.size());
-    double amax = 0.0, diff = 0.0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        amax = std::max(amax, std::fabs(double(want[i])));
-        diff = std::max(diff, std::fabs(double(got[i]) - double(want[i])));
-    }
-    EXPECT_GT(amax, 0.0);
-    EXPECT_LT(diff, 1e-4 * amax + 1e-5) << "largest logit difference " << diff << " of " << amax;
+    const test::LogitGap gap = test::logit_gap(got, want);
+    EXPECT_GT(gap.largest, 0.0);
+    EXPECT_LT(gap.worst, 1e-4 * gap.largest + 1e-5) << "largest logit difference " << gap.worst << " of " << gap.largest;
     fs::remove(path);
 }
 

@@ -1,6 +1,7 @@
 // The reference ops on small cases worked out by hand.
 #include "reference_ops.hpp"
 
+#include <hetero/sdk/graph_parts.hpp>
 #include <hetero/sdk/provider.hpp>
 #include <hetero/sdk/quant.hpp>
 
@@ -13,23 +14,10 @@
 namespace {
 
 using hetero::sdk::Error;
+using hetero::sdk::make_node;
 
 hetero_tensor_desc desc(uint32_t dtype, std::vector<int64_t> shape, uint32_t kind = HETERO_TENSOR_BOUND) {
-    hetero_tensor_desc d{};
-    d.dtype = dtype;
-    d.kind = kind;
-    d.ndim = uint32_t(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) d.shape[i] = shape[i];
-    return d;
-}
-
-hetero_node node(uint32_t op, std::vector<int32_t> inputs, int32_t output) {
-    hetero_node n{};
-    n.op = op;
-    n.n_inputs = uint32_t(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) n.inputs[i] = inputs[i];
-    n.output = output;
-    return n;
+    return hetero::sdk::make_desc(dtype, kind, shape);
 }
 
 template <class T>
@@ -42,7 +30,7 @@ TEST(ReferenceOps, MatmulWithBias) {
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 2}), desc(HETERO_DTYPE_F32, {3, 2}), desc(HETERO_DTYPE_F32, {3}),
                                     desc(HETERO_DTYPE_F32, {1, 3})};
     uint8_t* data[] = {bytes(x), bytes(w), bytes(bias), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_MATMUL, {0, 1, 2}, 3), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_MATMUL, {0, 1, 2}, 3), t, data);
     EXPECT_EQ(out, (std::vector<float>{1.5f, 2.f, 2.f}));
 }
 
@@ -57,7 +45,7 @@ TEST(ReferenceOps, MatmulDequantizesQ8_0Weights) {
     for (float v : deq) want += v;
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 32}), desc(HETERO_DTYPE_Q8_0, {1, 32}), desc(HETERO_DTYPE_F32, {1, 1})};
     uint8_t* data[] = {bytes(x), bytes(w), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_MATMUL, {0, 1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_MATMUL, {0, 1}, 2), t, data);
     EXPECT_FLOAT_EQ(out[0], float(want));
 }
 
@@ -65,7 +53,7 @@ TEST(ReferenceOps, RmsnormOfThreeFour) {
     std::vector<float> x{3, 4}, w{1, 2}, out(2);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 2}), desc(HETERO_DTYPE_F32, {2}), desc(HETERO_DTYPE_F32, {1, 2})};
     uint8_t* data[] = {bytes(x), bytes(w), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_RMSNORM, {0, 1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_RMSNORM, {0, 1}, 2), t, data);
     const double rms = std::sqrt(12.5);
     EXPECT_FLOAT_EQ(out[0], float(3 / rms));
     EXPECT_FLOAT_EQ(out[1], float(8 / rms));
@@ -77,7 +65,7 @@ std::vector<float> rope(std::vector<float> x, int32_t pos, int mode, int64_t rot
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 1, int64_t(x.size())}), desc(HETERO_DTYPE_I32, {1}),
                                     desc(HETERO_DTYPE_F32, {1, 1, int64_t(x.size())})};
     uint8_t* data[] = {bytes(x), bytes(p), bytes(out)};
-    hetero_node n = node(HETERO_OP_ROPE, {0, 1}, 2);
+    hetero_node n = make_node(HETERO_OP_ROPE, {0, 1}, 2);
     n.fparams[0] = base;
     n.iparams[0] = mode;
     n.iparams[1] = rot;
@@ -120,7 +108,7 @@ TEST(ReferenceOps, SoftmaxSumsToOneEvenWhereExpOverflows) {
     std::vector<float> x{100, 101, 102, 1000, 1000, 1000}, out(6);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {2, 3}), desc(HETERO_DTYPE_F32, {2, 3})};
     uint8_t* data[] = {bytes(x), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_SOFTMAX, {0}, 1), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_SOFTMAX, {0}, 1), t, data);
     EXPECT_NEAR(out[0] + out[1] + out[2], 1.0, 1e-6);
     EXPECT_NEAR(out[1] / out[0], std::exp(1.0), 1e-5);
     for (int i = 3; i < 6; ++i) EXPECT_NEAR(out[size_t(i)], 1.0 / 3, 1e-7);
@@ -130,7 +118,7 @@ TEST(ReferenceOps, SoftmaxScale) {
     std::vector<float> x{0, 2}, out(2);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 2}), desc(HETERO_DTYPE_F32, {1, 2})};
     uint8_t* data[] = {bytes(x), bytes(out)};
-    hetero_node n = node(HETERO_OP_SOFTMAX, {0}, 1);
+    hetero_node n = make_node(HETERO_OP_SOFTMAX, {0}, 1);
     n.fparams[0] = 0.5f;
     hetero::reference::run_node(n, t, data);
     EXPECT_NEAR(out[1] / out[0], std::exp(1.0), 1e-6);
@@ -142,8 +130,8 @@ std::vector<float> convert_round_trip(uint32_t dtype, const std::vector<float>& 
     const int64_t n = int64_t(x.size());
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, n}), desc(dtype, {1, n}), desc(HETERO_DTYPE_F32, {1, n})};
     uint8_t* data[] = {bytes(in), mid.data(), bytes(back)};
-    hetero::reference::run_node(node(HETERO_OP_CONVERT, {0}, 1), t, data);
-    hetero::reference::run_node(node(HETERO_OP_CONVERT, {1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_CONVERT, {0}, 1), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_CONVERT, {1}, 2), t, data);
     return back;
 }
 
@@ -181,7 +169,7 @@ struct AttentionCase {
         const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {n, h, hd}), desc(HETERO_DTYPE_F32, {c, kv, hd}), desc(HETERO_DTYPE_F32, {c, kv, hd}),
                                         desc(HETERO_DTYPE_I32, {n}), desc(HETERO_DTYPE_F32, {n, h, hd})};
         uint8_t* data[] = {bytes(q), bytes(k), bytes(v), bytes(pos), bytes(out)};
-        hetero_node nd = node(HETERO_OP_ATTENTION, {0, 1, 2, 3}, 4);
+        hetero_node nd = make_node(HETERO_OP_ATTENTION, {0, 1, 2, 3}, 4);
         nd.fparams[0] = scale;
         hetero::reference::run_node(nd, t, data);
     }
@@ -222,7 +210,7 @@ TEST(ReferenceOps, SwigluAndBroadcastAddMul) {
     std::vector<float> g{0, 20, -20}, u{5, 2, 3}, out(3);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {1, 3}), desc(HETERO_DTYPE_F32, {1, 3}), desc(HETERO_DTYPE_F32, {1, 3})};
     uint8_t* data[] = {bytes(g), bytes(u), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_SWIGLU, {0, 1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_SWIGLU, {0, 1}, 2), t, data);
     EXPECT_EQ(out[0], 0.f);
     EXPECT_NEAR(out[1], 40.f, 1e-5);
     EXPECT_NEAR(out[2], 0.f, 1e-6);
@@ -231,8 +219,8 @@ TEST(ReferenceOps, SwigluAndBroadcastAddMul) {
     const hetero_tensor_desc tb[] = {desc(HETERO_DTYPE_F32, {2, 2}), desc(HETERO_DTYPE_F32, {2}), desc(HETERO_DTYPE_F32, {2, 2}),
                                      desc(HETERO_DTYPE_F32, {2, 2})};
     uint8_t* db[] = {bytes(a), bytes(b), bytes(sum), bytes(prod)};
-    hetero::reference::run_node(node(HETERO_OP_ADD, {0, 1}, 2), tb, db);
-    hetero::reference::run_node(node(HETERO_OP_MUL, {0, 1}, 3), tb, db);
+    hetero::reference::run_node(make_node(HETERO_OP_ADD, {0, 1}, 2), tb, db);
+    hetero::reference::run_node(make_node(HETERO_OP_MUL, {0, 1}, 3), tb, db);
     EXPECT_EQ(sum, (std::vector<float>{11, 22, 13, 24}));
     EXPECT_EQ(prod, (std::vector<float>{10, 40, 30, 80}));
 }
@@ -244,10 +232,10 @@ TEST(ReferenceOps, EmbeddingLooksUpRowsAndRejectsBadIds) {
     std::vector<float> out(6);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F16, {2, 2}), desc(HETERO_DTYPE_I32, {3}), desc(HETERO_DTYPE_F32, {3, 2})};
     uint8_t* data[] = {bytes(table), bytes(ids), bytes(out)};
-    hetero::reference::run_node(node(HETERO_OP_EMBEDDING, {0, 1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_EMBEDDING, {0, 1}, 2), t, data);
     EXPECT_EQ(out, (std::vector<float>{3, 4, 1, 2, 3, 4}));
     ids[2] = 2;
-    EXPECT_THROW(hetero::reference::run_node(node(HETERO_OP_EMBEDDING, {0, 1}, 2), t, data), Error);
+    EXPECT_THROW(hetero::reference::run_node(make_node(HETERO_OP_EMBEDDING, {0, 1}, 2), t, data), Error);
 }
 
 TEST(ReferenceOps, StoreRowsWritesOnlyItsRows) {
@@ -256,20 +244,20 @@ TEST(ReferenceOps, StoreRowsWritesOnlyItsRows) {
     std::vector<uint16_t> cache(6, hetero::sdk::f32_to_f16(9));
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {2, 2}), desc(HETERO_DTYPE_I32, {2}), desc(HETERO_DTYPE_F16, {3, 2})};
     uint8_t* data[] = {bytes(src), bytes(pos), bytes(cache)};
-    hetero::reference::run_node(node(HETERO_OP_STORE_ROWS, {0, 1}, 2), t, data);
+    hetero::reference::run_node(make_node(HETERO_OP_STORE_ROWS, {0, 1}, 2), t, data);
     std::vector<float> got;
     for (uint16_t h : cache) got.push_back(hetero::sdk::f16_to_f32(h));
     EXPECT_EQ(got, (std::vector<float>{3, 4, 9, 9, 1, 2}));
     pos = {3, 0};  // out of range: an error, and nothing written
     const auto before = cache;
-    EXPECT_THROW(hetero::reference::run_node(node(HETERO_OP_STORE_ROWS, {0, 1}, 2), t, data), Error);
+    EXPECT_THROW(hetero::reference::run_node(make_node(HETERO_OP_STORE_ROWS, {0, 1}, 2), t, data), Error);
     EXPECT_EQ(cache, before);
 }
 
 TEST(ReferenceOps, RunGraphRejectsMalformedGraphs) {
     std::vector<float> a(4), out(4);
     const hetero_tensor_desc t[] = {desc(HETERO_DTYPE_F32, {2, 2}), desc(HETERO_DTYPE_F32, {2, 3})};
-    const hetero_node n = node(HETERO_OP_SOFTMAX, {0}, 1);
+    const hetero_node n = make_node(HETERO_OP_SOFTMAX, {0}, 1);
     const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 2, 1, t, &n};
     uint8_t* data[] = {bytes(a), bytes(out)};
     try {
@@ -285,7 +273,7 @@ TEST(ReferenceOps, RunGraphChainsThroughInternalTensors) {
     std::vector<float> a{1, 2}, b{3, 4}, t(2), out(2);
     const hetero_tensor_desc d[] = {desc(HETERO_DTYPE_F32, {1, 2}), desc(HETERO_DTYPE_F32, {2}),
                                     desc(HETERO_DTYPE_F32, {1, 2}, HETERO_TENSOR_INTERNAL), desc(HETERO_DTYPE_F32, {1, 2})};
-    const hetero_node nodes[] = {node(HETERO_OP_ADD, {0, 1}, 2), node(HETERO_OP_MUL, {2, 1}, 3)};
+    const hetero_node nodes[] = {make_node(HETERO_OP_ADD, {0, 1}, 2), make_node(HETERO_OP_MUL, {2, 1}, 3)};
     const hetero_graph g{sizeof(hetero_graph), HETERO_ABI_VERSION, 4, 2, d, nodes};
     uint8_t* data[] = {bytes(a), bytes(b), bytes(t), bytes(out)};
     hetero::reference::run_graph(g, data);

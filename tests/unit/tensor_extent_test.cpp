@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "gguf_edit.hpp"
+#include "error_message.hpp"
+#include "test_data.hpp"
 
 #include <unistd.h>
 
@@ -26,18 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_model(const std::string& name) {
-    return (fs::temp_directory_path() / ("hetero_tensor_extent_" + std::to_string(::getpid()) + "_" + name + ".gguf")).string();
-}
-
-std::string open_error(const std::string& path) {
-    try {
-        GgufFile::open(path);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+std::string temp_model(const std::string& name) { return test::temp_path("tensor_extent_" + name + ".gguf").string(); }
 
 // File offset of tensor `name`'s info: its dimension count follows the name.
 uint64_t tensor_info_offset(const std::string& path, const std::string& name) {
@@ -72,7 +63,7 @@ TEST(TensorExtent, GeneratedFilesHaveNoGaps) {
     for (uint32_t dtype : {HETERO_DTYPE_F32, HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q6_K}) {
         const std::string path = temp_model("ok");
         write_random_model(path, random_model_preset("tiny-k"), dtype, 5);
-        EXPECT_EQ(open_error(path), "") << dtype;
+        EXPECT_EQ(test::gguf_open_error(path), "") << dtype;
         fs::remove(path);
     }
 }
@@ -99,7 +90,7 @@ TEST(TensorExtent, RetypedToASmallerBlockTypeIsRefused) {
         const uint64_t written_bytes = t.bytes;
         const std::string shape = "[" + std::to_string(t.ne[1]) + ", " + std::to_string(t.ne[0]) + "]";
         retype(path, c.tensor, c.claimed);
-        const std::string e = open_error(path);
+        const std::string e = test::gguf_open_error(path);
         EXPECT_NE(e.find("tensor '" + c.tensor + "' of type " + c.claimed_name + " and shape " + shape + " should hold "), std::string::npos)
             << c.tensor << ": " << (e.empty() ? "(opened)" : e);
         EXPECT_NE(e.find(std::to_string(written_bytes) + " bytes lie before " + c.next), std::string::npos) << e;
@@ -118,7 +109,7 @@ TEST(TensorExtent, FewerRowsThanWrittenIsRefused) {
     const std::string path = temp_model("rows");
     write_random_model(path, random_model_preset("tiny-k"), HETERO_DTYPE_Q4_K, 5);
     retype(path, "blk.0.attn_output.weight", 0, 255);
-    const std::string e = open_error(path);
+    const std::string e = test::gguf_open_error(path);
     EXPECT_NE(e.find("tensor 'blk.0.attn_output.weight' of type q4_K and shape [255, 256] should hold 36720 bytes, but 36864 bytes lie before"),
               std::string::npos)
         << e;

@@ -5,6 +5,7 @@
 
 #include "errors.hpp"
 #include "filters_parts.hpp"
+#include "named_table.hpp"
 
 #include <utility>
 
@@ -76,11 +77,7 @@ const std::pair<const char*, FilterFn> kFilters[] = {
 
 }  // namespace
 
-FilterFn find_filter(std::string_view name) {
-    for (const auto& [n, fn] : kFilters)
-        if (name == n) return fn;
-    return nullptr;
-}
+FilterFn find_filter(std::string_view name) { return find_by_name(kFilters, name); }
 
 bool has_filter(std::string_view name) { return find_filter(name) != nullptr; }
 

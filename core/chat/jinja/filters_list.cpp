@@ -111,28 +111,31 @@ Value f_length(Renderer&, const Value& v, CallArgs& args) {
     return Value::integer(int64_t(length(v)));
 }
 
-Value f_first(Renderer&, const Value& v, CallArgs& args) {
-    BoundArgs(args, "do_first", {});
+namespace {
+
+// The first or last item, or an undefined saying the sequence was empty.
+Value end_item(const Value& v, bool last) {
     const List items = iterate(v);
     if (items.empty()) {
         UndefinedInfo info;
-        info.hint = "No first item, sequence was empty.";
+        info.hint = std::string("No ") + (last ? "last" : "first") + " item, sequence was empty.";
         return Value::undefined(std::move(info));
     }
-    return items.front();
+    return last ? items.back() : items.front();
+}
+
+}  // namespace
+
+Value f_first(Renderer&, const Value& v, CallArgs& args) {
+    BoundArgs(args, "do_first", {});
+    return end_item(v, false);
 }
 
 Value f_last(Renderer&, const Value& v, CallArgs& args) {
     BoundArgs(args, "do_last", {});
     if (v.is_iterator()) type_error("'" + v.type_name() + "' object is not reversible");
     if (!v.is_string() && !v.is_items() && !v.is_dict() && !v.is_undefined()) type_error("'" + v.type_name() + "' object is not reversible");
-    const List items = iterate(v);
-    if (items.empty()) {
-        UndefinedInfo info;
-        info.hint = "No last item, sequence was empty.";
-        return Value::undefined(std::move(info));
-    }
-    return items.back();
+    return end_item(v, true);
 }
 
 Value f_join(Renderer& r, const Value& v, CallArgs& args) {

@@ -131,6 +131,18 @@ int compare_order(const Value& a, const Value& b, const char* op) {
     type_error(std::string("'") + op + "' not supported between instances of '" + a.type_name() + "' and '" + b.type_name() + "'");
 }
 
+// Python's // or % of two numbers: of integers exactly, else of floats;
+// ZeroDivisionError on a zero divisor.
+Value floored(const Value& a, const Value& b, bool ints, int64_t (*int_op)(int64_t, int64_t), double (*float_op)(double, double),
+              const char* float_zero_message) {
+    if (ints) {
+        if (b.as_int() == 0) throw RenderError("ZeroDivisionError", "integer division or modulo by zero");
+        return Value::integer(int_op(a.as_int(), b.as_int()));
+    }
+    if (b.as_double() == 0.0) throw RenderError("ZeroDivisionError", float_zero_message);
+    return Value::floating(float_op(a.as_double(), b.as_double()));
+}
+
 }  // namespace
 
 Value binary_op(BinaryOp op, const Value& a, const Value& b, Budget& budget) {
@@ -174,24 +186,10 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b, Budget& budget) {
         }
         unsupported("/", a, b);
     case BinaryOp::FloorDiv:
-        if (ints) {
-            if (b.as_int() == 0) throw RenderError("ZeroDivisionError", "integer division or modulo by zero");
-            return Value::integer(floor_div(a.as_int(), b.as_int()));
-        }
-        if (numbers) {
-            if (b.as_double() == 0.0) throw RenderError("ZeroDivisionError", "float floor division by zero");
-            return Value::floating(float_floor_div(a.as_double(), b.as_double()));
-        }
+        if (numbers) return floored(a, b, ints, floor_div, float_floor_div, "float floor division by zero");
         unsupported("//", a, b);
     case BinaryOp::Mod:
-        if (ints) {
-            if (b.as_int() == 0) throw RenderError("ZeroDivisionError", "integer division or modulo by zero");
-            return Value::integer(floor_mod(a.as_int(), b.as_int()));
-        }
-        if (numbers) {
-            if (b.as_double() == 0.0) throw RenderError("ZeroDivisionError", "float modulo");
-            return Value::floating(float_mod(a.as_double(), b.as_double()));
-        }
+        if (numbers) return floored(a, b, ints, floor_mod, float_mod, "float modulo");
         if (a.is_string()) return Value::string(percent_format(a.as_string(), b, budget), a.is_markup());
         unsupported("%", a, b);
     case BinaryOp::Pow:

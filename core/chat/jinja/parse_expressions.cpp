@@ -55,29 +55,22 @@ ExprPtr Parser::binary(ExprKind kind, int line, ExprPtr left, ExprPtr right) {
     return e;
 }
 
-ExprPtr Parser::parse_or() {
+// operand (KEYWORD operand)*, folded to the left.
+ExprPtr Parser::parse_keyword_chain(const char* keyword, ExprKind kind, ExprPtr (Parser::*operand)()) {
     int line = cur().line;
-    ExprPtr left = parse_and();
+    ExprPtr left = (this->*operand)();
     size_t chain = 0;
-    while (skip_name("or")) {
+    while (skip_name(keyword)) {
         check_chain(chain);
-        left = binary(ExprKind::Or, line, std::move(left), parse_and());
+        left = binary(kind, line, std::move(left), (this->*operand)());
         line = cur().line;
     }
     return left;
 }
 
-ExprPtr Parser::parse_and() {
-    int line = cur().line;
-    ExprPtr left = parse_not();
-    size_t chain = 0;
-    while (skip_name("and")) {
-        check_chain(chain);
-        left = binary(ExprKind::And, line, std::move(left), parse_not());
-        line = cur().line;
-    }
-    return left;
-}
+ExprPtr Parser::parse_or() { return parse_keyword_chain("or", ExprKind::Or, &Parser::parse_and); }
+
+ExprPtr Parser::parse_and() { return parse_keyword_chain("and", ExprKind::And, &Parser::parse_not); }
 
 ExprPtr Parser::parse_not() {
     if (is_name("not")) {

@@ -182,13 +182,19 @@ StmtPtr Parser::parse_macro() {
     next();
     s->name = expect_name();
     parse_signature(*s);
+    parse_callable_body(*s, "endmacro");
+    return s;
+}
+
+// The body of a macro or call block up to `end_tag`: outside any loop of
+// the template around it (no break or continue reaches out of it).
+void Parser::parse_callable_body(Stmt& s, const char* end_tag) {
     const int saved_loops = loop_depth_;
     loop_depth_ = 0;
-    s->bodies.push_back(parse_body({"endmacro"}));
+    s.bodies.push_back(parse_body({end_tag}));
     loop_depth_ = saved_loops;
-    expect_end_tag("endmacro");
-    note_special_names(*s);
-    return s;
+    expect_end_tag(end_tag);
+    note_special_names(s);
 }
 
 StmtPtr Parser::parse_call_block() {
@@ -198,12 +204,7 @@ StmtPtr Parser::parse_call_block() {
     ExprPtr call = parse_expression(true);
     if (call->kind != ExprKind::Call) fail("expected call", s->line);
     s->exprs.push_back(std::move(call));
-    const int saved_loops = loop_depth_;
-    loop_depth_ = 0;
-    s->bodies.push_back(parse_body({"endcall"}));
-    loop_depth_ = saved_loops;
-    expect_end_tag("endcall");
-    note_special_names(*s);
+    parse_callable_body(*s, "endcall");
     return s;
 }
 

@@ -96,6 +96,7 @@ private:
     StmtPtr parse_filter_block();
     StmtPtr parse_with();
     void note_special_names(Stmt& s);
+    void parse_callable_body(Stmt& s, const char* end_tag);
     bool is_tuple_end(const EndTags& extra) const;
     Target parse_single_target(bool with_namespace);
     Target parse_assign_target(bool with_tuple, bool name_only, EndTags extra, bool with_namespace);
@@ -107,6 +108,7 @@ private:
     ExprPtr binary(ExprKind kind, int line, ExprPtr left, ExprPtr right);
     ExprPtr parse_or();
     ExprPtr parse_and();
+    ExprPtr parse_keyword_chain(const char* keyword, ExprKind kind, ExprPtr (Parser::*operand)());
     ExprPtr parse_not();
     ExprPtr parse_compare();
     ExprPtr arith(BinaryOp op, int line, ExprPtr left, ExprPtr right);

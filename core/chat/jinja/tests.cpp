@@ -3,6 +3,7 @@
 #include "args.hpp"
 #include "filters.hpp"
 #include "format.hpp"
+#include "named_table.hpp"
 #include "operators.hpp"
 #include "renderer.hpp"
 #include "text.hpp"
@@ -57,25 +58,22 @@ bool test_iterable(Renderer&, const Value& v, CallArgs& a) {
 }
 bool test_callable(Renderer&, const Value& v, CallArgs& a) { return no_args(a, "test_callable") && (v.callable() || v.is_undefined()); }
 bool test_escaped(Renderer&, const Value& v, CallArgs& a) { return no_args(a, "test_escaped") && v.is_markup(); }
-bool test_lower(Renderer&, const Value& v, CallArgs& a) {
-    no_args(a, "test_lower");
-    const std::string s = to_str(v);
+// Python's str.islower / str.isupper: a cased character, none of the other case.
+bool all_cased(const Value& v, bool (*is_case)(char32_t), bool (*is_other_case)(char32_t)) {
     bool cased = false;
-    for (char32_t c : decode_utf8(s)) {
-        if (is_cased_upper(c)) return false;
-        if (is_cased_lower(c)) cased = true;
+    for (char32_t c : decode_utf8(to_str(v))) {
+        if (is_other_case(c)) return false;
+        if (is_case(c)) cased = true;
     }
     return cased;
 }
+bool test_lower(Renderer&, const Value& v, CallArgs& a) {
+    no_args(a, "test_lower");
+    return all_cased(v, is_cased_lower, is_cased_upper);
+}
 bool test_upper(Renderer&, const Value& v, CallArgs& a) {
     no_args(a, "test_upper");
-    const std::string s = to_str(v);
-    bool cased = false;
-    for (char32_t c : decode_utf8(s)) {
-        if (is_cased_lower(c)) return false;
-        if (is_cased_upper(c)) cased = true;
-    }
-    return cased;
+    return all_cased(v, is_cased_upper, is_cased_lower);
 }
 bool test_sameas(Renderer&, const Value& v, CallArgs& a) {
     const Value other = one_arg(a, "test_sameas", "other");
@@ -143,11 +141,7 @@ const std::pair<const char*, TestFn> kTests[] = {
 
 }  // namespace
 
-TestFn find_test(std::string_view name) {
-    for (const auto& [n, fn] : kTests)
-        if (name == n) return fn;
-    return nullptr;
-}
+TestFn find_test(std::string_view name) { return find_by_name(kTests, name); }
 
 bool has_test(std::string_view name) { return find_test(name) != nullptr; }
 

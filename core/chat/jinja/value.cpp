@@ -10,11 +10,7 @@ namespace hetero::jinja {
 
 Value::Value() : data_(std::make_shared<const UndefinedInfo>()) {}
 
-Value Value::undefined(UndefinedInfo info) {
-    Value v;
-    v.data_ = std::make_shared<const UndefinedInfo>(std::move(info));
-    return v;
-}
+Value Value::undefined(UndefinedInfo info) { return Value(Type::Undefined, std::make_shared<const UndefinedInfo>(std::move(info))); }
 
 Value Value::undefined_name(std::string name) {
     UndefinedInfo info;
@@ -22,50 +18,23 @@ Value Value::undefined_name(std::string name) {
     return undefined(std::move(info));
 }
 
-Value Value::none() {
-    Value v;
-    v.type_ = Type::None;
-    v.data_ = false;
-    return v;
-}
+Value Value::none() { return Value(Type::None, false); }
 
-Value Value::boolean(bool b) {
-    Value v;
-    v.type_ = Type::Bool;
-    v.data_ = b;
-    return v;
-}
+Value Value::boolean(bool b) { return Value(Type::Bool, b); }
 
-Value Value::integer(int64_t i) {
-    Value v;
-    v.type_ = Type::Int;
-    v.data_ = i;
-    return v;
-}
+Value Value::integer(int64_t i) { return Value(Type::Int, i); }
 
-Value Value::floating(double d) {
-    Value v;
-    v.type_ = Type::Float;
-    v.data_ = d;
-    return v;
-}
+Value Value::floating(double d) { return Value(Type::Float, d); }
 
 Value Value::string(std::string s, bool markup) {
-    Value v;
-    v.type_ = Type::String;
-    v.flag_ = markup;
-    v.data_ = std::make_shared<const std::string>(std::move(s));
-    return v;
+    return Value(Type::String, std::make_shared<const std::string>(std::move(s)), uint8_t(markup));
 }
 
 Value Value::list(List items) {
     uint32_t deepest = 0;
     for (const Value& item : items) deepest = std::max(deepest, item.nesting());
     check_nesting(deepest + 1);
-    Value v;
-    v.type_ = Type::List;
-    v.data_ = std::make_shared<const ListData>(ListData{std::move(items), deepest + 1});
-    return v;
+    return Value(Type::List, std::make_shared<const ListData>(ListData{std::move(items), deepest + 1}));
 }
 
 void check_nesting(uint32_t nesting) {
@@ -94,19 +63,9 @@ std::string undefined_message(const UndefinedInfo& info) {
     return string_repr(info.owner) + " has no attribute " + string_repr(info.name);
 }
 
-Value Value::dict(Dict d) {
-    Value v;
-    v.type_ = Type::Dict;
-    v.data_ = std::make_shared<const Dict>(std::move(d));
-    return v;
-}
+Value Value::dict(Dict d) { return Value(Type::Dict, std::make_shared<const Dict>(std::move(d))); }
 
-Value Value::object(std::shared_ptr<Object> o) {
-    Value v;
-    v.type_ = Type::Object;
-    v.data_ = std::move(o);
-    return v;
-}
+Value Value::object(std::shared_ptr<Object> o) { return Value(Type::Object, std::move(o)); }
 
 int64_t Value::as_int() const {
     if (type_ == Type::Bool) return std::get<bool>(data_) ? 1 : 0;

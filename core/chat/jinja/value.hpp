@@ -105,6 +105,9 @@ private:
         List items;
         uint32_t nesting;
     };
+    // What every factory above makes: a type, its data and its flag.
+    template <class Data>
+    Value(Type type, Data data, uint8_t flag = 0) : type_(type), flag_(flag), data_(std::move(data)) {}
 
     Type type_ = Type::Undefined;
     uint8_t flag_ = 0;  // String: 1 for Markup; List: a Seq

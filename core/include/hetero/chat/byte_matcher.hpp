@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace hetero {
 
@@ -34,5 +35,16 @@ public:
     // computed for one serves both.
     virtual std::string state_key() const = 0;
 };
+
+// feed(bytes) of a matcher of value type M: every byte fed to a copy, which
+// is kept only when all were accepted.
+template <class M>
+bool feed_all_or_nothing(M& matcher, std::string_view bytes) {
+    M trial = matcher;
+    for (char c : bytes)
+        if (!trial.feed(c)) return false;
+    matcher = std::move(trial);
+    return true;
+}
 
 }  // namespace hetero

@@ -61,6 +61,15 @@ struct LlamaHParams {
     bool layer_swa(int64_t l) const { return n_swa > 0 && size_t(l) < swa_layers.size() && swa_layers[size_t(l)]; }
 };
 
+// The sizes of a plain llama, in the order of the fields above.
+struct LlamaSizes {
+    int64_t n_vocab, n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx_train;
+};
+
+// A plain llama of these sizes: heads of n_embd / n_head, each rotated
+// whole; every other field at its default.
+LlamaHParams plain_llama_hparams(const LlamaSizes& s);
+
 struct WeightView {
     std::string name;
     uint32_t dtype = 0;          // hetero_dtype
