@@ -1,5 +1,7 @@
 // The architectures beyond llama: what the loader reads from gen-model's
 // files and the graph it builds for them.
+#include "test_data.hpp"
+
 #include <hetero/ep_api.h>
 #include <hetero/model/model.hpp>
 #include <hetero/model/random_model.hpp>
@@ -17,7 +19,7 @@ namespace hetero {
 namespace {
 
 std::string arch_file(const std::string& arch, int64_t layers = 2, uint32_t dtype = HETERO_DTYPE_F32) {
-    const std::string path = testing::TempDir() + "arch_" + std::to_string(getpid()) + "_" + arch + ".gguf";
+    const std::string path = test::removed_at_exit(test::temp_path("arch_" + arch + ".gguf").string());
     RandomModelShape s = random_model_preset("tiny");
     s.n_layer = layers;
     write_random_model(path, s, dtype, 3, arch);

@@ -5,6 +5,8 @@
 // listed in changing order, so every step binds other caches to its rows;
 // plans split over two devices (layers, and matmuls cut by rows) and several
 // architectures (biases, per-head norms, sliding windows, soft-caps) too.
+#include "test_data.hpp"
+
 #include <hetero/error.hpp>
 #include <hetero/model/random_model.hpp>
 #include <hetero/registry.hpp>
@@ -135,8 +137,8 @@ std::string model_path(const std::string& spec) {
     if (spec.rfind("random:", 0) != 0) return spec;
     const size_t colon = spec.find(':', 7);
     const std::string arch = spec.substr(7, colon - 7), dtype = spec.substr(colon + 1);
-    const std::string path = (fs::temp_directory_path() / ("hetero_batch_" + std::to_string(::getpid()) + "_" + arch + "_" + dtype + ".gguf")).string();
-    if (!fs::exists(path)) {
+    const std::string path = test::temp_path("batch_" + arch + "_" + dtype + ".gguf").string();
+    if (!fs::exists(test::removed_at_exit(path))) {
         RandomModelShape shape = random_model_preset("tiny-k");
         shape.n_vocab = 300;
         write_random_model(path, shape, dtype == "q4_0" ? HETERO_DTYPE_Q4_0 : dtype == "q8_0" ? HETERO_DTYPE_Q8_0 : HETERO_DTYPE_F32, 11, arch);

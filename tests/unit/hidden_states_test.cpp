@@ -3,6 +3,8 @@
 // output head multiplies into the logits, whatever the chunk size; they
 // leave the sequence's KV cache as a forward does; pooling and normalising
 // do what they say.
+#include "test_data.hpp"
+
 #include <hetero/chat/embedding.hpp>
 #include <hetero/error.hpp>
 #include <hetero/model/random_model.hpp>
@@ -42,8 +44,8 @@ Opened open_on_cpu(const std::string& path) {
 
 // An f32 random llama (a classifier of its own) and an f32 gemma2 (tied, embeddings scaled, post-norms).
 std::string random_f32(const std::string& arch) {
-    const std::string path = (fs::temp_directory_path() / ("hetero_hidden_" + std::to_string(::getpid()) + "_" + arch + ".gguf")).string();
-    if (!fs::exists(path)) {
+    const std::string path = test::temp_path("hidden_" + arch + ".gguf").string();
+    if (!fs::exists(test::removed_at_exit(path))) {
         RandomModelShape shape = random_model_preset("tiny");
         shape.n_vocab = 300;
         write_random_model(path, shape, HETERO_DTYPE_F32, 5, arch);

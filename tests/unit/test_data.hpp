@@ -21,6 +21,20 @@ inline std::filesystem::path temp_path(const std::string& name) {
     return std::filesystem::temp_directory_path() / ("hetero_" + std::to_string(::getpid()) + "_" + name);
 }
 
+// A scratch file that a suite writes once and its tests share, removed when
+// the test process ends (left behind, every run added megabytes to /tmp).
+inline std::string removed_at_exit(const std::string& path) {
+    static struct Files {
+        std::vector<std::string> paths;
+        ~Files() {
+            std::error_code ec;
+            for (const std::string& p : paths) std::filesystem::remove(p, ec);
+        }
+    } files;
+    files.paths.push_back(path);
+    return path;
+}
+
 // tests/data/models of the source tree.
 inline std::string models_dir() { return std::string(HETERO_TEST_DATA_DIR) + "/models"; }
 
