@@ -120,8 +120,8 @@ void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t
     const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
     // The planar kernel knows ROPE's plain frequencies only, and stores at
     // the position.
-    if (rq.op != HETERO_OP_ROPE || g.nodes[r + 2].inputs[1] != rq.inputs[1] || rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] || sv.inputs[0] != mm.y[2] || q.shape[0] != 1 ||
-        rq.iparams[0] == HETERO_ROPE_HALVES || q.shape[2] % 2 != 0)
+    if (rq.op != HETERO_OP_ROPE || g.nodes[r + 2].inputs[1] != rq.inputs[1] || rq.inputs[0] != mm.y[0] || rk.inputs[0] != mm.y[1] ||
+        sv.inputs[0] != mm.y[2] || q.shape[0] != 1 || rq.iparams[0] == HETERO_ROPE_HALVES || q.shape[2] % 2 != 0)
         return;
     for (int i = 0; i < 3; ++i)
         if (sdk::read_elsewhere(g, uses, mm.y[i], r, 4)) return;
