@@ -19,9 +19,8 @@ bool within(float x, float lo, float hi) { return x >= lo && x <= hi; }  // fals
 // has: SSE2, NEON). Over a 32k vocabulary that is 10 us against
 // max_element's 26-96 us, which were a tenth of a batched server step's host
 // time; as plain loops, or at 32 bytes on a 16-byte target, the compiler
-// kept a serial chain. A lane
-// keeps its first maximum; ties between lanes go to the lower index; the
-// tail's indices are all higher, so it must be larger.
+// kept a serial chain. A lane keeps its first maximum; ties between lanes go
+// to the lower index; the tail's indices are all higher, so it must be larger.
 size_t first_argmax(const float* v, size_t n) {
     using Floats = float __attribute__((vector_size(16)));
     using Ints = int32_t __attribute__((vector_size(16)));

@@ -13,7 +13,7 @@ ClExecutable::ClExecutable(uint32_t device_index, ClDevice& device, const Progra
                            const std::vector<sdk::BoundTensor>& constants)
     : sdk::Executable(device_index, std::move(graph)), device_(device) {
     const sdk::Graph& g = this->graph();
-    const Fusions fusions = find_fusions(g, [&](uint32_t wtype) { return matvec_tokens(mma_gemm(program, wtype)); });
+    const Fusions fusions = find_fusions(g, [&](uint32_t wtype) { return matvec_rows(program, wtype); });
     const sdk::MemoryPlan plan = sdk::plan_internal_memory(fusions.planned);
     memory_.offset = plan.offset;
     cl_int err = CL_SUCCESS;

@@ -52,9 +52,10 @@ void check_alignment(const hetero_tensor_desc& t, uint32_t id, uint64_t offset);
 
 // Whether a prefill GEMM over `wtype` weights runs on tensor cores.
 bool mma_gemm(const Program& program, uint32_t wtype);
-// Up to this many tokens (a server's batched decode step) a matmul runs on
-// the decode kernels; more run on the (tensor-core) GEMM.
-int64_t matvec_tokens(bool tensor_core_gemm);
+// Up to this many tokens (a server's batched decode step) a matmul over
+// `wtype` weights runs on the decode kernels; more run on the (tensor-core)
+// GEMM. The fusions ask it too: a norm or SwiGLU joins decode launches only.
+int64_t matvec_rows(const Program& program, uint32_t wtype);
 
 // Bytes of x16, the f16 copy of x the tensor-core GEMMs read (0: none runs).
 uint64_t x16_bytes(const sdk::Graph& g, const Fusions& fusions, const Program& program);

@@ -26,13 +26,13 @@ constexpr size_t kPqYField[3] = {offsetof(PlanarParams, y0off), offsetof(PlanarP
 // tokens: up to 32 tokens the decode kernels were as fast or faster (H200,
 // 1.1B Q4_0, steps of 12 / 16 / 32 sequences: 2,820 / 3,015 / 3,273 tok/s
 // against 1,525 / 1,927 / 3,291). HETERO_CL_MATVEC_TOKENS=N (1..64) sets it.
-int64_t matvec_tokens(bool tensor_core_gemm) {
+int64_t matvec_rows(const Program& program, uint32_t wtype) {
     static const long given = [] {
         const char* e = std::getenv("HETERO_CL_MATVEC_TOKENS");
         const long v = e && *e ? std::strtol(e, nullptr, 10) : 0;
         return v >= 1 && v <= 64 ? v : 0L;
     }();
-    return given ? int64_t(given) : tensor_core_gemm ? 32 : 8;
+    return given ? int64_t(given) : mma_gemm(program, wtype) ? 32 : 8;
 }
 
 bool mma_gemm(const Program& program, uint32_t wtype) {
@@ -59,8 +59,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const hetero_tensor_desc& x = T[size_t(mm.x)];
     const uint32_t wtype = T[size_t(mm.w[0])].dtype;
     const int64_t N = x.shape[0], K = sdk::row_width(x);
-    const bool tensor_core_gemm = mma_gemm(program_, wtype);
-    const bool matvec = N <= matvec_tokens(tensor_core_gemm);
+    const bool matvec = N <= matvec_rows(program_, wtype);
     const bool norm = mm.norm_weight >= 0;
     // A norm-fused launch normalises x once per work-group: 8 rows a group
     // amortise that better than 4 (H100, Q4_0: Q/K/V 21.2 -> 17.5 us).
@@ -81,7 +80,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name);
     // Quantized prefill GEMMs run on tensor cores where the program has them,
     // reading x as f16 from x16.
-    const bool mma = !matvec && tensor_core_gemm;
+    const bool mma = !matvec && mma_gemm(program_, wtype);
     // Q6_K on tensor cores reads the 16-byte aligned copy the decode kernels
     // read (made here if prefill comes first), where there is room for one.
     const std::vector<std::shared_ptr<const PlanarWeights>> aligned =
