@@ -69,7 +69,6 @@ uint64_t host_cache_bytes() {
     return best;
 }
 
-
 // The probe model on disk for as long as the probe runs.
 struct ProbeFile {
     std::string path;
@@ -248,7 +247,8 @@ DeviceCalibration calibrate_device(const DeviceRef& device, uint32_t dtype) {
     for (const auto& [name, w] : model.weights)
         if (name.rfind("blk.", 0) == 0) layer_bytes += w.bytes;
     const bool on_host = device.props.kind == HETERO_DEVICE_CPU || (device.props.flags & HETERO_DEVICE_FLAG_UNIFIED_MEMORY);
-    const int32_t decode_layers = decode_probe_layers(on_host, layer_bytes, host_cache_bytes());
+    const uint64_t cache_bytes = host_cache_bytes();
+    const int32_t decode_layers = decode_probe_layers(on_host, layer_bytes, cache_bytes);
     const std::vector<DeviceRef> devices{device};
     PriorCostModel prior(devices);
     SessionFitOptions fo;
@@ -277,7 +277,7 @@ DeviceCalibration calibrate_device(const DeviceRef& device, uint32_t dtype) {
             c.fit = measure_session_fit(device, load_model(deep_file.path), prior, prior.launch_seconds(0), decode, advance);
             for (const SessionFitPoint& p : measure_session_fit(device, model, prior, prior.launch_seconds(0), prompts, advance))
                 c.fit.push_back(p);
-            c.note = fmt::format("decode measured over {} layers (the host's caches hold {} MiB)", decode_layers, host_cache_bytes() >> 20);
+            c.note = fmt::format("decode measured over {} layers (the host's caches hold {} MiB)", decode_layers, cache_bytes >> 20);
         }
     } catch (const Error& e) {
         // A device that cannot run a whole layer (an NPU taking matmuls only)
