@@ -65,7 +65,8 @@ struct HeadShape {
 // With `q_output` the rotated q is a graph output, so every value the head
 // writes is checked element by element (through attention a wrong q can
 // hide in the bound).
-AttentionHead add_attention_head(CaseBuilder& b, uint32_t w, uint32_t cache, const HeadShape& sh, bool q_output) {
+// With `bias` the projections carry biases, as Qwen2's do.
+AttentionHead add_attention_head(CaseBuilder& b, uint32_t w, uint32_t cache, const HeadShape& sh, bool q_output, bool bias = false) {
     const int64_t dm = sh.h * sh.hd, dkv = sh.kv * sh.hd;
     Rng rng(b.get().seed);
     AttentionHead a{};
@@ -84,9 +85,15 @@ AttentionHead add_attention_head(CaseBuilder& b, uint32_t w, uint32_t cache, con
     a.qr = q_output ? b.output("q_rope", F32, {sh.n, sh.h, sh.hd}) : b.tensor("q_rope", F32, I, {sh.n, sh.h, sh.hd});
     const int32_t kr = b.tensor("k_rope", F32, I, {sh.n, sh.kv, sh.hd});
     b.node(HETERO_OP_RMSNORM, {a.x, norm_w}, xn).fparams[0] = 1e-6f;
-    b.node(HETERO_OP_MATMUL, {xn, wq}, q);
-    b.node(HETERO_OP_MATMUL, {xn, wk}, k);
-    b.node(HETERO_OP_MATMUL, {xn, wv}, v);
+    if (bias) {
+        b.node(HETERO_OP_MATMUL, {xn, wq, b.tensor("attn.q.bias", F32, C, {dm}, uniform(-1, 1))}, q);
+        b.node(HETERO_OP_MATMUL, {xn, wk, b.tensor("attn.k.bias", F32, C, {dkv}, uniform(-1, 1))}, k);
+        b.node(HETERO_OP_MATMUL, {xn, wv, b.tensor("attn.v.bias", F32, C, {dkv}, uniform(-1, 1))}, v);
+    } else {
+        b.node(HETERO_OP_MATMUL, {xn, wq}, q);
+        b.node(HETERO_OP_MATMUL, {xn, wk}, k);
+        b.node(HETERO_OP_MATMUL, {xn, wv}, v);
+    }
     for (auto [src, dst] : {std::pair{q, a.qr}, std::pair{k, kr}}) {
         hetero_node& r = b.node(HETERO_OP_ROPE, {src, a.pos}, dst);
         r.fparams[0] = 10000.f;
@@ -140,6 +147,29 @@ void qkv_rope_store_cases(std::vector<Case>& out) {
             for (const HeadShape& sh : shapes) {
                 CaseBuilder b(head_name("qkv_rope_store", w, cache, sh) + "_rot" + s(sh.rot));
                 add_attention_head(b, w, cache, sh, true);
+                out.push_back(b.done());
+            }
+}
+
+// The decode head with Q/K/V biases (Qwen2): one token (the fused
+// projection-rope-store kernel where the biases share a buffer, packed
+// cases; a launch per projection where they do not), a batched step of 4
+// (grouped decode kernels, rope apart), interleaved and half rotation, and a
+// prefill-sized head (GEMMs with a bias each).
+void qkv_bias_cases(std::vector<Case>& out) {
+    const HeadShape shapes[] = {{1, 4, 2, 32, 17, HETERO_ROPE_ADJACENT, 0},
+                                {1, 14, 2, 64, 9, HETERO_ROPE_ADJACENT, 0},
+                                {1, 8, 4, 32, 17, HETERO_ROPE_ADJACENT, 0},
+                                {1, 4, 1, 32, 9, HETERO_ROPE_HALVES, 0},
+                                {4, 8, 2, 32, 20, HETERO_ROPE_ADJACENT, 0},
+                                {19, 4, 2, 32, 40, HETERO_ROPE_HALVES, 0}};
+    for (uint32_t w : {HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_Q5_0})
+        for (const HeadShape& sh : shapes)
+            for (bool packed : {true, false}) {
+                if ((sh.h * sh.hd) % sdk::block_elems(w) != 0) continue;  // rows of x are whole blocks
+                CaseBuilder b(head_name("qkv_bias_rope_store", w, HETERO_DTYPE_F16, sh) + (packed ? "_packed" : ""));
+                add_attention_head(b, w, HETERO_DTYPE_F16, sh, true, true);
+                b.get().packed = packed;
                 out.push_back(b.done());
             }
 }
@@ -245,6 +275,7 @@ void add_graph_cases(std::vector<Case>& out) {
     ffn_cases(out);
     attention_block_cases(out);
     qkv_rope_store_cases(out);
+    qkv_bias_cases(out);
     store_then_attend_cases(out);
     embed_to_probs_cases(out);
     quant_graph_cases(out);

@@ -295,7 +295,7 @@ inline void pq_quantize_x(global const float* xg, global const float* nw, float 
 // enqueues. Buffers cannot be struct members, so they stay arguments.
 // Mirrored by PlanarParams in cl_executable.cpp.
 typedef struct {
-    ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff;
+    ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff, b1off, b2off;
     int M0, M1, M2, has_bias, K, Hd, rot, C, cache_f16, node;
     float eps, base;
 } PlanarParams;
@@ -316,13 +316,23 @@ typedef struct {
 #define PQ_X_GLOBAL red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), 0, 0.f, K, red);
 #define PQ_X_NORMED red = pq_align(red); pq_quantize_x(CPTR(float, xb, xoff), CPTR(float, nwb, prm.nwoff), prm.eps, K, red);
 
-// This group's tile of PQ_ROWS rows, counted across the matrices.
+// This group's tile of PQ_ROWS rows, counted across the matrices; `mat` is
+// the tile's matrix.
 #define PLANAR_SELECT_TILE                                                               \
     const int lane = get_local_id(0) & (PQ_LANES - 1);                                   \
     int tile = get_group_id(0) * (get_local_size(0) / PQ_LANES) + get_local_id(0) / PQ_LANES; \
-    SELECT_MATRIX(tile, (M0 + PQ_ROWS - 1) / PQ_ROWS, (M1 + PQ_ROWS - 1) / PQ_ROWS)      \
+    const int tiles0 = (M0 + PQ_ROWS - 1) / PQ_ROWS, tiles1 = (M1 + PQ_ROWS - 1) / PQ_ROWS; \
+    const int mat = tile < tiles0 ? 0 : tile < tiles0 + tiles1 ? 1 : 2;                  \
+    SELECT_MATRIX(tile, tiles0, tiles1)                                                  \
     const int nb = K / QK;                                                               \
     const int row0 = tile * PQ_ROWS;
+
+// What is added to row `row` of the tile's matrix: has_bias 1 (a MATMUL's
+// bias) and 2 (a fused residual) to matrix 0, 3 a bias per matrix (a Q/K/V
+// group with biases, all in bb).
+#define PQ_BIAS(row)                                                                     \
+    (has_bias == 3 ? CPTR(float, bb, mat == 0 ? boff : mat == 1 ? prm.b1off : prm.b2off)[row] \
+                   : has_bias && first ? CPTR(float, bb, boff)[row] : 0.f)
 
 #define MATVEC_PLANAR_KERNEL(NAME, Q, QB, EXTRA_ARGS, X_SETUP)                           \
     kernel void NAME(PQ_ARGS EXTRA_ARGS) {                                               \
@@ -335,7 +345,7 @@ typedef struct {
         LANES_REDUCE(acc, PQ_ROWS)                                                       \
         if (lane == 0)                                                                   \
             for (int r = 0; r < PQ_ROWS && row0 + r < M; ++r)                            \
-                y[row0 + r] = acc[r] + (has_bias && first ? CPTR(float, bb, boff)[row0 + r] : 0.f); \
+                y[row0 + r] = acc[r] + PQ_BIAS(row0 + r);                                \
     }
 
 // Gate (matrix 0) and up (matrix 1) rows of one tile, writing silu(gate) * up.
@@ -375,7 +385,6 @@ typedef struct {
         const int Hd = prm.Hd, rot = prm.rot, C = prm.C, cache_f16 = prm.cache_f16;      \
         const float base = prm.base;                                                     \
         PLANAR_SELECT_TILE                                                               \
-        const int mat = first ? 0 : y == PTR(float, y1b, y1off) ? 1 : 2;                 \
         PQ_X_NORMED                                                                      \
         float acc[PQ_ROWS] = {0.f, 0.f};                                                 \
         if (row0 < M) Q##_ROWS(Q, QB, w, w, M, acc, 1)                                   \
@@ -383,7 +392,7 @@ typedef struct {
         if (lane == 0 && row0 < M) {                                                     \
             const int p = CPTR(int, pb, prm.poff)[0];                                    \
             const int d = row0 % Hd;                                                     \
-            float2 v = (float2)(acc[0], acc[1]);                                         \
+            float2 v = (float2)(acc[0] + PQ_BIAS(row0), acc[1] + PQ_BIAS(row0 + 1));     \
             if (mat < 2 && d < rot) v = rope_pair(v.x, v.y, (float)p, d / 2, rot, base); \
             if (mat == 0) {                                                              \
                 y[row0] = v.x;                                                           \

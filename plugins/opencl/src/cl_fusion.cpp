@@ -44,9 +44,11 @@ bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32
 constexpr int64_t kNormFusionMaxWidth = 4096;
 
 // A MATMUL that may share a launch with its neighbours: quantized weights,
-// no bias, an internal product.
-bool groupable(const sdk::Graph& g, const hetero_node& n) {
-    return n.op == HETERO_OP_MATMUL && n.n_inputs == 2 && fused_weight_type(g.tensors[size_t(n.inputs[1])].dtype) &&
+// an internal product, and a bias only where `with_bias` (decode launches,
+// whose kernels add one per matrix; then every MATMUL of the group has one).
+bool groupable(const sdk::Graph& g, const hetero_node& n, bool with_bias) {
+    const bool bias_ok = with_bias ? n.n_inputs == 3 && g.tensors[size_t(n.inputs[2])].dtype == HETERO_DTYPE_F32 : n.n_inputs == 2;
+    return n.op == HETERO_OP_MATMUL && bias_ok && fused_weight_type(g.tensors[size_t(n.inputs[1])].dtype) &&
            g.tensors[size_t(n.output)].kind == HETERO_TENSOR_INTERNAL;
 }
 
@@ -58,10 +60,11 @@ size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::Resid
     const size_t nn = g.nodes.size();
     const hetero_node& node = g.nodes[n];
     MatmulLaunch& mm = f.matmul[n];
+    const bool with_bias = node.n_inputs == 3;
     size_t len = 1;
     while (len < 3 && n + len < nn) {
         const hetero_node& next = g.nodes[n + len];
-        if (!groupable(g, next) || next.inputs[0] != node.inputs[0] || residual[n + len].residual >= 0 ||
+        if (!groupable(g, next, with_bias) || next.inputs[0] != node.inputs[0] || residual[n + len].residual >= 0 ||
             T[size_t(next.inputs[1])].dtype != T[size_t(node.inputs[1])].dtype)
             break;
         ++len;
@@ -72,6 +75,12 @@ size_t group_matmuls(const sdk::Graph& g, size_t n, const std::vector<sdk::Resid
         mm.w[i] = g.nodes[n + i].inputs[1];
         mm.y[i] = g.nodes[n + i].output;
         f.absorbed[n + i] = true;
+    }
+    if (with_bias) {
+        mm.bias_mode = 3;
+        mm.bias = -1;
+        for (size_t i = 0; i < len; ++i) mm.biases[i] = g.nodes[n + i].inputs[2];
+        return len;  // Q/K/V: no SwiGLU follows
     }
     // gate/up + SWIGLU on the decode kernels: one kernel writes silu(gate) * up.
     if (len != 2 || n + 2 >= nn || !decode) return len;
@@ -96,7 +105,7 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
     MatmulLaunch& mm = f.matmul[n];
     if (n == 0 || f.absorbed[n - 1] || !decode) return;
     const hetero_node& norm = g.nodes[n - 1];
-    if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || mm.bias_mode != 0) return;
+    if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || (mm.bias_mode != 0 && mm.bias_mode != 3)) return;
     const auto& T = g.tensors;
     const hetero_tensor_desc &x = T[size_t(norm.inputs[0])], &w = T[size_t(norm.inputs[1])], &y = T[size_t(norm.output)];
     if (y.kind != HETERO_TENSOR_INTERNAL || x.dtype != HETERO_DTYPE_F32 || w.dtype != HETERO_DTYPE_F32 ||
@@ -115,7 +124,7 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
 void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses, Fusions& f) {
     MatmulLaunch& mm = f.matmul[n];
     const size_t r = n + 3;
-    if (mm.count != 3 || mm.norm_weight < 0 || mm.bias_mode != 0 || r >= g.nodes.size() || !f.rope_store[r]) return;
+    if (mm.count != 3 || mm.norm_weight < 0 || (mm.bias_mode != 0 && mm.bias_mode != 3) || r >= g.nodes.size() || !f.rope_store[r]) return;
     const hetero_node &rq = g.nodes[r], &rk = g.nodes[r + 1], &sv = g.nodes[r + 3];
     const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
     // The planar kernel knows ROPE's plain frequencies only, and stores at
@@ -170,8 +179,8 @@ Fusions find_fusions(const sdk::Graph& g, const MatvecRows& matvec_rows) {
             f.absorbed[n + 1] = true;
             continue;
         }
-        if (!groupable(g, node)) continue;
         const bool decode = g.tensors[size_t(mm.x)].shape[0] <= matvec_rows(g.tensors[size_t(mm.w[0])].dtype);
+        if (!groupable(g, node, decode && node.n_inputs == 3)) continue;
         const size_t len = group_matmuls(g, n, residual, uses, decode, f);
         fuse_norm_before(g, n, len + (mm.swiglu ? 1 : 0), uses, decode, f);
     }

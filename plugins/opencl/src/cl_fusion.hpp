@@ -25,7 +25,11 @@ struct MatmulLaunch {
     int32_t w[3] = {-1, -1, -1};
     int32_t y[3] = {-1, -1, -1};  // outputs; with `swiglu`, y[0] is the SWIGLU's
     int32_t bias = -1;
-    int bias_mode = 0;  // 1: the MATMUL's bias [M]; 2: a fused residual [N, M]
+    // 1: the MATMUL's bias [M]; 2: a fused residual [N, M]; 3: each matrix
+    // its own bias [M_i], in `biases` (a decode Q/K/V group with biases, as
+    // Qwen2's attention has).
+    int bias_mode = 0;
+    int32_t biases[3] = {-1, -1, -1};
     bool swiglu = false;
     int32_t norm_weight = -1;  // >= 0: x is the input of an RMSNORM the launch runs first
     float norm_eps = 0.f;

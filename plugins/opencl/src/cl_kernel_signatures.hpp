@@ -76,11 +76,11 @@ using StageXF16Params = KernelParams<Buffer /*x*/, Pointer /*y*/, cl_ulong /*n4*
 
 // The scalars of a planar launch (PlanarParams in kernels/matvec_planar.cl).
 struct PlanarParams {
-    cl_ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff;
+    cl_ulong xoff, w0off, y0off, w1off, y1off, w2off, y2off, boff, nwoff, poff, b1off, b2off;
     cl_int M0, M1, M2, has_bias, K, Hd, rot, C, cache_f16, node;
     cl_float eps, base;
 };
-static_assert(sizeof(PlanarParams) == 128, "PlanarParams must match the kernels' layout");
+static_assert(sizeof(PlanarParams) == 144, "PlanarParams must match the kernels' layout");
 // PQ_ARGS of kernels/matvec_planar.cl: buffers x, (w, y) per matrix, bias,
 // then the struct and local memory; the norm_ kernels add PlanarNormTail,
 // the rope_ ones PlanarRopeTail after it.

@@ -105,6 +105,8 @@ private:
 
     // cl_matmul.cpp
     void add_matmul(const MatmulLaunch& mm);
+    bool biases_share_a_buffer(const MatmulLaunch& mm) const;
+    void add_matmuls_apart(const MatmulLaunch& mm);
     // The decode launch of the planar kernels (its argument layout is theirs):
     // over the planar copies, or with none over the weights in place (Q4_0 /
     // Q8_0 rewritten planar, Q4_K / Q5_K as they are).

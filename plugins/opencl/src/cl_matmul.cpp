@@ -77,6 +77,7 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     const bool rope = mm.rope_node >= 0 && (!planar.empty() || in_place);
     if (fused_weight_type(wtype) && matvec)  // matvec_[swiglu_][norm_][planar_][rope_]<type>
         name = quant_matvec_kernel(wtype, mm.swiglu, norm, !planar.empty() || in_place, rope);
+    if (mm.bias_mode == 3 && ((planar.empty() && !in_place) || !biases_share_a_buffer(mm))) return add_matmuls_apart(mm);
     if (!planar.empty() || in_place) return add_planar_matvec(mm, planar, name);
     // Quantized prefill GEMMs run on tensor cores where the program has them,
     // reading x as f16 from x16.
@@ -143,6 +144,36 @@ void Lowering::add_matmul(const MatmulLaunch& mm) {
     if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node));
 }
 
+// The planar kernels read a group's biases from one buffer (bb) at three
+// offsets: the model's constants, where they share one.
+bool Lowering::biases_share_a_buffer(const MatmulLaunch& mm) const {
+    const BufferAt first = at(mm.biases[0]);
+    for (int i = 0; i < mm.count; ++i) {
+        const BufferAt b = at(mm.biases[i]);
+        if (b.bound >= 0 || b.mem != first.mem) return false;
+    }
+    return true;
+}
+
+// A group with a bias per matrix where no kernel takes it: one launch per
+// matrix (each normalising x itself where the group had a fused RMSNORM),
+// then the rope_store group.
+void Lowering::add_matmuls_apart(const MatmulLaunch& mm) {
+    for (int i = 0; i < mm.count; ++i) {
+        MatmulLaunch one;
+        one.count = 1;
+        one.x = mm.x;
+        one.w[0] = mm.w[i];
+        one.y[0] = mm.y[i];
+        one.bias = mm.biases[i];
+        one.bias_mode = 1;
+        one.norm_weight = mm.norm_weight;
+        one.norm_eps = mm.norm_eps;
+        add_matmul(one);
+    }
+    if (mm.rope_node >= 0) add_rope_store(uint32_t(mm.rope_node));
+}
+
 void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::shared_ptr<const PlanarWeights>>& planar,
                                  const std::string& name) {
     const auto& T = graph_.tensors;
@@ -183,6 +214,14 @@ void Lowering::add_planar_matvec(const MatmulLaunch& mm, const std::vector<std::
     if (mm.bias >= 0) {
         bias = place(mm.bias, offsetof(PlanarParams, boff));
         inputs.push_back(mm.bias);
+    }
+    if (mm.bias_mode == 3) {  // one buffer (biases_share_a_buffer), an offset per matrix
+        constexpr size_t kField[3] = {offsetof(PlanarParams, boff), offsetof(PlanarParams, b1off), offsetof(PlanarParams, b2off)};
+        for (int i = 0; i < mm.count; ++i) {
+            const PointerAt b = place(mm.biases[i], kField[i]);
+            if (i == 0) bias = b;
+            inputs.push_back(mm.biases[i]);
+        }
     }
     p.has_bias = mm.bias_mode;
     p.K = cl_int(K);
