@@ -1,12 +1,15 @@
 // Matmuls over GGUF's other block types (dtypes.cl's quads: Q4_1, Q5_0,
 // Q5_1, IQ4_NL, Q2_K, Q3_K), with the weights dequantized quad by quad as
-// they are read. No fusions: the decode matvec (matvec.cl's MATVEC_KERNEL)
-// and the prefill GEMM (gemm.cl's GEMM_KERNEL; gemm_mma.cl's on tensor cores).
+// they are read: the decode matvec (matvec.cl's MATVEC_KERNEL, also grouped
+// with the RMSNORM before it and the SwiGLU after a gate/up pair, as
+// llama-quantize's fallbacks for widths that are not multiples of 256 sit
+// where Q4_K would) and the prefill GEMM (gemm.cl's GEMM_KERNEL; gemm_mma.cl's
+// on tensor cores).
 
-// This lane's share of row . x: lanes take neighbouring quads (neighbouring
-// bytes), four in flight a step.
-#define QUAD_DOT(NAME, QUAD)                                                              \
-    inline float NAME(global const uchar* wrow, global const float* x, int K, int lane, int lanes) { \
+// This lane's share of row . x (x in address space AS): lanes take
+// neighbouring quads (neighbouring bytes), four in flight a step.
+#define QUAD_DOT(NAME, QUAD, AS)                                                          \
+    inline float NAME(global const uchar* wrow, AS const float* x, int K, int lane, int lanes) { \
         const int quads = K / 4;                                                          \
         float acc = 0.f;                                                                  \
         int v = lane;                                                                     \
@@ -51,8 +54,12 @@ inline void gemm_put_w_quads(const uint* r, local float* Bs) {
 // matvec, GEMM fetch and GEMM.
 #define OTHER_QUANT_KERNELS(T, BYTES, ELEMS)                                                   \
     inline ulong row_bytes_##T(int K) { return (ulong)(K / (ELEMS)) * (BYTES); }             \
-    QUAD_DOT(dot_##T, quad_##T)                                                                \
+    QUAD_DOT(dot_##T, quad_##T, global)                                                        \
+    QUAD_DOT(dot_##T##_l, quad_##T, local)                                                     \
     MATVEC_KERNEL(matvec_##T, dot_##T, row_bytes_##T, , X_GLOBAL)                             \
+    MATVEC_KERNEL(matvec_norm_##T, dot_##T##_l, row_bytes_##T, NORM_ARGS, X_NORMED)           \
+    MATVEC_SWIGLU_KERNEL(matvec_swiglu_##T, dot_##T, row_bytes_##T, , X_GLOBAL)               \
+    MATVEC_SWIGLU_KERNEL(matvec_swiglu_norm_##T, dot_##T##_l, row_bytes_##T, NORM_ARGS, X_NORMED) \
     QUAD_FETCH(gemm_fetch_w_##T, quad_##T, row_bytes_##T, GEMM_QR, GEMM_BM, GEMM_WG)          \
     GEMM_KERNEL(gemm_##T, gemm_fetch_w_##T, gemm_put_w_quads, 4 * GEMM_QR)
 

@@ -55,20 +55,25 @@ struct DeviceInfo {
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
-// Weight dtypes with the full family of quantized kernels: fused decode
-// matvecs (norm, SwiGLU, grouped Q/K/V) and tensor-core GEMMs. GGUF's other
-// block types (kernels/quant_other.cl) have a plain matvec and GEMM.
-inline bool fused_weight_type(uint32_t dtype) {
-    return dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K ||
-           dtype == HETERO_DTYPE_Q6_K;
+// GGUF's other block types (kernels/quant_other.cl: dequantized quad by
+// quad), llama-quantize's fallbacks among them.
+inline bool other_quant_type(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 || dtype == HETERO_DTYPE_Q5_1 || dtype == HETERO_DTYPE_IQ4_NL ||
+           dtype == HETERO_DTYPE_Q2_K || dtype == HETERO_DTYPE_Q3_K;
 }
 
-// Weight dtypes with a tensor-core GEMM (gemm_mma_*): those above and GGUF's
-// other block types.
-inline bool mma_weight_type(uint32_t dtype) {
-    return fused_weight_type(dtype) || dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 || dtype == HETERO_DTYPE_Q5_1 ||
-           dtype == HETERO_DTYPE_IQ4_NL || dtype == HETERO_DTYPE_Q2_K || dtype == HETERO_DTYPE_Q3_K;
+// Weight dtypes whose decode matvecs fuse (the RMSNORM before, the SwiGLU
+// after a gate/up pair, Q/K/V grouped into one launch) and that have
+// tensor-core GEMMs. Q4_0, Q8_0 and the K-quants also have planar decode
+// kernels (the rope_store fused too); the other types run the fusions on
+// their plain matvec.
+inline bool fused_weight_type(uint32_t dtype) {
+    return dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_K || dtype == HETERO_DTYPE_Q5_K ||
+           dtype == HETERO_DTYPE_Q6_K || other_quant_type(dtype);
 }
+
+// Weight dtypes with a tensor-core GEMM (gemm_mma_*).
+inline bool mma_weight_type(uint32_t dtype) { return fused_weight_type(dtype); }
 
 // Tiling of the tensor-core GEMMs (kernels/gemm_mma.cl; passed to them as
 // MMA_WARPS_N/M and MMA_FRAGS_N/M): a work-group of warps_n x warps_m warps,

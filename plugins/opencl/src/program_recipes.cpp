@@ -76,7 +76,10 @@ constexpr const char* kKernelNames[] = {
     "unpack_planar_q4_0", "unpack_planar_q8_0",
     // GGUF's other block types (kernels/quant_other.cl)
     "matvec_q4_1", "matvec_q5_0", "matvec_q5_1", "matvec_iq4_nl", "matvec_q2_k", "matvec_q3_k", "gemm_q4_1", "gemm_q5_0",
-    "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k"};
+    "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k", "matvec_norm_q4_1", "matvec_norm_q5_0", "matvec_norm_q5_1",
+    "matvec_norm_iq4_nl", "matvec_norm_q2_k", "matvec_norm_q3_k", "matvec_swiglu_q4_1", "matvec_swiglu_q5_0", "matvec_swiglu_q5_1",
+    "matvec_swiglu_iq4_nl", "matvec_swiglu_q2_k", "matvec_swiglu_q3_k", "matvec_swiglu_norm_q4_1", "matvec_swiglu_norm_q5_0",
+    "matvec_swiglu_norm_q5_1", "matvec_swiglu_norm_iq4_nl", "matvec_swiglu_norm_q2_k", "matvec_swiglu_norm_q3_k"};
 // Only in base programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
