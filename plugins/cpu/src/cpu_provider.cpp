@@ -132,7 +132,7 @@ private:
         return int(sdk::option_int(options, "threads", sdk::host_cores(), 1, 1024));
     }
 
-    // Repacks the constant Q4_0/Q8_0/Q5_0/Q4_K/Q6_K weights of matmuls for the packed
+    // Repacks the constant Q4_0/Q8_0/Q5_0/IQ4_NL/Q4_K/Q6_K weights of matmuls for the packed
     // kernels when this ISA has them (cuts the per-block work several times).
     void pack_constant_weights(CpuExecutable& exe, const std::vector<sdk::BoundTensor>& constants) {
         const auto& tensors = exe.graph().tensors;

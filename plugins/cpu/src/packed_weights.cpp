@@ -25,22 +25,27 @@ void pack_group_block(const uint8_t* const* rows, uint64_t quant_bytes, bool off
         }
 }
 
-// One Q8_0 group block from 16 rows' Q5_0 blocks. Q5_0's values, q - 16 in
-// [-16, 15], are int8 as Q8_0 holds them and its scale is Q8_0's, so the
-// packed Q8_0 kernels run Q5_0 weights exactly (streaming 34 bytes a block
-// instead of 22, at the packed kernels' rate instead of the generic tile's).
-void pack_q5_0_group_block(const uint8_t* const* rows, uint8_t* out) {
+// One Q8_0 group block from 16 rows' Q5_0 or IQ4_NL blocks. Their values
+// (Q5_0's q - 16 in [-16, 15], IQ4_NL's levels in [-127, 113]) are int8 as
+// Q8_0 holds them, times the block's f16 scale as Q8_0's, so the packed Q8_0
+// kernels run them exactly (streaming 34 bytes a block instead of 22 or 18,
+// at the packed kernels' rate instead of the generic tile's).
+void pack_as_q8_group_block(const uint8_t* const* rows, uint32_t dtype, uint8_t* out) {
     sdk::BlockQ8_0 q8[kPackRows];
     const uint8_t* q8_rows[kPackRows];
     for (int64_t r = 0; r < kPackRows; ++r) {
-        sdk::BlockQ5_0 b;
-        std::memcpy(&b, rows[r], sizeof b);
-        uint32_t qh;
-        std::memcpy(&qh, b.qh, sizeof qh);
-        q8[r].d = b.d;
-        for (int j = 0; j < 16; ++j) {
-            q8[r].qs[j] = int8_t(int((b.qs[j] & 0x0f) | ((qh >> j) & 1) << 4) - 16);
-            q8[r].qs[j + 16] = int8_t(int((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - 16);
+        std::memcpy(&q8[r].d, rows[r], 2);  // both formats start with the f16 scale
+        if (dtype == HETERO_DTYPE_Q5_0) {
+            sdk::BlockQ5_0 b;
+            std::memcpy(&b, rows[r], sizeof b);
+            for (int e = 0; e < 32; ++e) q8[r].qs[e] = int8_t(sdk::q5_value(b.qs, b.qh, e) - 16);
+        } else {
+            sdk::BlockIQ4_NL b;
+            std::memcpy(&b, rows[r], sizeof b);
+            for (int j = 0; j < 16; ++j) {
+                q8[r].qs[j] = sdk::kIQ4NLValues[b.qs[j] & 0x0f];
+                q8[r].qs[j + 16] = sdk::kIQ4NLValues[b.qs[j] >> 4];
+            }
         }
         q8_rows[r] = reinterpret_cast<const uint8_t*>(&q8[r]);
     }
@@ -112,16 +117,16 @@ void release_source_pages(const uint8_t* src, uint64_t bytes) {
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, uint32_t dtype, int64_t m, int64_t k, ThreadPool& pool) {
     const int64_t rows = m / kPackRows * kPackRows;
     if (rows == 0) return nullptr;
-    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q5_0 && dtype != HETERO_DTYPE_Q4_K &&
-        dtype != HETERO_DTYPE_Q6_K)
+    if (dtype != HETERO_DTYPE_Q4_0 && dtype != HETERO_DTYPE_Q8_0 && dtype != HETERO_DTYPE_Q5_0 && dtype != HETERO_DTYPE_IQ4_NL &&
+        dtype != HETERO_DTYPE_Q4_K && dtype != HETERO_DTYPE_Q6_K)
         sdk::fail(HETERO_ERR_INTERNAL, "cpu: packing an unsupported dtype");
     std::lock_guard<std::mutex> lock(mutex_);
     const Key key{src, dtype, m, k};
     if (auto it = entries_.find(key); it != entries_.end())
         if (auto live = it->second.lock()) return live;
 
-    const bool q5 = dtype == HETERO_DTYPE_Q5_0, q8 = dtype == HETERO_DTYPE_Q8_0 || q5, q4k = dtype == HETERO_DTYPE_Q4_K,
-               q6k = dtype == HETERO_DTYPE_Q6_K;
+    const bool as_q8 = dtype == HETERO_DTYPE_Q5_0 || dtype == HETERO_DTYPE_IQ4_NL;  // packed into the Q8_0 layout
+    const bool q8 = dtype == HETERO_DTYPE_Q8_0 || as_q8, q4k = dtype == HETERO_DTYPE_Q4_K, q6k = dtype == HETERO_DTYPE_Q6_K;
     const int64_t block_elems = q4k || q6k ? sdk::kKBlock : sdk::kQBlock;
     const uint64_t block_bytes = sdk::row_bytes(dtype, block_elems), quant_bytes = block_bytes - 2;
     const uint64_t group_block = q4k ? kPackGroupBlockQ4K : q6k ? kPackGroupBlockQ6K : q8 ? kPackGroupBlockQ8 : kPackGroupBlockQ4;
@@ -140,7 +145,7 @@ std::shared_ptr<const PackedWeights> PackedWeightCache::get(const uint8_t* src, 
             uint8_t* out = dst + (uint64_t(g) * uint64_t(nb) + uint64_t(b)) * group_block;
             if (q4k) pack_q4k_group_block(row_ptr, out);
             else if (q6k) pack_q6k_group_block(row_ptr, out);
-            else if (q5) pack_q5_0_group_block(row_ptr, out);
+            else if (as_q8) pack_as_q8_group_block(row_ptr, dtype, out);
             else pack_group_block(row_ptr, quant_bytes, q8, out);
         }
     });

@@ -1,4 +1,4 @@
-// Constant Q4_0/Q8_0/Q5_0/Q4_K/Q6_K matmul weights repacked at compile into the layout of
+// Constant Q4_0/Q8_0/Q5_0/IQ4_NL/Q4_K/Q6_K matmul weights repacked at compile into the layout of
 // the packed kernels (see kernels.hpp). Several executables of one model
 // (prefill and decode shapes) share one packed copy through the cache.
 #pragma once
