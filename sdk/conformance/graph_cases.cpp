@@ -151,11 +151,12 @@ void qkv_rope_store_cases(std::vector<Case>& out) {
             }
 }
 
-// The decode head with Q/K/V biases (Qwen2): one token (the fused
-// projection-rope-store kernel where the biases share a buffer, packed
-// cases; a launch per projection where they do not), a batched step of 4
-// (grouped decode kernels, rope apart), interleaved and half rotation, and a
-// prefill-sized head (GEMMs with a bias each).
+// The decode head with Q/K/V biases (Qwen2): one token (a provider's fused
+// projection-rope-store kernel; Q5_0, which has no planar kernel on OpenCL,
+// takes the launch-per-projection path), a batched step of 4 (grouped decode
+// kernels, rope apart), interleaved and half rotation, and a prefill-sized
+// head (GEMMs with a bias each); tensors in one buffer (packed) and each in
+// its own.
 void qkv_bias_cases(std::vector<Case>& out) {
     const HeadShape shapes[] = {{1, 4, 2, 32, 17, HETERO_ROPE_ADJACENT, 0},
                                 {1, 14, 2, 64, 9, HETERO_ROPE_ADJACENT, 0},

@@ -43,6 +43,10 @@ bool can_fuse_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32
 // memory (16 KiB; OpenCL guarantees GPUs 32 KiB).
 constexpr int64_t kNormFusionMaxWidth = 4096;
 
+// Whether a launch's bias leaves it open to the RMSNORM and rope_store
+// fusions: none, or one per matrix (a residual or a lone MATMUL's bias is not).
+bool norm_and_rope_fusable(const MatmulLaunch& mm) { return mm.bias_mode == 0 || mm.bias_mode == 3; }
+
 // A MATMUL that may share a launch with its neighbours: quantized weights,
 // an internal product, and a bias only where `with_bias` (decode launches,
 // whose kernels add one per matrix; then every MATMUL of the group has one).
@@ -105,7 +109,7 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
     MatmulLaunch& mm = f.matmul[n];
     if (n == 0 || f.absorbed[n - 1] || !decode) return;
     const hetero_node& norm = g.nodes[n - 1];
-    if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || (mm.bias_mode != 0 && mm.bias_mode != 3)) return;
+    if (norm.op != HETERO_OP_RMSNORM || norm.n_inputs != 2 || norm.output != mm.x || !norm_and_rope_fusable(mm)) return;
     const auto& T = g.tensors;
     const hetero_tensor_desc &x = T[size_t(norm.inputs[0])], &w = T[size_t(norm.inputs[1])], &y = T[size_t(norm.output)];
     if (y.kind != HETERO_TENSOR_INTERNAL || x.dtype != HETERO_DTYPE_F32 || w.dtype != HETERO_DTYPE_F32 ||
@@ -124,7 +128,7 @@ void fuse_norm_before(const sdk::Graph& g, size_t n, size_t count, const std::ve
 void attach_rope_store(const sdk::Graph& g, size_t n, const std::vector<uint32_t>& uses, Fusions& f) {
     MatmulLaunch& mm = f.matmul[n];
     const size_t r = n + 3;
-    if (mm.count != 3 || mm.norm_weight < 0 || (mm.bias_mode != 0 && mm.bias_mode != 3) || r >= g.nodes.size() || !f.rope_store[r]) return;
+    if (mm.count != 3 || mm.norm_weight < 0 || !norm_and_rope_fusable(mm) || r >= g.nodes.size() || !f.rope_store[r]) return;
     const hetero_node &rq = g.nodes[r], &rk = g.nodes[r + 1], &sv = g.nodes[r + 3];
     const hetero_tensor_desc& q = g.tensors[size_t(rq.inputs[0])];
     // The planar kernel knows ROPE's plain frequencies only, and stores at
