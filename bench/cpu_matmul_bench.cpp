@@ -1,6 +1,6 @@
 // Quantized matmul of the CPU provider through the C ABI: Q4_0 and Q8_0
 // weights (and every other block type: Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K ..
-// Q6_K; pick with --benchmark_filter) of M x K = 2048x2048, 8192x2048 and
+// Q6_K, E0M4; pick with --benchmark_filter) of M x K = 2048x2048, 8192x2048 and
 // 2048x8192, batch N = 1 (decode, memory-bound) and N = 512 (prefill,
 // compute-bound).
 //
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
                                      {{"--isa=", &g_isa}, {"--decode_streams=", &g_decode_streams}, {"--decode_prefetch=", &g_decode_prefetch}});
     const struct { int64_t m, k; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
     for (uint32_t dtype : {HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL,
-                           HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K, HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K})
+                           HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K, HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_E0M4})
         for (int64_t n : {int64_t(1), int64_t(512)})
             for (const auto& s : shapes) {
                 const std::string name = std::string("matmul/") + hetero::sdk::dtype_name(dtype) + "/M" + std::to_string(s.m) + "xK" +

@@ -215,7 +215,8 @@ void add_gen_model_command(CLI::App& app) {
     gen->add_option("--shape", g->shape,
                     "preset the other shape options change: tinyllama-1.1b (default), llama-7b, mistral-7b, stories15m, tiny or tiny-k");
     gen->add_option("--type", g->type,
-                    "matrix type: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k or q6_k. The 32-value block types "
+                    "matrix type: f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k or e0m4 (hetero's FP4, "
+                    "docs/models.md). The 32-value block types "
                     "need every row width a multiple of 32 (else an error). K-quant rows that are not a multiple of 256 fall back per "
                     "matrix, as llama-quantize does: q2_k, q3_k to iq4_nl, q4_k to q5_0, q5_k to q5_1, q6_k to q8_0, or f16 where the "
                     "row is not a multiple of 32 either; a note on stderr names them")

@@ -16,7 +16,7 @@ namespace {
 
 std::vector<std::string> dtype_names(uint64_t mask) {
     std::vector<std::string> out;
-    for (uint32_t d = 0; d < HETERO_DTYPE_COUNT_1_2; ++d)
+    for (uint32_t d = 0; d < HETERO_DTYPE_COUNT_1_3; ++d)
         if (mask & HETERO_DTYPE_BIT(d)) out.emplace_back(sdk::dtype_name(d));
     return out;
 }

@@ -140,7 +140,7 @@ uint32_t weight_type_from_name(const std::string& name) {
     // In the order the error lists them; a K-quant also as its dtype name spells it ("q4_K").
     static const uint32_t kTypes[] = {HETERO_DTYPE_F32,  HETERO_DTYPE_F16,  HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0,  HETERO_DTYPE_Q4_1,
                                       HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K,
-                                      HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K};
+                                      HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_E0M4};
     std::string known;
     for (uint32_t t : kTypes) {
         const std::string spelled = sdk::dtype_name(t);

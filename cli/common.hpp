@@ -60,9 +60,9 @@ std::string read_text_file(const std::string& path);
 
 // "f32", "f16", "q8_0", "q4_0" -> hetero_dtype (the choices CLI11 checks against).
 inline const std::vector<std::string> kWeightTypeNames = {"f32", "f16", "q8_0", "q4_0"};
-// gen-model also writes GGUF's other block types and K-quants.
-inline const std::vector<std::string> kGenWeightTypeNames = {"f32",  "f16",  "q8_0",   "q4_0", "q4_1", "q5_0", "q5_1",
-                                                             "iq4_nl", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+// gen-model also writes GGUF's other block types, K-quants and hetero's E0M4.
+inline const std::vector<std::string> kGenWeightTypeNames = {"f32",  "f16",  "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+                                                             "iq4_nl", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "e0m4"};
 uint32_t weight_type_from_name(const std::string& name);
 
 // -m/--model and --tokenizer of the commands that open a model.

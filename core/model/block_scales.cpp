@@ -1,7 +1,7 @@
 #include "block_scales.hpp"
 
 #include <hetero/ep_api.h>
-#include <hetero/sdk/quant.hpp>  // with the Q2_K/Q3_K and Q4_1/Q5_x/IQ4_NL blocks
+#include <hetero/sdk/quant.hpp>  // with the Q2_K/Q3_K, Q4_1/Q5_x/IQ4_NL and E0M4 blocks
 
 #include <algorithm>
 #include <cstddef>
@@ -43,6 +43,7 @@ ScaleLayout layout_of(uint32_t dtype) {
         case HETERO_DTYPE_Q2_K: return two_scales<BlockQ2K>(offsetof(BlockQ2K, d), offsetof(BlockQ2K, dmin), "dmin");
         case HETERO_DTYPE_Q6_K: return one_scale<BlockQ6K>(offsetof(BlockQ6K, d));
         case HETERO_DTYPE_Q3_K: return one_scale<BlockQ3K>(offsetof(BlockQ3K, d));
+        case HETERO_DTYPE_E0M4: return two_scales<BlockE0M4>(offsetof(BlockE0M4, d), offsetof(BlockE0M4, b), "b");
         default: return {};
     }
 }

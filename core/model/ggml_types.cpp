@@ -48,9 +48,14 @@ constexpr std::array<GgmlTypeTraits, 36> kTypes = {{
     {"tq2_0", 256, 66},    // 35
 }};
 
+// hetero's own block types, at ids far past ggml's (docs/models.md): a
+// reader without them refuses the file by the unknown type id.
+constexpr GgmlTypeTraits kE0M4 = {"e0m4", 32, 20};
+
 }  // namespace
 
 std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t ggml_type) {
+    if (ggml_type == GGML_TYPE_ID_E0M4) return kE0M4;
     if (ggml_type >= kTypes.size() || kTypes[ggml_type].name == nullptr) return std::nullopt;
     return kTypes[ggml_type];
 }
@@ -76,6 +81,7 @@ std::optional<uint32_t> hetero_dtype_from_ggml(uint32_t ggml_type) {
         case GGML_TYPE_ID_IQ4_NL: return HETERO_DTYPE_IQ4_NL;
         case GGML_TYPE_ID_Q2_K: return HETERO_DTYPE_Q2_K;
         case GGML_TYPE_ID_Q3_K: return HETERO_DTYPE_Q3_K;
+        case GGML_TYPE_ID_E0M4: return HETERO_DTYPE_E0M4;
         default: return std::nullopt;
     }
 }
@@ -96,6 +102,7 @@ std::optional<uint32_t> ggml_type_from_hetero(uint32_t hetero_dtype) {
         case HETERO_DTYPE_IQ4_NL: return GGML_TYPE_ID_IQ4_NL;
         case HETERO_DTYPE_Q2_K: return GGML_TYPE_ID_Q2_K;
         case HETERO_DTYPE_Q3_K: return GGML_TYPE_ID_Q3_K;
+        case HETERO_DTYPE_E0M4: return GGML_TYPE_ID_E0M4;
         default: return std::nullopt;
     }
 }

@@ -30,6 +30,7 @@ enum FileType : uint32_t {
     kQ6_K = 18,
     kIQ4_NL = 25,
     kBF16 = 32,
+    kE0M4 = 1000,  // hetero's own: every matrix E0M4 but the classifier, as Q4_0 mixes
 };
 
 bool is_block_type(uint32_t ggml_type) {
@@ -169,7 +170,7 @@ const std::vector<QuantFileType>& quant_file_types() {
         {"Q5_K_S", kQ5_K_S, GGML_TYPE_ID_Q5_K},   {"Q5_K_M", kQ5_K_M, GGML_TYPE_ID_Q5_K},
         {"Q6_K", kQ6_K, GGML_TYPE_ID_Q6_K},       {"Q8_0", kQ8_0, GGML_TYPE_ID_Q8_0},
         {"F16", kF16, GGML_TYPE_ID_F16},          {"BF16", kBF16, GGML_TYPE_ID_BF16},
-        {"F32", kAllF32, GGML_TYPE_ID_F32},
+        {"F32", kAllF32, GGML_TYPE_ID_F32},       {"E0M4", kE0M4, GGML_TYPE_ID_E0M4},
     };
     return types;
 }

@@ -186,7 +186,7 @@ void add_hparams(GgufWriter& w, const std::string& arch, const std::string& gguf
 
 void write_random_model(const std::string& path, const RandomModelShape& s, uint32_t dtype, uint64_t seed, const std::string& arch) {
     if (dtype != HETERO_DTYPE_F32 && dtype != HETERO_DTYPE_F16 && !sdk::is_quant_dtype(dtype))
-        throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K or q6_K");
+        throw Error("random model: matrices must be f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K, q6_K or e0m4");
     check_random_model_shape(s, dtype);
     const ArchVariant av = variant_of(arch);
     const int64_t hd = s.head_size(), q = hd * s.n_head, kv = hd * s.n_head_kv;

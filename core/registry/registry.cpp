@@ -153,7 +153,10 @@ hetero_device_props Provider::device_props(uint32_t device) const {
     // A dtype bit past the plugin's minor version cannot mean that dtype (it
     // was added later): keep only the dtypes its version defines.
     const uint32_t minor = HETERO_ABI_MINOR_OF(api_->abi_version);
-    const uint32_t known = minor == 0 ? HETERO_DTYPE_COUNT_1_0 : minor == 1 ? HETERO_DTYPE_COUNT_1_1 : HETERO_DTYPE_COUNT_1_2;
+    const uint32_t known = minor == 0   ? HETERO_DTYPE_COUNT_1_0
+                           : minor == 1 ? HETERO_DTYPE_COUNT_1_1
+                           : minor == 2 ? HETERO_DTYPE_COUNT_1_2
+                                        : HETERO_DTYPE_COUNT_1_3;
     p.dtype_mask &= HETERO_DTYPE_BIT(known) - 1;
     p.name[sizeof(p.name) - 1] = p.driver[sizeof(p.driver) - 1] = p.resource[sizeof(p.resource) - 1] = '\0';
     make_utf8(p.name);

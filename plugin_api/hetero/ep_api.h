@@ -99,7 +99,12 @@ typedef enum hetero_dtype {
                                  84 bytes / 256. since 1.2 */
     HETERO_DTYPE_Q3_K = 15,   /* 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, f16 d:
                                  110 bytes / 256. since 1.2 */
-    HETERO_DTYPE_COUNT_1_2 = 16 /* number of dtypes defined in ABI 1.2 */
+    HETERO_DTYPE_COUNT_1_2 = 16, /* number of dtypes defined in ABI 1.2 */
+    /* Types of hetero's own (GGUF type ids of their own: docs/models.md). */
+    HETERO_DTYPE_E0M4 = 16, /* FP4 with no exponent bits: f16 d, f16 b, 16 bytes of 4-bit fractions q (element j low
+                               nibble of byte j, j + 16 high): value d * (w - b) with w = 2 + q / 8, the f32 whose
+                               bits are 0x40000000 | q << 19 (two bit operations): 20 bytes / 32. since 1.3 */
+    HETERO_DTYPE_COUNT_1_3 = 17 /* number of dtypes defined in ABI 1.3 */
 } hetero_dtype;
 
 /* Bit i set = dtype i supported; used in hetero_device_props.dtype_mask. */
@@ -114,11 +119,11 @@ typedef enum hetero_dtype {
  */
 typedef enum hetero_op {
     /* in0 table [V, D] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1;
-     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2), in1 ids [N] I32 -> out [N, D] F32.
+     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2; E0M4 since 1.3), in1 ids [N] I32 -> out [N, D] F32.
      * Out-of-range ids are an execution error. since 1.0 */
     HETERO_OP_EMBEDDING = 1,
     /* in0 x [N, K] (rows) F32, in1 W [M, K] (F32/F16/BF16/Q8_0/Q4_0; Q4_K/Q5_K/Q6_K since 1.1;
-     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2), optional in2 bias [M] F32
+     * Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K since 1.2; E0M4 since 1.3), optional in2 bias [M] F32
      * -> out [N, M] (rows) F32 = x * W^T (+ bias). Providers may quantize x on the fly
      * (e.g. to Q8_0 blocks) for quantized W. since 1.0 */
     HETERO_OP_MATMUL = 2,

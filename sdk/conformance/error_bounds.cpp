@@ -56,7 +56,8 @@ double matmul_bound(uint32_t w_dtype, const float* x, const double* ex, const fl
         case HETERO_DTYPE_Q5_1:
         case HETERO_DTYPE_IQ4_NL:
         case HETERO_DTYPE_Q2_K:
-        case HETERO_DTYPE_Q3_K: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
+        case HETERO_DTYPE_Q3_K:
+        case HETERO_DTYPE_E0M4: own += A::kMatmulQScale * abs_sum + A::kMatmulQSigmas * std::sqrt(quant_var); break;
         default: break;
     }
     return own + propagated;

@@ -252,8 +252,8 @@ void paired_rope_cases(std::vector<Case>& out) {
         }
 }
 
-// The other quantized weight types (K-quants and GGUF's other block types;
-// widths multiples of 256) through the fused paths a provider may take for
+// The other quantized weight types (K-quants, GGUF's other block types and
+// E0M4; widths multiples of 256) through the fused paths a provider may take for
 // them: the FFN (gate/up pair, SwiGLU, norm before), the Q/K/V head with
 // rope and cache stores, decode and prefill sized.
 void quant_graph_cases(std::vector<Case>& out) {
@@ -261,7 +261,7 @@ void quant_graph_cases(std::vector<Case>& out) {
     const HeadShape heads[] = {{1, 8, 2, 32, 17, HETERO_ROPE_ADJACENT, 0}, {1, 4, 1, 64, 9, HETERO_ROPE_HALVES, 0},
                                {19, 8, 4, 32, 40, HETERO_ROPE_ADJACENT, 0}};
     for (uint32_t w : {HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K, HETERO_DTYPE_Q4_1,
-                       HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL}) {
+                       HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_E0M4}) {
         for (const FfnShape& sh : ffn) add_ffn_case(out, w, sh);
         for (const HeadShape& sh : heads) {
             CaseBuilder b(head_name("qkv_rope_store", w, HETERO_DTYPE_F16, sh) + "_rot" + s(sh.rot));

@@ -131,11 +131,11 @@ void kquant_cases(std::vector<Case>& out) {
     }
 }
 
-// The 32-element block types of ABI 1.2 (Q4_1, Q5_0, Q5_1, IQ4_NL): the
-// block-type matmul shapes, every batch size to 17, constant weights,
-// "(rows)" operands, embedding lookups.
+// The 32-element block types of ABI 1.2 (Q4_1, Q5_0, Q5_1, IQ4_NL) and
+// E0M4 (1.3): the block-type matmul shapes, every batch size to 17,
+// constant weights, "(rows)" operands, embedding lookups.
 void block32_cases(std::vector<Case>& out) {
-    const uint32_t types[] = {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL};
+    const uint32_t types[] = {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_E0M4};
     const MatmulShape shapes[] = {{1, 33, 64},    {1, 1, 32},   {1, 7, 96},    {2, 17, 160}, {3, 65, 256},  {7, 100, 32},
                                   {17, 129, 64},  {64, 127, 96}, {1, 257, 2048}, {5, 63, 2048}, {16, 128, 256}, {13, 3, 160},
                                   {4, 64, 4096},  {1, 512, 4096}, {65, 9, 320}};
@@ -390,7 +390,7 @@ void convert_cases(std::vector<Case>& out) {
     // The weight types only ever read: dequantizing, bound and constant.
     const std::vector<std::vector<int64_t>> super_shapes = {{1, 256}, {3, 512}, {2, 2, 256}};
     for (uint32_t from : {HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K,
-                          HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K})
+                          HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_E0M4})
         for (const auto& dims : sdk::is_kquant_dtype(from) ? super_shapes : block_shapes)
             for (uint32_t kind : {B, C}) {
                 CaseBuilder b("convert/" + dt(from) + "_to_f32/" + shape_name(dims) + (kind == C ? "_const" : ""));

@@ -461,13 +461,13 @@ check "gen-model --type q4_k writes 64-wide rows as q5_0, with a note" $?
 # The block types of ABI 1.2, the same way on tiny-k (on tiny's 64-wide rows
 # Q4_1's rounding is enough to change the first token of seed 3); the
 # 32-element ones also run on tiny, whose widths are not multiples of 256.
-for t in q2_k q3_k q4_1 q5_0 q5_1 iq4_nl; do
+for t in q2_k q3_k q4_1 q5_0 q5_1 iq4_nl e0m4; do
   "$hetero" gen-model "$tmp/k_$t.gguf" --shape tiny-k --type $t --seed 3 >/dev/null 2>&1 &&
     "$hetero" run -m "$tmp/k_$t.gguf" --providers cpu -p "Once upon a time" -n 1 --temp 0 -q >"$tmp/k_$t.out" 2>/dev/null &&
     [[ -s "$tmp/k_$t.out" ]] && cmp -s "$tmp/k_$t.out" "$tmp/k_f32.out"
   check "gen-model --type $t runs on cpu, first greedy token as the f32 model's" $?
 done
-for t in q4_1 q5_0 q5_1 iq4_nl; do
+for t in q4_1 q5_0 q5_1 iq4_nl e0m4; do
   "$hetero" gen-model "$tmp/b_$t.gguf" --shape tiny --type $t --seed 3 >/dev/null 2>&1 &&
     "$hetero" run -m "$tmp/b_$t.gguf" --providers cpu -p "Once upon a time" -n 4 --temp 0 -q >"$tmp/b_$t.out" 2>/dev/null &&
     [[ -s "$tmp/b_$t.out" ]]
@@ -481,8 +481,19 @@ if "$hetero" providers 2>/dev/null | grep -q "provider npu_emu .*: loaded"; then
   "$hetero" run -m "$tmp/k_q4_k.gguf" --providers npu_emu -p "Once" -n 1 --temp 0 -q >/dev/null 2>"$tmp/err"; rc=$?
   [[ $rc != 0 ]] && grep -q "does not list dtype q4_K" "$tmp/err"; check "a provider without K-quants is refused a q4_K model, naming the dtype" $?
 fi
-# K-quant models on the GPU providers: the whole model (K-quant embedding
-# table and matrices; prefill GEMMs and decode matvecs) on one device, and
+# E0M4 keeps a real model's quality: stories260K quantized to E0M4 scores
+# the sample stories within 1 % of its Q4_0 file's perplexity (measured:
+# 0.7 % below it).
+ppl_of() { "$hetero" perplexity -m "$1" -f "$(dirname "$0")/../../models/text/tiny-stories-sample.txt" --providers cpu --json 2>/dev/null |
+  sed -n 's/.*"perplexity": \([0-9.e+-]*\).*/\1/p'; }
+stories="$(dirname "$0")/../../models/stories260K.gguf"
+"$hetero" quantize "$stories" "$tmp/s_q4_0.gguf" Q4_0 >/dev/null 2>&1 && "$hetero" quantize "$stories" "$tmp/s_e0m4.gguf" E0M4 >/dev/null 2>&1
+awk -v q4="$(ppl_of "$tmp/s_q4_0.gguf")" -v e0="$(ppl_of "$tmp/s_e0m4.gguf")" -v f32="$(ppl_of "$stories")" \
+  'BEGIN { printf "     perplexity f32 %.4f, q4_0 %.4f, e0m4 %.4f\n", f32, q4, e0; exit !(q4 > f32 && e0 > 0 && e0 <= 1.01 * q4) }'
+check "quantize E0M4: stories260K's perplexity within 1 % of its Q4_0 file's" $?
+
+# K-quant (and E0M4) models on the GPU providers: the whole model (K-quant
+# embedding table and matrices; prefill GEMMs and decode matvecs) on one device, and
 # every matmul row-split with the cpu, give the cpu's greedy tokens. The
 # cpu's default x86 kernels quantize activations to int8, which on these
 # random weights moves near-tied logits after a few tokens, so 40 tokens
@@ -490,13 +501,13 @@ fi
 # with exact f32 activations rather than llama.cpp's Q8_K grid, as the GPU
 # kernels do) and the first token with its default kernels.
 echo '{"providers": [{"name": "cpu", "options": {"isa": "scalar", "llama_act_grids": 0}}]}' >"$tmp/k_scalar.json"
-for t in q4_k q5_k q6_k; do
+for t in q4_k q5_k q6_k e0m4; do
   "$hetero" run -m "$tmp/k_$t.gguf" --config "$tmp/k_scalar.json" --providers cpu -p "Once upon a time" -n 40 --temp 0 -q >"$tmp/k_$t.f32cpu" 2>/dev/null
 done
 for other in opencl vulkan; do
   python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); sys.exit(0 if any(p.get('provider')=='$other' and p['loaded'] and p.get('devices') for p in d['plugins']) else 1)" 2>/dev/null || continue
   echo "{\"providers\": [{\"name\": \"cpu\", \"options\": {\"isa\": \"scalar\", \"llama_act_grids\": 0}}, {\"name\": \"$other\"}], \"plan\": {\"split\": [{\"layers\": \"all\", \"devices\": [\"cpu:0\", \"$other:0\"], \"ratio\": [1, 1]}]}}" >"$tmp/k_split_$other.json"
-  for t in q4_k q5_k q6_k; do
+  for t in q4_k q5_k q6_k e0m4; do
     "$hetero" run -m "$tmp/k_$t.gguf" --providers $other -p "Once upon a time" -n 40 --temp 0 >"$tmp/k_out" 2>"$tmp/k_err"; rc=$?
     [[ $rc == 0 && -s "$tmp/k_$t.f32cpu" ]] && cmp -s "$tmp/k_$t.f32cpu" "$tmp/k_out" && grep -q "^$other:0 .*embedding, layers 0-1, output head" "$tmp/k_err"
     check "$t model on $other: the cpu's 40 greedy tokens" $?
@@ -515,7 +526,8 @@ done
 # matrix, where the load-time sampler does not look: a load error naming
 # the tensor and block, never "<unk>" text with exit status 0.
 poke="$(dirname "$0")/gguf_poke.py"
-for spec in "q4_k 144 0 512" "q5_k 176 2 512" "q6_k 210 208 512" "q2_k 84 80 512" "q3_k 110 108 512" "q4_0 18 0 4096" "q8_0 34 0 4096"; do
+for spec in "q4_k 144 0 512" "q5_k 176 2 512" "q6_k 210 208 512" "q2_k 84 80 512" "q3_k 110 108 512" "q4_0 18 0 4096" "q8_0 34 0 4096" \
+  "e0m4 20 2 4096"; do
   set -- $spec
   "$hetero" gen-model "$tmp/scale_$1.gguf" --shape tiny-k --type $1 --seed 3 >/dev/null 2>&1 &&
     python3 "$poke" "$tmp/scale_$1.gguf" "$tmp/scale_bad.gguf" blk.1.ffn_down.weight $(($4 - 3)) $2 $3 7e00

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     }
     const uint32_t dtypes[] = {HETERO_DTYPE_Q8_0, HETERO_DTYPE_Q4_0, HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0,
                                HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K, HETERO_DTYPE_Q3_K,
-                               HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K};
+                               HETERO_DTYPE_Q4_K, HETERO_DTYPE_Q5_K, HETERO_DTYPE_Q6_K, HETERO_DTYPE_E0M4};
     const Shape shapes[] = {{1, 1, 256}, {1, 9, 512}, {2, 5, 256}, {3, 8, 768}, {4, 4, 256},
                             {5, 7, 1024}, {17, 3, 256}, {65, 6, 512}, {1, 13, 2048}, {8, 17, 512}, {13, 9, 1280}};
     int failures = 0, runs = 0, skipped_isas = 0;

@@ -224,7 +224,9 @@ TEST(GgmlTypes, KnowsNamesAndLayouts) {
     EXPECT_EQ(hetero_dtype_from_ggml(3), std::optional<uint32_t>(HETERO_DTYPE_Q4_1));
     EXPECT_FALSE(hetero_dtype_from_ggml(21).has_value());  // iq3_s
     EXPECT_FALSE(hetero_dtype_from_ggml(9).has_value());   // q8_1
-    EXPECT_FALSE(ggml_type_traits(1000).has_value());
+    EXPECT_FALSE(ggml_type_traits(999).has_value());
+    EXPECT_FALSE(ggml_type_traits(1001).has_value());
+    EXPECT_EQ(hetero_dtype_from_ggml(1000), std::optional<uint32_t>(HETERO_DTYPE_E0M4));  // hetero's own (docs/models.md)
 }
 
 }  // namespace

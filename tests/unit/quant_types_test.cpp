@@ -1,5 +1,5 @@
-// The block types of ABI 1.2 (Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K): sizes,
-// names and ggml ids; hand-built blocks decode as GGUF lays them out; the
+// The block types of ABI 1.2 (Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K) and
+// hetero's E0M4 (1.3): sizes, names and GGUF type ids; hand-built blocks decode as GGUF lays them out; the
 // reference quantizers round-trip; bad row widths and truncated data are
 // refused by tensor and type; a random model of each type generates on cpu
 // as its f32 copy does; devices that do not list a type are left out.
@@ -51,10 +51,11 @@ struct TypeFacts {
 };
 const TypeFacts kTypes[] = {{HETERO_DTYPE_Q4_1, 3, "q4_1", 32, 20},   {HETERO_DTYPE_Q5_0, 6, "q5_0", 32, 22},
                             {HETERO_DTYPE_Q5_1, 7, "q5_1", 32, 24},   {HETERO_DTYPE_IQ4_NL, 20, "iq4_nl", 32, 18},
-                            {HETERO_DTYPE_Q2_K, 10, "q2_K", 256, 84}, {HETERO_DTYPE_Q3_K, 11, "q3_K", 256, 110}};
+                            {HETERO_DTYPE_Q2_K, 10, "q2_K", 256, 84}, {HETERO_DTYPE_Q3_K, 11, "q3_K", 256, 110},
+                            {HETERO_DTYPE_E0M4, 1000, "e0m4", 32, 20}};
 
 TEST(QuantTypes, SizesNamesAndGgmlIds) {
-    static_assert(HETERO_DTYPE_COUNT_1_2 == 16 && HETERO_ABI_VERSION_MINOR >= 2);
+    static_assert(HETERO_DTYPE_COUNT_1_2 == 16 && HETERO_DTYPE_COUNT_1_3 == 17 && HETERO_ABI_VERSION_MINOR >= 3);
     for (const TypeFacts& t : kTypes) {
         SCOPED_TRACE(t.name);
         EXPECT_STREQ(sdk::dtype_name(t.dtype), t.name);
@@ -119,6 +120,58 @@ TEST(QuantTypes, IQ4NLLayout) {
     EXPECT_FLOAT_EQ(y[17], 0.5f * 113);
 }
 
+// E0M4: code q is the float 2 + q / 8 (bits 0x40000000 | q << 19), the
+// value d (w - b).
+TEST(QuantTypes, E0M4Layout) {
+    sdk::BlockE0M4 b{};
+    b.d = sdk::f32_to_f16(0.5f);
+    b.b = sdk::f32_to_f16(2.75f);  // code 6 is zero
+    b.qs[2] = 0xf6;                // element 2 = 6, element 18 = 15
+    b.qs[9] = 0x01;                // element 9 = 1, element 25 = 0
+    float y[32];
+    sdk::dequantize_block_e0m4(b, y);
+    EXPECT_EQ(y[2], 0.f);
+    EXPECT_FLOAT_EQ(y[18], 0.5f * (2.f + 15.f / 8.f - 2.75f));
+    EXPECT_FLOAT_EQ(y[9], 0.5f * (2.125f - 2.75f));
+    EXPECT_FLOAT_EQ(y[25], 0.5f * (2.f - 2.75f));
+    for (int q = 0; q < 16; ++q) EXPECT_EQ(sdk::e0m4_fraction(q), 2.f + float(q) / 8.f);
+    // The code of w: its top four fraction bits, the fifth rounding up, at most 15.
+    EXPECT_EQ(sdk::e0m4_code(2.f), 0);
+    EXPECT_EQ(sdk::e0m4_code(2.0624f), 0);
+    EXPECT_EQ(sdk::e0m4_code(2.0625f), 1);
+    EXPECT_EQ(sdk::e0m4_code(3.9f), 15);
+    EXPECT_EQ(sdk::e0m4_code(1.f), 0);
+    EXPECT_EQ(sdk::e0m4_code(9.f), 15);
+}
+
+// A block holding both signs keeps its zeros exactly (the bias has no
+// fraction bits below the code's), and the quantizer's grid is never worse
+// than the plain min/max one it starts from.
+TEST(QuantTypes, E0M4KeepsZerosExact) {
+    std::mt19937 rng(9);
+    std::normal_distribution<float> dist(0.f, 0.02f);
+    for (int trial = 0; trial < 200; ++trial) {
+        float x[32], y[32];
+        for (float& v : x) v = dist(rng);
+        for (int e = trial % 5; e < 32; e += 5) x[e] = 0.f;
+        x[trial % 32] = trial % 2 ? 0.1f : -0.1f;  // an outlier on either side
+        sdk::BlockE0M4 b{};
+        sdk::quantize_block_e0m4(x, b);
+        sdk::dequantize_block_e0m4(b, y);
+        double err = 0.0;
+        for (int e = 0; e < 32; ++e) {
+            if (x[e] == 0.f) {
+                EXPECT_EQ(y[e], 0.f) << "trial " << trial << " element " << e;
+            }
+            err += double(x[e] - y[e]) * double(x[e] - y[e]);
+        }
+        float lo = x[0], hi = x[0];
+        for (float v : x) { lo = std::min(lo, v); hi = std::max(hi, v); }
+        const double step = double(hi - lo) / 15.0;
+        EXPECT_LT(std::sqrt(err / 32.0), step * 0.5) << "trial " << trial;
+    }
+}
+
 TEST(QuantTypes, Q2KLayout) {
     sdk::BlockQ2K b{};
     b.d = sdk::f32_to_f16(0.5f);
@@ -170,6 +223,7 @@ TEST(QuantTypes, QuantizersRoundTrip) {
                            : t.dtype == HETERO_DTYPE_Q5_0 ? 0.07
                            : t.dtype == HETERO_DTYPE_Q5_1 ? 0.04
                            : t.dtype == HETERO_DTYPE_IQ4_NL ? 0.11
+                           : t.dtype == HETERO_DTYPE_E0M4 ? 0.11  // Q4_1's grid, an end clipped where that pays
                            : t.dtype == HETERO_DTYPE_Q2_K ? 0.4
                                                           : 0.3;
         double worst = 0.0, err2 = 0.0;
@@ -275,7 +329,7 @@ TEST_P(QuantTypeModel, RowSplitGivesTheSameTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Types, QuantTypeModel,
                          testing::Values(HETERO_DTYPE_Q4_1, HETERO_DTYPE_Q5_0, HETERO_DTYPE_Q5_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q2_K,
-                                         HETERO_DTYPE_Q3_K),
+                                         HETERO_DTYPE_Q3_K, HETERO_DTYPE_E0M4),
                          [](const testing::TestParamInfo<uint32_t>& i) { return std::string(sdk::dtype_name(i.param)); });
 
 // A device whose dtype_mask lacks the type (npu_emu here, and a copy of the
@@ -284,7 +338,7 @@ INSTANTIATE_TEST_SUITE_P(Types, QuantTypeModel,
 TEST(QuantTypes, DevicesWithoutTheDtypeAreLeftOut) {
     Provider* cpu = test::build_tree_registry().find("cpu");
     ASSERT_NE(cpu, nullptr);
-    for (uint32_t dt : {HETERO_DTYPE_Q4_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q3_K}) {
+    for (uint32_t dt : {HETERO_DTYPE_Q4_1, HETERO_DTYPE_IQ4_NL, HETERO_DTYPE_Q3_K, HETERO_DTYPE_E0M4}) {
         SCOPED_TRACE(sdk::dtype_name(dt));
         const std::string path = temp_path("plan.gguf");
         write_random_model(path, random_model_preset(sdk::is_kquant_dtype(dt) ? "tiny-k" : "tiny"), dt, 5);

@@ -124,7 +124,7 @@ struct MatmulKernel {
 };
 
 // Rows of Kernels::matmul: one per dtype of the ABI this provider speaks.
-constexpr uint32_t kMatmulDtypes = HETERO_DTYPE_COUNT_1_2;
+constexpr uint32_t kMatmulDtypes = HETERO_DTYPE_COUNT_1_3;
 
 struct Kernels {
     const char* name = nullptr;  // "scalar", "avx2", "avx512", "avx512-vnni", "neon"
@@ -204,6 +204,7 @@ void matmul_q4_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n
 void matmul_q5_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q6_k_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q4_1_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void matmul_e0m4_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q5_0_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_q5_1_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void matmul_iq4_nl_portable(const MatmulArgs& a, int64_t m0, int64_t m1, int64_t n0, int64_t n1);

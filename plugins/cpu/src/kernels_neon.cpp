@@ -239,6 +239,7 @@ constexpr Kernels make_table() {
     mm[HETERO_DTYPE_IQ4_NL] = {.tile = &matmul_block32<NeonIQ4NL>, .int8_act = true};
     mm[HETERO_DTYPE_Q2_K] = {.tile = &matmul_k16<&unpack_q2_k, 84, true>, .int8_act = true};
     mm[HETERO_DTYPE_Q3_K] = {.tile = &matmul_k16<&unpack_q3_k, 110, false>, .int8_act = true};
+    mm[HETERO_DTYPE_E0M4] = {.tile = &matmul_block32<NeonE0M4>, .int8_act = true};
     return k;
 }
 

@@ -166,6 +166,7 @@ HETERO_PORTABLE_TILE(q4_1, BlockQ4_1, sdk::kQBlock)
 HETERO_PORTABLE_TILE(q5_0, BlockQ5_0, sdk::kQBlock)
 HETERO_PORTABLE_TILE(q5_1, BlockQ5_1, sdk::kQBlock)
 HETERO_PORTABLE_TILE(iq4_nl, BlockIQ4_NL, sdk::kQBlock)
+HETERO_PORTABLE_TILE(e0m4, BlockE0M4, sdk::kQBlock)
 #undef HETERO_PORTABLE_TILE
 
 namespace {
@@ -196,6 +197,7 @@ constexpr Kernels make_table() {
     mm[HETERO_DTYPE_IQ4_NL] = {.tile = &matmul_iq4_nl_portable};
     mm[HETERO_DTYPE_Q2_K] = {.tile = &matmul_q2_k_portable};
     mm[HETERO_DTYPE_Q3_K] = {.tile = &matmul_q3_k_portable};
+    mm[HETERO_DTYPE_E0M4] = {.tile = &matmul_e0m4_portable};
     return k;
 }
 

@@ -19,6 +19,7 @@
 #define DT_IQ4_NL 13
 #define DT_Q2_K 14
 #define DT_Q3_K 15
+#define DT_E0M4 16
 
 // Block sizes from hetero/sdk/block_layout.h (embedded ahead of this file).
 #define QK HETERO_QK

@@ -1,7 +1,7 @@
 // Element access of every storage dtype (embedding, conversion to f32), and
 // GGUF's other block types read by the matmuls of quant_other.cl: Q4_1, Q5_0,
-// Q5_1, IQ4_NL (32 elements a block) and Q2_K, Q3_K (256 a super-block). Their
-// blocks are 18 to 110 bytes, so only 2-byte alignment is assumed: bytes are
+// Q5_1, IQ4_NL, E0M4 (32 elements a block) and Q2_K, Q3_K (256 a super-block).
+// Their blocks are 18 to 110 bytes, so only 2-byte alignment is assumed: bytes are
 // read by vload (any alignment) and f16 fields by vload_half.
 #define Q4_1_BYTES HETERO_Q4_1_BYTES
 #define Q5_0_BYTES HETERO_Q5_0_BYTES
@@ -9,6 +9,7 @@
 #define IQ4_NL_BYTES HETERO_IQ4_NL_BYTES
 #define Q2K_BYTES HETERO_Q2_K_BYTES
 #define Q3K_BYTES HETERO_Q3_K_BYTES
+#define E0M4_BYTES HETERO_E0M4_BYTES
 
 // ---- quads: elements 4v..4v+3 of a row, as floats
 //
@@ -68,6 +69,16 @@ inline float4 quad_iq4_nl(global const uchar* row, int v) {
     return block_scale(blk) * (float4)(iq4nl_level(q.x), iq4nl_level(q.y), iq4nl_level(q.z), iq4nl_level(q.w));
 }
 
+// E0M4: f16 d, f16 b, 16 nibble bytes: d * (w - b), w the float in [2, 4)
+// whose top fraction bits are the code, made by a shift and an OR (no
+// integer-to-float conversion).
+inline float4 quad_e0m4(global const uchar* row, int v) {
+    global const uchar* blk = row + (v >> 3) * E0M4_BYTES;
+    const float2 db = vload_half2(0, (global const half*)blk);
+    const float4 w = as_float4((uint4)(HETERO_E0M4_F32_BITS) | (nibbles4(blk + 4, v & 7) << HETERO_E0M4_F32_SHIFT));
+    return db.x * (w - db.y);
+}
+
 // A K-quant quad's place in its super-block: half n (128 elements), 2-bit
 // plane j (bits 2j..2j+1 of each quant byte), column l (0..28, step 4): the
 // quants are bytes 32n + l.. of the 64, and the 16-element scale is 8n + 2j + l / 16.
@@ -100,7 +111,7 @@ inline float4 quad_q3_k(global const uchar* row, int v) {
     return block_scale(blk + 108) * (float)(s6 - 32) * (convert_float4(lo) - 4.f + 4.f * convert_float4(hi));
 }
 
-inline bool is_other_quant(int dtype) { return dtype >= DT_Q4_1 && dtype <= DT_Q3_K; }
+inline bool is_other_quant(int dtype) { return (dtype >= DT_Q4_1 && dtype <= DT_Q3_K) || dtype == DT_E0M4; }
 
 // Quad v of a row of one of the types above.
 inline float4 quad_other(global const uchar* row, int dtype, int v) {
@@ -110,6 +121,7 @@ inline float4 quad_other(global const uchar* row, int dtype, int v) {
         case DT_Q5_1: return quad_q5_1(row, v);
         case DT_IQ4_NL: return quad_iq4_nl(row, v);
         case DT_Q2_K: return quad_q2_k(row, v);
+        case DT_E0M4: return quad_e0m4(row, v);
         default: return quad_q3_k(row, v);
     }
 }
@@ -134,6 +146,7 @@ inline int block_bytes(int dtype) {
         case DT_IQ4_NL: return IQ4_NL_BYTES;
         case DT_Q2_K: return Q2K_BYTES;
         case DT_Q3_K: return Q3K_BYTES;
+        case DT_E0M4: return E0M4_BYTES;
         default: return kquant_bytes(dtype);
     }
 }

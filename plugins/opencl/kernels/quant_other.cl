@@ -1,5 +1,5 @@
 // Matmuls over GGUF's other block types (dtypes.cl's quads: Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q2_K, Q3_K), with the weights dequantized quad by quad as
+// Q5_1, IQ4_NL, Q2_K, Q3_K) and hetero's E0M4, with the weights dequantized quad by quad as
 // they are read: the decode matvec (matvec.cl's MATVEC_KERNEL, also grouped
 // with the RMSNORM before it and the SwiGLU after a gate/up pair, as
 // llama-quantize's fallbacks for widths that are not multiples of 256 sit
@@ -69,6 +69,7 @@ OTHER_QUANT_KERNELS(q5_1, Q5_1_BYTES, QK)
 OTHER_QUANT_KERNELS(iq4_nl, IQ4_NL_BYTES, QK)
 OTHER_QUANT_KERNELS(q2_k, Q2K_BYTES, QKK)
 OTHER_QUANT_KERNELS(q3_k, Q3K_BYTES, QKK)
+OTHER_QUANT_KERNELS(e0m4, E0M4_BYTES, QK)
 
 #ifdef MMA_KERNELS
 // Tensor cores (gemm_mma.cl): the same quads, dequantized as they are
@@ -96,4 +97,5 @@ OTHER_QUANT_MMA_KERNEL(q5_1)
 OTHER_QUANT_MMA_KERNEL(iq4_nl)
 OTHER_QUANT_MMA_KERNEL(q2_k)
 OTHER_QUANT_MMA_KERNEL(q3_k)
+OTHER_QUANT_MMA_KERNEL(e0m4)
 #endif

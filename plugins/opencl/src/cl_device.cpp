@@ -233,7 +233,8 @@ void ClDevice::fill_props(hetero_device_props& p) const {
                    HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) |
                    HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) |
-                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K);
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K) |
+                   HETERO_DTYPE_BIT(HETERO_DTYPE_E0M4);
     // Hint: compute units x clock x per-vendor f32 FMA rate (not measured).
     p.peak_gflops = double(info_.compute_units) * double(info_.clock_mhz) * flops_per_cu_clock(info_) / 1000.0;
     // OpenCL reports no memory bandwidth (nor the memory clock and bus

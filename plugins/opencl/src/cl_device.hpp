@@ -55,11 +55,11 @@ struct DeviceInfo {
 enum class MmaMode { Auto, Off, Emulate };
 MmaMode mma_mode();
 
-// GGUF's other block types (kernels/quant_other.cl: dequantized quad by
-// quad), llama-quantize's fallbacks among them.
+// GGUF's other block types and hetero's E0M4 (kernels/quant_other.cl:
+// dequantized quad by quad), llama-quantize's fallbacks among them.
 inline bool other_quant_type(uint32_t dtype) {
     return dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 || dtype == HETERO_DTYPE_Q5_1 || dtype == HETERO_DTYPE_IQ4_NL ||
-           dtype == HETERO_DTYPE_Q2_K || dtype == HETERO_DTYPE_Q3_K;
+           dtype == HETERO_DTYPE_Q2_K || dtype == HETERO_DTYPE_Q3_K || dtype == HETERO_DTYPE_E0M4;
 }
 
 // Weight dtypes whose decode matvecs fuse (the RMSNORM before, the SwiGLU

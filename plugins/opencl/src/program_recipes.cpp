@@ -79,12 +79,14 @@ constexpr const char* kKernelNames[] = {
     "gemm_q5_1", "gemm_iq4_nl", "gemm_q2_k", "gemm_q3_k", "matvec_norm_q4_1", "matvec_norm_q5_0", "matvec_norm_q5_1",
     "matvec_norm_iq4_nl", "matvec_norm_q2_k", "matvec_norm_q3_k", "matvec_swiglu_q4_1", "matvec_swiglu_q5_0", "matvec_swiglu_q5_1",
     "matvec_swiglu_iq4_nl", "matvec_swiglu_q2_k", "matvec_swiglu_q3_k", "matvec_swiglu_norm_q4_1", "matvec_swiglu_norm_q5_0",
-    "matvec_swiglu_norm_q5_1", "matvec_swiglu_norm_iq4_nl", "matvec_swiglu_norm_q2_k", "matvec_swiglu_norm_q3_k"};
+    "matvec_swiglu_norm_q5_1", "matvec_swiglu_norm_iq4_nl", "matvec_swiglu_norm_q2_k", "matvec_swiglu_norm_q3_k",
+    // hetero's E0M4 (the same file)
+    "matvec_e0m4", "gemm_e0m4", "matvec_norm_e0m4", "matvec_swiglu_e0m4", "matvec_swiglu_norm_e0m4"};
 // Only in base programs built with the tensor-core kernels.
 constexpr const char* kMmaKernelNames[] = {"gemm_mma_q4_0",      "gemm_mma_q8_0",
                                            "gemm_mma_q4_k",      "gemm_mma_q5_k", "gemm_mma_q6_k",
                                            "gemm_mma_aligned_q6_k", "gemm_mma_q4_1", "gemm_mma_q5_0", "gemm_mma_q5_1",
-                                           "gemm_mma_iq4_nl", "gemm_mma_q2_k", "gemm_mma_q3_k", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
+                                           "gemm_mma_iq4_nl", "gemm_mma_q2_k", "gemm_mma_q3_k", "gemm_mma_e0m4", "gemm_mma_planar_q4_0", "gemm_mma_planar_q8_0", "stage_x_f16"};
 
 
 }  // namespace

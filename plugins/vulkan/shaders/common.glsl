@@ -8,7 +8,7 @@
 const uint Q4_0_BYTES = uint(HETERO_Q4_0_BYTES), Q4_1_BYTES = uint(HETERO_Q4_1_BYTES), Q5_0_BYTES = uint(HETERO_Q5_0_BYTES);
 const uint Q5_1_BYTES = uint(HETERO_Q5_1_BYTES), Q8_0_BYTES = uint(HETERO_Q8_0_BYTES), Q2_K_BYTES = uint(HETERO_Q2_K_BYTES);
 const uint Q3_K_BYTES = uint(HETERO_Q3_K_BYTES), Q4_K_BYTES = uint(HETERO_Q4_K_BYTES), Q5_K_BYTES = uint(HETERO_Q5_K_BYTES);
-const uint Q6_K_BYTES = uint(HETERO_Q6_K_BYTES);
+const uint Q6_K_BYTES = uint(HETERO_Q6_K_BYTES), E0M4_BYTES = uint(HETERO_E0M4_BYTES);
 
 layout(std430, set = 0, binding = 0) buffer Meta {
     uint err_code;   // 0 = ok; set once by the first failing invocation

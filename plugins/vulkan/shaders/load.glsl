@@ -16,18 +16,25 @@
 #define DT_IQ4_NL 13u
 #define DT_Q2_K 14u
 #define DT_Q3_K 15u
+#define DT_E0M4 16u
 
-// The other 32-element blocks (Q4_1, Q5_0, Q5_1, IQ4_NL): f16 d, f16 m
-// (Q4_1, Q5_1), a 32-bit qh of fifth bits (Q5_0, Q5_1; bit e is element
-// e's), then 16 bytes of nibbles laid out as Q4_0's (element j < 16 in the
-// low nibble of byte j, j + 16 in its high nibble).
-uint q32_bytes(uint dt) { return dt == DT_Q4_1 ? Q4_1_BYTES : dt == DT_Q5_0 ? Q5_0_BYTES : dt == DT_Q5_1 ? Q5_1_BYTES : Q4_0_BYTES; }
-uint q32_qs(uint dt) { return dt == DT_Q4_1 ? 4u : dt == DT_Q5_0 ? 6u : dt == DT_Q5_1 ? 8u : 2u; }
+// The other 32-element blocks (Q4_1, Q5_0, Q5_1, IQ4_NL, E0M4): f16 d, f16 m
+// (Q4_1, Q5_1; E0M4's bias b), a 32-bit qh of fifth bits (Q5_0, Q5_1; bit e
+// is element e's), then 16 bytes of nibbles laid out as Q4_0's (element
+// j < 16 in the low nibble of byte j, j + 16 in its high nibble).
+uint q32_bytes(uint dt) {
+    return dt == DT_Q4_1 ? Q4_1_BYTES : dt == DT_Q5_0 ? Q5_0_BYTES : dt == DT_Q5_1 ? Q5_1_BYTES : dt == DT_E0M4 ? E0M4_BYTES : Q4_0_BYTES;
+}
+uint q32_qs(uint dt) { return dt == DT_Q4_1 || dt == DT_E0M4 ? 4u : dt == DT_Q5_0 ? 6u : dt == DT_Q5_1 ? 8u : 2u; }
 uint q32_qh(uint dt) { return dt == DT_Q5_0 ? 2u : 4u; }
+bool q32_has_m(uint dt) { return dt == DT_Q4_1 || dt == DT_Q5_1 || dt == DT_E0M4; }
 const float IQ4NL_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+// E0M4's code q as the float 2 + q / 8: its top fraction bits, by a shift and an OR.
+float e0m4_fraction(uint q) { return uintBitsToFloat(HETERO_E0M4_F32_BITS | (q << HETERO_E0M4_F32_SHIFT)); }
 // The value of code q (4 bits, or 5 with the fifth bit) of such a block.
 float q32_value(uint dt, uint q, float d, float m) {
     if (dt == DT_IQ4_NL) return d * IQ4NL_VALUES[q];
+    if (dt == DT_E0M4) return d * (e0m4_fraction(q) - m);
     if (dt == DT_Q5_0) return d * float(int(q) - 16);
     return d * float(q) + m;
 }
@@ -93,14 +100,14 @@ float q32_value(uint dt, uint q, float d, float m) {
         uint b = NAME##_u8(blk + q32_qs(dtype) + (j & 15u));                               \
         uint q = j < 16u ? (b & 15u) : (b >> 4);                                           \
         if (dtype == DT_Q5_0 || dtype == DT_Q5_1) q |= ((NAME##_u32(blk + q32_qh(dtype)) >> j) & 1u) << 4; \
-        bool has_m = dtype == DT_Q4_1 || dtype == DT_Q5_1;                                 \
-        float m = has_m ? unpackHalf2x16(NAME##_u16(blk + 2u)).x : 0.0;                    \
+        float m = q32_has_m(dtype) ? unpackHalf2x16(NAME##_u16(blk + 2u)).x : 0.0;         \
         return q32_value(dtype, q, unpackHalf2x16(NAME##_u16(blk)).x, m);                  \
     }                                                                                      \
     float NAME##_elem(uint dtype, uint base, uint e) {                                     \
         if (dtype == DT_F32) return uintBitsToFloat(ARR[(base >> 2) + e]);                 \
         if (dtype == DT_F16) return unpackHalf2x16(NAME##_u16(base + 2u * e)).x;          \
         if (dtype == DT_BF16) return uintBitsToFloat(NAME##_u16(base + 2u * e) << 16);    \
+        if (dtype == DT_E0M4) return NAME##_q32_elem(dtype, base, e);                     \
         if (dtype >= DT_Q2_K) return NAME##_klow_elem(dtype, base, e);                    \
         if (dtype >= DT_Q4_1) return NAME##_q32_elem(dtype, base, e);                     \
         if (dtype >= DT_Q4_K) return NAME##_kq_elem(dtype, base, e);                      \

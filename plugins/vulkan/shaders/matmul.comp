@@ -86,13 +86,13 @@ void main() {
                 q |= ((w_u32(blk + 128u + 32u * h + lp * 8u + b) >> (2u * c)) & 0x03030303u) << 4;
                 for (uint e = 0u; e < 4u; ++e) ws[lp * 8u + b + e][lr] = d * float(int((q >> (8u * e)) & 0xffu) - 32);
             }
-#elif WTYPE >= 10 && WTYPE <= 13
-            // Q4_1, Q5_0, Q5_1, IQ4_NL: elements 8lp..8lp+7 of the block are
+#elif (WTYPE >= 10 && WTYPE <= 13) || WTYPE == 16
+            // Q4_1, Q5_0, Q5_1, IQ4_NL, E0M4: elements 8lp..8lp+7 of the block are
             // the low (lp < 2) or high nibbles of quant bytes 8(lp % 2)..,
             // their fifth bits (Q5_0, Q5_1) bits 8lp.. of qh.
             uint blk = wbase + (m * (K / 32u) + k0 / 32u) * q32_bytes(WTYPE);
             float d = unpackHalf2x16(w_u16(blk)).x;
-            float mn = WTYPE == 10 || WTYPE == 12 ? unpackHalf2x16(w_u16(blk + 2u)).x : 0.0;
+            float mn = q32_has_m(WTYPE) ? unpackHalf2x16(w_u16(blk + 2u)).x : 0.0;
             uint qh = WTYPE == 11 || WTYPE == 12 ? w_u32(blk + q32_qh(WTYPE)) >> (8u * lp) : 0u;
             for (uint b = 0u; b < 8u; b += 4u) {
                 uint q = (w_u32(blk + q32_qs(WTYPE) + 8u * (lp & 1u) + b) >> (4u * (lp >> 1))) & 0x0f0f0f0fu;

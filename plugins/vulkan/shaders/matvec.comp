@@ -20,10 +20,10 @@
 // 0, which saves the SWIGLU dispatch after the gate/up projections.
 #include "common.glsl"
 #include "load.glsl"
-// Q32: 32-element blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), one block an
+// Q32: 32-element blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, E0M4), one block an
 // invocation and step; KQ: K-quant super-blocks (Q4_K .. Q6_K, Q2_K, Q3_K),
 // one 32-element part of one an invocation and step.
-#define Q32 (WTYPE == 3 || WTYPE == 4 || (WTYPE >= 10 && WTYPE <= 13))
+#define Q32 (WTYPE == 3 || WTYPE == 4 || (WTYPE >= 10 && WTYPE <= 13) || WTYPE == 16)
 #define KQ ((WTYPE >= 7 && WTYPE <= 9) || WTYPE == 14 || WTYPE == 15)
 #ifndef MULTI
 #define MULTI 0
@@ -174,6 +174,22 @@ float iq4nl_dot(uint q, vec4 xv) {
             s += iq4nl_dot(q, xv[i]) + iq4nl_dot(q >> 4, xv[4u + i]);                                   \
         }                                                                                               \
         return unpackHalf2x16(LD##_u16(off)).x * s;                                                     \
+    }
+#elif WTYPE == 16
+// E0M4 block b of `row`: Q4_1's nibbles, each made the float w = 2 + q / 8
+// by a shift and an OR (no conversion); the value is d (w - b), so the block
+// gives d (sum w x - b sum x).
+vec4 e0m4_floats(uint q) { return uintBitsToFloat(uvec4(HETERO_E0M4_F32_BITS) | ((uvec4(q, q >> 8, q >> 16, q >> 24) & 15u) << HETERO_E0M4_F32_SHIFT)); }
+#define DEFINE_BLOCK_DOT(SFX, ARR, LD)                                                                  \
+    float block_dot##SFX(uint wbase, uint row, uint nb, uint b, vec4 xv[8], float xsum) {               \
+        uint off = wbase + (row * nb + b) * E0M4_BYTES;                                                 \
+        float s = 0.0;                                                                                  \
+        for (uint i = 0u; i < 4u; ++i) {                                                                \
+            uint q = LD##_u32(off + 4u + 4u * i);                                                       \
+            s += dot(e0m4_floats(q), xv[i]) + dot(e0m4_floats(q >> 4), xv[4u + i]);                     \
+        }                                                                                               \
+        vec2 db = unpackHalf2x16(LD##_u32(off));                                                        \
+        return db.x * (s - db.y * xsum);                                                                \
     }
 #endif
 

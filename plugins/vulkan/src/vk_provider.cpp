@@ -85,7 +85,8 @@ public:
                        HETERO_DTYPE_BIT(HETERO_DTYPE_Q8_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_0) |
                        HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q6_K) |
                        HETERO_DTYPE_BIT(HETERO_DTYPE_Q4_1) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_0) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q5_1) |
-                       HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K);
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_IQ4_NL) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q2_K) | HETERO_DTYPE_BIT(HETERO_DTYPE_Q3_K) |
+                       HETERO_DTYPE_BIT(HETERO_DTYPE_E0M4);
         p.subgroup_size = d.subgroup_size;
         // Vulkan reports neither FLOPS nor bandwidth: hints where the device
         // type says enough, else 0 (unknown).

@@ -28,10 +28,11 @@ namespace hetero::vk {
     X(matmul_coop_multi_w7) X(matmul_coop_multi_w8) X(matmul_coop_multi_w9) X(matmul_coop_xh_w7) X(matmul_coop_xh_w8) \
     X(matmul_coop_xh_w9) X(matmul_coop_multi_xh_w7) X(matmul_coop_multi_xh_w8) X(matmul_coop_multi_xh_w9) \
     HETERO_VK_WEIGHT_SHADERS(X, w10) HETERO_VK_WEIGHT_SHADERS(X, w11) HETERO_VK_WEIGHT_SHADERS(X, w12) \
-    HETERO_VK_WEIGHT_SHADERS(X, w13) HETERO_VK_WEIGHT_SHADERS(X, w14) HETERO_VK_WEIGHT_SHADERS(X, w15)
+    HETERO_VK_WEIGHT_SHADERS(X, w13) HETERO_VK_WEIGHT_SHADERS(X, w14) HETERO_VK_WEIGHT_SHADERS(X, w15) \
+    HETERO_VK_WEIGHT_SHADERS(X, w16)
 
 // The GEMM and matvec forms of a weight type that has no coopmat GEMM (Q4_1,
-// Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K: w10 .. w15).
+// Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K: w10 .. w15; E0M4: w16).
 #define HETERO_VK_WEIGHT_SHADERS(X, W)                                                                                   \
     X(matmul_##W) X(matvec_##W) X(matvec_sg_##W) X(matvec_multi_##W) X(matvec_multi_sg_##W) X(matvec_multi_norm_sg_##W) \
         X(matvec_multi_swiglu_##W) X(matvec_multi_swiglu_sg_##W) X(matvec_multi_norm_swiglu_sg_##W)

@@ -24,6 +24,8 @@ enum GgmlTypeId : uint32_t {
     GGML_TYPE_ID_Q6_K = 14,
     GGML_TYPE_ID_IQ4_NL = 20,
     GGML_TYPE_ID_BF16 = 30,
+    // hetero's own types (not ggml's; docs/models.md "hetero's block types").
+    GGML_TYPE_ID_E0M4 = 1000,
 };
 
 struct GgmlTypeTraits {
@@ -39,7 +41,8 @@ std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t ggml_type);
 std::string ggml_type_name(uint32_t ggml_type);
 
 // The hetero_dtype for a ggml type hetero computes with (F32, F16, BF16,
-// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K .. Q6_K); nullopt for every other type.
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K .. Q6_K, and hetero's E0M4);
+// nullopt for every other type.
 std::optional<uint32_t> hetero_dtype_from_ggml(uint32_t ggml_type);
 
 // The ggml type for a hetero weight dtype; nullopt for I32/I8/unknown.

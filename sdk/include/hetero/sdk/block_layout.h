@@ -11,7 +11,7 @@
 #ifndef HETERO_SDK_BLOCK_LAYOUT_H
 #define HETERO_SDK_BLOCK_LAYOUT_H
 
-#define HETERO_QK 32    /* Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL */
+#define HETERO_QK 32    /* Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, E0M4 */
 #define HETERO_QK_K 256 /* the K-quants' super-blocks */
 #define HETERO_Q4_0_BYTES 18
 #define HETERO_Q4_1_BYTES 20
@@ -24,6 +24,15 @@
 #define HETERO_Q4_K_BYTES 144
 #define HETERO_Q5_K_BYTES 176
 #define HETERO_Q6_K_BYTES 210
+#define HETERO_E0M4_BYTES 20
+
+/* E0M4's 4-bit code q is the top four fraction bits of a float in [2, 4):
+   the f32 with bits HETERO_E0M4_F32_BITS | q << HETERO_E0M4_F32_SHIFT is
+   2 + q / 8 (f16: HETERO_E0M4_F16_BITS | q << HETERO_E0M4_F16_SHIFT). */
+#define HETERO_E0M4_F32_BITS 0x40000000u
+#define HETERO_E0M4_F32_SHIFT 19u
+#define HETERO_E0M4_F16_BITS 0x4000u
+#define HETERO_E0M4_F16_SHIFT 6u
 
 /* The 12 scale bytes are A = s[0..3], B = s[4..7], C = s[8..11]; sub-block j
    (0..7) reads a = A[j % 4], b = B[j % 4], c = C[j % 4]. Sub-blocks 0-3 keep

@@ -77,7 +77,7 @@ inline uint64_t tensor_bytes(const hetero_tensor_desc& t) {
 
 inline std::string check_tensor(const hetero_tensor_desc& t) {
     if (t.ndim < 1 || t.ndim > HETERO_MAX_DIMS) return "ndim " + std::to_string(t.ndim) + " outside 1..4";
-    if (t.dtype >= HETERO_DTYPE_COUNT_1_2) return "unknown dtype " + std::to_string(t.dtype);
+    if (t.dtype >= HETERO_DTYPE_COUNT_1_3) return "unknown dtype " + std::to_string(t.dtype);
     if (t.kind > HETERO_TENSOR_CONSTANT) return "unknown tensor kind " + std::to_string(t.kind);
     int64_t n = 1;
     for (uint32_t i = 0; i < t.ndim; ++i) {

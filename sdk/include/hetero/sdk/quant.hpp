@@ -284,6 +284,8 @@ inline void quantize_block_q6_k(const float* x, BlockQ6K& b) {
 // The block types added in ABI 1.2; they use the helpers above.
 #include <hetero/sdk/quant_k_low.hpp>
 #include <hetero/sdk/quant_q32.hpp>
+// hetero's own block types (ABI 1.3).
+#include <hetero/sdk/quant_e0m4.hpp>
 
 namespace hetero::sdk {
 
@@ -293,11 +295,11 @@ inline bool is_kquant_dtype(uint32_t dtype) {
            dtype == HETERO_DTYPE_Q3_K;
 }
 
-// Every 32-element block type: Q8_0, Q4_0 and those since ABI 1.2 (Q4_1,
-// Q5_0, Q5_1, IQ4_NL). is_block_dtype below is Q8_0 and Q4_0 only.
+// Every 32-element block type: Q8_0, Q4_0, those since ABI 1.2 (Q4_1,
+// Q5_0, Q5_1, IQ4_NL) and E0M4 (1.3). is_block_dtype below is Q8_0 and Q4_0 only.
 inline bool is_block32_dtype(uint32_t dtype) {
     return dtype == HETERO_DTYPE_Q8_0 || dtype == HETERO_DTYPE_Q4_0 || dtype == HETERO_DTYPE_Q4_1 || dtype == HETERO_DTYPE_Q5_0 ||
-           dtype == HETERO_DTYPE_Q5_1 || dtype == HETERO_DTYPE_IQ4_NL;
+           dtype == HETERO_DTYPE_Q5_1 || dtype == HETERO_DTYPE_IQ4_NL || dtype == HETERO_DTYPE_E0M4;
 }
 
 // Any block-quantized dtype.
@@ -327,6 +329,7 @@ inline uint64_t row_bytes(uint32_t dtype, int64_t n) {
         case HETERO_DTYPE_IQ4_NL: return uint64_t(n / kQBlock) * sizeof(BlockIQ4_NL);
         case HETERO_DTYPE_Q2_K: return uint64_t(n / kKBlock) * sizeof(BlockQ2K);
         case HETERO_DTYPE_Q3_K: return uint64_t(n / kKBlock) * sizeof(BlockQ3K);
+        case HETERO_DTYPE_E0M4: return uint64_t(n / kQBlock) * sizeof(BlockE0M4);
         default: return 0;
     }
 }
@@ -352,6 +355,7 @@ inline const char* dtype_name(uint32_t dtype) {
         case HETERO_DTYPE_IQ4_NL: return "iq4_nl";
         case HETERO_DTYPE_Q2_K: return "q2_K";
         case HETERO_DTYPE_Q3_K: return "q3_K";
+        case HETERO_DTYPE_E0M4: return "e0m4";
         default: return "unknown";
     }
 }
@@ -433,6 +437,7 @@ inline void row_to_f32(uint32_t dtype, const void* src, float* dst, int64_t n) {
         case HETERO_DTYPE_IQ4_NL: detail::each_block<kQBlock>(static_cast<const BlockIQ4_NL*>(src), dst, n, dequantize_block_iq4_nl); break;
         case HETERO_DTYPE_Q2_K: detail::each_block<kKBlock>(static_cast<const BlockQ2K*>(src), dst, n, dequantize_block_q2_k); break;
         case HETERO_DTYPE_Q3_K: detail::each_block<kKBlock>(static_cast<const BlockQ3K*>(src), dst, n, dequantize_block_q3_k); break;
+        case HETERO_DTYPE_E0M4: detail::each_block<kQBlock>(static_cast<const BlockE0M4*>(src), dst, n, dequantize_block_e0m4); break;
         default: break;
     }
 }
@@ -462,6 +467,7 @@ inline void row_from_f32(uint32_t dtype, const float* src, void* dst, int64_t n)
         case HETERO_DTYPE_IQ4_NL: detail::each_block<kQBlock>(src, static_cast<BlockIQ4_NL*>(dst), n, quantize_block_iq4_nl); break;
         case HETERO_DTYPE_Q2_K: detail::each_block<kKBlock>(src, static_cast<BlockQ2K*>(dst), n, quantize_block_q2_k); break;
         case HETERO_DTYPE_Q3_K: detail::each_block<kKBlock>(src, static_cast<BlockQ3K*>(dst), n, quantize_block_q3_k); break;
+        case HETERO_DTYPE_E0M4: detail::each_block<kQBlock>(src, static_cast<BlockE0M4*>(dst), n, quantize_block_e0m4); break;
         default: break;
     }
 }
