@@ -95,7 +95,7 @@ static hetero_status check_tensor(const hetero_tensor_desc* t, uint32_t id) {
     if (t->ndim < 1 || t->ndim > HETERO_MAX_DIMS) return fail(HETERO_ERR_INVALID_ARGUMENT, "tensor %u: ndim %u outside 1..4", id, t->ndim);
     for (i = 0; i < t->ndim; ++i)
         if (t->shape[i] < 1) return fail(HETERO_ERR_INVALID_ARGUMENT, "tensor %u: extent %d is %lld", id, (int)i, (long long)t->shape[i]);
-    if (t->dtype >= HETERO_DTYPE_COUNT_1_2) return fail(HETERO_ERR_INVALID_ARGUMENT, "tensor %u: unknown dtype %u", id, t->dtype);
+    if (t->dtype >= HETERO_DTYPE_COUNT_1_3) return fail(HETERO_ERR_INVALID_ARGUMENT, "tensor %u: unknown dtype %u", id, t->dtype);
     if (t->kind > HETERO_TENSOR_CONSTANT) return fail(HETERO_ERR_INVALID_ARGUMENT, "tensor %u: unknown kind %u", id, t->kind);
     return HETERO_OK;
 }
