@@ -6,8 +6,8 @@ leaving mid-stream and mid-reply, a chat template that loops or builds a huge
 string, malformed JSON and sampling fields. Throughout, a probe asks /health
 every 100 ms over a fresh connection (from the same address as the
 attackers) and must be answered within 1 s (2 s under the large requests),
-and a well-behaved client (from
-another loopback address) must get every answer. Afterwards the server's RSS
+and a well-behaved client (from another loopback address) must get every
+answer. Afterwards the server's RSS
 and open descriptors (/proc/PID) must be back where they were. Last, SIGTERM
 while a template renders and a reply is generated: a prompt exit, the cut
 reply reported as an error; and an IPv6 listener printing its URL in brackets.
